@@ -1,0 +1,111 @@
+/*
+ * common/common.h — helpers every part of teenyc links: arenas, growable
+ * buffers, SHA-256, and the diagnostics list.
+ *
+ * Names: teeny__ marks functions internal to the project (not in
+ * include/teeny/).  None of these keep global state.
+ *
+ * Memory policy (docs/architecture.md): a compile job allocates its AST, IR
+ * and scratch strings from one arena and frees it at the end.  An arena
+ * whose `oom` jump buffer is set longjmp()s there when malloc fails, so
+ * compiler stages need not check every node allocation; the public entry
+ * point that set the buffer turns the jump into TEENY_E_NOMEM.
+ */
+#ifndef TEENY_COMMON_H
+#define TEENY_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "teeny/compile.h"
+#include "teeny/error.h"
+
+#define TEENY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define TEENY_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TEENY_PRINTF(f, a)
+#endif
+
+/* ---- allocation (one wrapper, so tests can make it fail) ---------------- */
+
+void *teeny__malloc(size_t n);
+void *teeny__calloc(size_t n, size_t size);
+void *teeny__realloc(void *p, size_t n);
+void teeny__free(void *p);
+char *teeny__strdup(const char *s);
+char *teeny__strndup(const char *s, size_t n);
+/* Test hook: after n more successful allocations on this thread, every
+ * allocation fails; -1 turns failure off. */
+void teeny__alloc_fail_after(long n);
+
+/* ---- arenas ---------------------------------------------------------------- */
+
+typedef struct teeny_arena_chunk teeny_arena_chunk;
+
+typedef struct teeny_arena {
+  teeny_arena_chunk *head; /* newest chunk first */
+  size_t total;            /* bytes obtained from malloc so far */
+  size_t limit;            /* 0: none; else allocations past it fail */
+  jmp_buf *oom;            /* if set, failure longjmps here with 1 */
+} teeny_arena;
+
+void teeny__arena_init(teeny_arena *a);
+void teeny__arena_free(teeny_arena *a); /* frees every chunk; a reusable */
+/* Zeroed memory, 16-byte aligned.  On failure: longjmp(*oom) if set, else
+ * NULL. */
+void *teeny__arena_alloc(teeny_arena *a, size_t n);
+void *teeny__arena_realloc(teeny_arena *a, void *old, size_t oldn, size_t n);
+char *teeny__arena_strndup(teeny_arena *a, const char *s, size_t n);
+char *teeny__arena_strdup(teeny_arena *a, const char *s);
+char *teeny__arena_printf(teeny_arena *a, const char *fmt, ...) TEENY_PRINTF(2, 3);
+
+/* ---- growable byte buffers (malloc-backed) ----------------------------------- */
+
+typedef struct teeny_buf {
+  char *p;    /* NUL-terminated when non-NULL */
+  size_t len; /* bytes used, excluding the NUL */
+  size_t cap; /* bytes allocated */
+  bool oom;   /* set once any append failed; further appends do nothing */
+} teeny_buf;
+
+void teeny__buf_init(teeny_buf *b);
+void teeny__buf_free(teeny_buf *b);
+void teeny__buf_append(teeny_buf *b, const void *data, size_t n);
+void teeny__buf_puts(teeny_buf *b, const char *s);
+void teeny__buf_putc(teeny_buf *b, char c);
+void teeny__buf_printf(teeny_buf *b, const char *fmt, ...) TEENY_PRINTF(2, 3);
+void teeny__buf_vprintf(teeny_buf *b, const char *fmt, va_list ap);
+/* Hand the string to the caller (who frees it with teeny__free); b is reset.
+ * Returns NULL if any append failed. */
+char *teeny__buf_take(teeny_buf *b, size_t *len);
+
+/* ---- SHA-256 (OpenSSL EVP) ------------------------------------------------------ */
+
+#define TEENY_SHA256_HEX_LEN 64
+/* hex gets 64 lowercase hex digits and a NUL.  Returns 0 or TEENY_E_INTERNAL. */
+int teeny__sha256_hex(const void *data, size_t len, char hex[65]);
+
+/* ---- dtype classes (dtype.c) --------------------------------------------------- */
+
+bool teeny__dt_is_int(teeny_dtype dt);    /* i8..u64 (not bool) */
+bool teeny__dt_is_signed(teeny_dtype dt); /* i8..i64 */
+bool teeny__dt_is_float(teeny_dtype dt);  /* f16, bf16, f32, f64 */
+int teeny__dt_bits(teeny_dtype dt);       /* bool: 1; ptr: 64; void: 0 */
+
+/* ---- diagnostics helpers ---------------------------------------------------------- */
+
+/* Add a diagnostic whose source line is cut out of text at line (1-based).
+ * Any of diags/text may be NULL. */
+int teeny__diags_addf_at(teeny_diags *diags, teeny_diag_level level,
+                         const char *file, const char *text, size_t text_len,
+                         int line, int col, const char *fmt, ...) TEENY_PRINTF(8, 9);
+
+/* Time in nanoseconds from CLOCK_MONOTONIC. */
+uint64_t teeny__now_ns(void);
+
+#endif /* TEENY_COMMON_H */

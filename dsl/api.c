@@ -1,0 +1,1 @@
+/* dsl/api.c — see dsl/compiler.h; being written. */

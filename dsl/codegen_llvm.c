@@ -1,0 +1,1 @@
+/* dsl/codegen_llvm.c — tile IR -> LLVM IR -> PTX; being written. */

@@ -1,0 +1,1 @@
+/* dsl/interp.c — see dsl/compiler.h; being written. */

@@ -1,0 +1,1 @@
+/* dsl/irgen.c — see dsl/compiler.h; being written. */

@@ -1,0 +1,1 @@
+/* dsl/lex.c — see dsl/compiler.h; being written. */

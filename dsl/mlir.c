@@ -1,0 +1,1 @@
+/* dsl/mlir.c — see dsl/compiler.h; being written. */

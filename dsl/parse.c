@@ -1,0 +1,1 @@
+/* dsl/parse.c — see dsl/compiler.h; being written. */

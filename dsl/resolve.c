@@ -1,0 +1,1 @@
+/* dsl/resolve.c — see dsl/compiler.h; being written. */

@@ -1,0 +1,1 @@
+/* dsl/spec.c — see dsl/compiler.h; being written. */

@@ -1,0 +1,129 @@
+/*
+ * teeny/dsl.h — the host side of the teenyc kernel language.
+ *
+ * A kernel file is ordinary C11.  Included here, it compiles with any C11
+ * compiler (`gcc -std=c11 -fsyntax-only -Wall -Werror`), which type-checks
+ * names, arity and element types: on the host a tile of T is just a T and a
+ * pointer tile is just a T *.  Nothing on the host ever calls a kernel.
+ *
+ * teenycd reads the same text with its own front end (dsl/), which knows the
+ * real meaning of every name below: tiles have static shapes, generics are
+ * bound per request, builtins lower to tile IR.  docs/dsl.md is the reference.
+ *
+ * Lower-case builtins (load, store, exp, sum, ...) are macros or prototypes
+ * here.  Include this header only from kernel files.
+ */
+#ifndef TEENY_DSL_H
+#define TEENY_DSL_H
+
+#include <stdint.h>
+
+/* ---- element types ------------------------------------------------------ */
+
+typedef _Bool bool;
+typedef int8_t i8;
+typedef int16_t i16;
+typedef int32_t i32;
+typedef int64_t i64;
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef float f16;  /* host stand-in: only the device has real halves */
+typedef float bf16; /* host stand-in */
+typedef float f32;
+typedef double f64;
+
+#define true ((bool)1)
+#define false ((bool)0)
+
+/* tile(T): a block-wide tile of T (shape inferred); ptr(T): pointer to T. */
+#define tile(T) T
+#define ptr(T) T *
+
+/* ---- generics, kernels ---------------------------------------------------- */
+
+/* TEENY_DTYPE(D) or TEENY_DTYPE(D, f32, f16): a dtype parameter, optionally
+ * restricted to the listed dtypes.  On the host every dtype parameter is f32. */
+#define TEENY_DTYPE(name, ...) typedef float name
+/* TEENY_CONST(N): an i32 compile-time constant, bound per request. */
+#define TEENY_CONST(name) extern const i32 name
+/* TEENY_KERNEL(G...): the next function is a kernel; G lists, in order, the
+ * generic parameters its id is specialised on. */
+#define TEENY_KERNEL(...)
+/* TEENY_BACKWARD(fwd, bwd): bwd is the backward kernel of fwd. */
+#define TEENY_BACKWARD(fwd, bwd) extern const int teeny__backward_##fwd##_##bwd
+/* TEENY_BIND(G, value): a binding, as written into generated sources. */
+#define TEENY_BIND(name, value) extern const int teeny__bind_##name
+
+/* ---- host type-checking helpers (not part of the language) --------------- */
+
+static inline int teeny__args(int n, ...) { return n * 0; }
+#define TEENY__FIRST(a, ...) (a)
+#define TEENY__SECOND(a, b, ...) (b)
+#define TEENY__ELEM(...) (*(teeny__args(0, __VA_ARGS__) + TEENY__FIRST(__VA_ARGS__, 0)))
+
+/* ---- program, ranges, constructors ---------------------------------------- */
+
+i32 program_id(i32 axis);
+i32 num_programs(i32 axis);
+i32 arange(i32 start, i32 end);
+#define zeros(T, ...) ((T)teeny__args(0, __VA_ARGS__))
+#define full(T, value, ...) ((T)(value) + (T)teeny__args(0, __VA_ARGS__))
+
+/* ---- shape --------------------------------------------------------------- */
+
+#define col(x) (x)                 /* x[:, None] */
+#define row(x) (x)                 /* x[None, :] */
+#define expand_dims(x, axis) ((x) + teeny__args(0, axis))
+#define broadcast_to(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define trans(x) (x)
+#define reshape(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+
+/* ---- memory ---------------------------------------------------------------- */
+
+/* load(p [, mask [, other]]) and store(p, value [, mask]) */
+#define load(...) TEENY__ELEM(__VA_ARGS__)
+#define store(...) ((void)teeny__args(0, __VA_ARGS__))
+#define atomic_add(...) TEENY__ELEM(__VA_ARGS__)
+#define atomic_max(...) TEENY__ELEM(__VA_ARGS__)
+#define atomic_min(...) TEENY__ELEM(__VA_ARGS__)
+#define atomic_xchg(...) TEENY__ELEM(__VA_ARGS__)
+#define atomic_cas(p, cmp, val) (*(teeny__args(0, cmp, val) + (p)))
+
+/* ---- element-wise ------------------------------------------------------------ */
+
+#define where(c, a, b) ((c) ? (a) : (b))
+#define minimum(a, b) ((a) < (b) ? (a) : (b))
+#define maximum(a, b) ((a) > (b) ? (a) : (b))
+#define abs(x) ((x) < 0 ? -(x) : (x))
+#define exp(x) ((x) + 0.0f)
+#define exp2(x) ((x) + 0.0f)
+#define log(x) ((x) + 0.0f)
+#define log2(x) ((x) + 0.0f)
+#define sqrt(x) ((x) + 0.0f)
+#define rsqrt(x) ((x) + 0.0f)
+#define sin(x) ((x) + 0.0f)
+#define cos(x) ((x) + 0.0f)
+#define tanh(x) ((x) + 0.0f)
+#define sigmoid(x) ((x) + 0.0f)
+#define erf(x) ((x) + 0.0f)
+#define floor(x) ((x) + 0.0f)
+#define ceil(x) ((x) + 0.0f)
+#define fma(a, b, c) ((a) * (b) + (c))
+#define cdiv(a, b) (((a) + (b) - 1) / (b))
+
+/* ---- reductions, scans, dot ---------------------------------------------------- */
+
+#define sum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define max(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define min(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define argmax(x, axis) ((i32)teeny__args(0, x, axis))
+#define argmin(x, axis) ((i32)teeny__args(0, x, axis))
+#define reduce(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
+#define cumsum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define scan(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
+/* dot(a, b [, acc]): a is [M, K], b is [K, N]; the result is [M, N]. */
+#define dot(a, ...) ((a) * TEENY__FIRST(__VA_ARGS__, 0))
+
+#endif /* TEENY_DSL_H */
