@@ -96,6 +96,9 @@ bool teeny__dt_is_int(teeny_dtype dt);    /* i8..u64 (not bool) */
 bool teeny__dt_is_signed(teeny_dtype dt); /* i8..i64 */
 bool teeny__dt_is_float(teeny_dtype dt);  /* f16, bf16, f32, f64 */
 int teeny__dt_bits(teeny_dtype dt);       /* bool: 1; ptr: 64; void: 0 */
+/* x rounded to float dtype dt (f16, bf16, f32: nearest-even, overflow to
+ * inf); other dtypes return x.  (fpround.c) */
+double teeny__round_dtype(teeny_dtype dt, double x);
 
 /* ---- diagnostics helpers ---------------------------------------------------------- */
 

@@ -222,11 +222,23 @@ typedef struct teeny_generic {
   int nallowed;
 } teeny_generic;
 
+/* A TEENY_BACKWARD(fwd, bwd) pair as written (parse.c).  The kernels may be
+ * defined later in the file, so resolve.c checks the pair and sets
+ * teeny_func.backward. */
+typedef struct teeny_backward_decl {
+  const char *fwd;   /* forward kernel name */
+  teeny_loc fwd_loc; /* where fwd is written */
+  const char *bwd;   /* backward kernel name */
+  teeny_loc bwd_loc; /* where bwd is written */
+} teeny_backward_decl;
+
 typedef struct teeny_program {
   teeny_generic *generics;
   int ngenerics;
   teeny_func **funcs;
   int nfuncs;
+  teeny_backward_decl *backwards; /* TEENY_BACKWARD pairs in source order (parse.c) */
+  int nbackwards;                 /* how many */
 } teeny_program;
 
 /* Parse tokens into a program.  Returns NULL after reporting errors. */
@@ -279,6 +291,23 @@ typedef struct teeny_bindings {
  * TEENY_E_BINDING with diagnostics. */
 int teeny__bind(teeny_ctx *cx, const teeny_program *prog, int k,
                 const teeny_compile_req *req, teeny_bindings *out);
+/* The dtype a written type names under b (builtin, or a bound generic). */
+teeny_dtype teeny__tyspec_dtype(const teeny_tyspec *ts, const teeny_bindings *b);
+/* "vector_add__f32__1024" (arena string). */
+const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
+                           const teeny_bindings *b);
+/* What decides the output, besides the source and the bindings. */
+typedef struct teeny_spec_opts {
+  const char *target;           /* "sm_90a" */
+  int num_warps;                /* 4 */
+  const char *compiler_version; /* "0.1.0" */
+  const char *llvm_version;     /* "19.1.7" */
+} teeny_spec_opts;
+/* Append the generated source of kernel k (header comment, prelude,
+ * bindings, the source text cx->text, entry point) to out. */
+void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog,
+                        int k, const teeny_bindings *b, const char *id,
+                        const teeny_spec_opts *o);
 
 /* ============================================================================
  * ir.c — tile IR
@@ -433,14 +462,39 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
 
 /* Append f as an MLIR module (tt.func, tt.*, arith.*, math.*, scf.*). */
 void teeny__mlir_print(teeny_buf *out, const teeny_ir_func *f);
+/* The same with each op's source location as loc("file":line:col) (ops at
+ * line 0 get none).  Added by mlir.c for the .mlir artifact and `teenyc
+ * --emit mlir`, so Triton's diagnostics point into the kernel source. */
+void teeny__mlir_print_loc(teeny_buf *out, const teeny_ir_func *f, const char *file);
 
 /* ============================================================================
  * interp.c — run tile IR on the CPU
  * ========================================================================== */
 
+#define TEENY_INTERP_MAX_STEPS ((uint64_t)1 << 32) /* element ops per run */
+#define TEENY_INTERP_MAX_BYTES ((size_t)1 << 30)   /* value storage per run */
+
+/* Budgets of one run, so a runaway kernel cannot hang or exhaust the host;
+ * a zero field takes the default above. */
+typedef struct teeny_interp_opts {
+  uint64_t max_steps; /* element operations over all programs */
+  size_t max_bytes;   /* bytes of value slots (8 per element of every value) */
+} teeny_interp_opts;
+
+/* Run f (which passed teeny__ir_verify) over grid[0] x grid[1] x grid[2]
+ * programs, one at a time, x fastest; args follow f's parameters (pointer
+ * params: data/bytes; scalars: v, rounded to the param dtype).  Returns 0;
+ * TEENY_E_RUNTIME with a diagnostic at the op (out-of-bounds access, bad
+ * for-loop step, step budget); TEENY_E_INVAL (argument count, grid);
+ * TEENY_E_LIMIT (value storage budget); TEENY_E_NOMEM.  Buffers may have
+ * been partly written when an error is returned. */
 int teeny__interp_run(teeny_ctx *cx, const teeny_ir_func *f,
                       const unsigned grid[3], const teeny_interp_arg *args,
                       int nargs);
+/* The same with explicit budgets (o may be NULL). */
+int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
+                           const unsigned grid[3], const teeny_interp_arg *args,
+                           int nargs, const teeny_interp_opts *o);
 
 /* ============================================================================
  * codegen — tile IR -> PTX (codegen_llvm.c; codegen_none.c without LLVM)
@@ -463,5 +517,15 @@ int teeny__codegen_ptx(teeny_ctx *cx, const teeny_ir_func *f,
                        const teeny_codegen_opts *o, teeny_codegen_out *out);
 /* "19.1.7", or "none" in builds without the code generator. */
 const char *teeny__codegen_llvm_version(void);
+/* Test aid (dsl/codegen_emu.c, only in builds with LLVM: teeny_compiler):
+ * run the code generator's output for f on the host — the same layouts,
+ * conversions, reductions and mma fragments, JIT-compiled for the CPU with
+ * each thread of a block a coroutine — over grid[0] x grid[1] x grid[2]
+ * blocks, with args as for the interpreter.  Returns 0, TEENY_E_RUNTIME
+ * (a block deadlocked), TEENY_E_LLVM, TEENY_E_UNSUPPORTED, TEENY_E_INVAL or
+ * TEENY_E_NOMEM, with diagnostics.  Out-of-bounds accesses are not checked. */
+int teeny__codegen_emulate(teeny_ctx *cx, const teeny_ir_func *f,
+                           const teeny_codegen_opts *o, const unsigned grid[3],
+                           const teeny_interp_arg *args, int nargs);
 
 #endif /* TEENY_DSL_COMPILER_H */

@@ -1,1 +1,220 @@
-/* dsl/spec.c — see dsl/compiler.h; being written. */
+/*
+ * dsl/spec.c — specialisation: check a request's bindings against a
+ * kernel's generics, name the specialisation (its id), and write the
+ * generated source whose SHA-256 is the cache key.
+ *
+ * The generated source is the single description of everything that
+ * decides the compiled output: compiler, IR and LLVM versions, target,
+ * num_warps, the bindings, the kernel source and the entry point.  Nothing
+ * that does not change the output goes in (in particular not the file
+ * name, so the same kernel compiled from two paths shares one entry).
+ */
+#include <string.h>
+
+#include "dsl/compiler.h"
+
+/* ---- bindings ------------------------------------------------------------ */
+
+static bool kernel_lists(const teeny_func *fn, int g) {
+  for (int i = 0; i < fn->nkgenerics; i++)
+    if (fn->kgenerics[i] == g)
+      return true;
+  return false;
+}
+
+static void list_dtypes(teeny_buf *b, const teeny_generic *g) {
+  for (int i = 0; i < g->nallowed; i++)
+    teeny__buf_printf(b, "%s%s", i ? ", " : "", teeny_dtype_name(g->allowed[i]));
+}
+
+static bool dtype_allowed(const teeny_generic *g, teeny_dtype dt) {
+  if (!g->allowed)
+    return true;
+  for (int i = 0; i < g->nallowed; i++)
+    if (g->allowed[i] == dt)
+      return true;
+  return false;
+}
+
+static const teeny_loc NOLOC = {0, 0};
+
+/* Find the generic a binding names, reporting why it cannot be bound.
+ * Returns its index or -1. */
+static int binding_target(teeny_ctx *cx, const teeny_program *prog,
+                          const teeny_func *fn, const char *name, bool as_dtype,
+                          const teeny_bindings *out) {
+  int g = name ? teeny__program_find_generic(prog, name) : -1;
+  if (g < 0) {
+    teeny__error_at(cx, NOLOC, "binding '%s': the source declares no generic named '%s'",
+                    name ? name : "(null)", name ? name : "(null)");
+    return -1;
+  }
+  const teeny_generic *gen = &prog->generics[g];
+  if (!kernel_lists(fn, g)) {
+    teeny__error_at(cx, NOLOC,
+                    "extra binding '%s': kernel '%s' is not specialised on it "
+                    "(its TEENY_KERNEL list does not name '%s')",
+                    name, fn->name, name);
+    return -1;
+  }
+  if (gen->is_dtype != as_dtype) {
+    teeny__error_at(cx, NOLOC, "binding '%s': '%s' is a %s generic; bind it with %s",
+                    name, name, gen->is_dtype ? "dtype" : "const",
+                    gen->is_dtype ? "a dtype (--dtype NAME=f32)"
+                                  : "an integer (--const NAME=128)");
+    return -1;
+  }
+  if (out->bound[g]) {
+    teeny__error_at(cx, NOLOC, "binding '%s' is given twice", name);
+    return -1;
+  }
+  return g;
+}
+
+static void bind_dtypes(teeny_ctx *cx, const teeny_program *prog,
+                        const teeny_func *fn, const teeny_compile_req *req,
+                        teeny_bindings *out) {
+  for (size_t i = 0; i < req->ndtypes; i++) {
+    const teeny_dtype_binding *d = &req->dtypes[i];
+    int g = binding_target(cx, prog, fn, d->name, true, out);
+    if (g < 0)
+      continue;
+    teeny_dtype dt = teeny_dtype_parse(d->dtype);
+    const teeny_generic *gen = &prog->generics[g];
+    if (dt == TEENY_DT_VOID) {
+      teeny__error_at(cx, NOLOC,
+                      "binding %s=%s: '%s' is not a dtype (bool, i8, i16, i32, i64, "
+                      "u8, u16, u32, u64, f16, bf16, f32, f64)",
+                      d->name, d->dtype ? d->dtype : "", d->dtype ? d->dtype : "");
+      continue;
+    }
+    if (!dtype_allowed(gen, dt)) {
+      teeny_buf b;
+      teeny__buf_init(&b);
+      list_dtypes(&b, gen);
+      teeny__error_at(cx, gen->loc, "binding %s=%s is not allowed: '%s' accepts only %s",
+                      d->name, d->dtype, d->name, b.p ? b.p : "");
+      teeny__buf_free(&b);
+      continue;
+    }
+    out->dt[g] = dt;
+    out->bound[g] = true;
+  }
+}
+
+static void bind_consts(teeny_ctx *cx, const teeny_program *prog,
+                        const teeny_func *fn, const teeny_compile_req *req,
+                        teeny_bindings *out) {
+  for (size_t i = 0; i < req->nconsts; i++) {
+    const teeny_const_binding *c = &req->consts[i];
+    int g = binding_target(cx, prog, fn, c->name, false, out);
+    if (g < 0)
+      continue;
+    if (c->value < INT32_MIN || c->value > INT32_MAX) {
+      teeny__error_at(cx, NOLOC, "binding %s=%lld does not fit in i32", c->name,
+                      (long long)c->value);
+      continue;
+    }
+    out->val[g] = c->value;
+    out->bound[g] = true;
+  }
+}
+
+int teeny__bind(teeny_ctx *cx, const teeny_program *prog, int k,
+                const teeny_compile_req *req, teeny_bindings *out) {
+  memset(out, 0, sizeof *out);
+  const teeny_func *fn = prog->funcs[k];
+  int before = cx->nerrors;
+  bind_dtypes(cx, prog, fn, req, out);
+  bind_consts(cx, prog, fn, req, out);
+  for (int i = 0; i < fn->nkgenerics; i++) {
+    int g = fn->kgenerics[i];
+    const teeny_generic *gen = &prog->generics[g];
+    if (!out->bound[g])
+      teeny__error_at(cx, fn->kernel_loc,
+                      "generic '%s' of kernel '%s' is not bound (pass %s %s=...)",
+                      gen->name, fn->name, gen->is_dtype ? "--dtype" : "--const",
+                      gen->name);
+  }
+  return cx->nerrors > before ? TEENY_E_BINDING : TEENY_OK;
+}
+
+teeny_dtype teeny__tyspec_dtype(const teeny_tyspec *ts, const teeny_bindings *b) {
+  if (ts->is_void)
+    return TEENY_DT_VOID;
+  if (ts->generic >= 0)
+    return b->dt[ts->generic];
+  return ts->dt;
+}
+
+/* ---- id and generated source ------------------------------------------------ */
+
+const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
+                           const teeny_bindings *b) {
+  const teeny_func *fn = prog->funcs[k];
+  teeny_buf id;
+  teeny__buf_init(&id);
+  teeny__buf_puts(&id, fn->name);
+  for (int i = 0; i < fn->nkgenerics; i++) {
+    int g = fn->kgenerics[i];
+    if (prog->generics[g].is_dtype)
+      teeny__buf_printf(&id, "__%s", teeny_dtype_name(b->dt[g]));
+    else
+      teeny__buf_printf(&id, "__%lld", (long long)b->val[g]);
+  }
+  const char *s = teeny__arena_strndup(cx->arena, id.p ? id.p : "", id.len);
+  teeny__buf_free(&id);
+  return s;
+}
+
+static void write_param(teeny_buf *out, const teeny_param_decl *p,
+                        const teeny_bindings *b) {
+  teeny_dtype dt = teeny__tyspec_dtype(p->type, b);
+  teeny__buf_printf(out, "%s %s%s", teeny_dtype_name(dt), p->type->is_ptr ? "*" : "",
+                    p->name);
+}
+
+static void write_entry_point(teeny_buf *out, const teeny_func *fn,
+                              const teeny_bindings *b) {
+  teeny__buf_printf(out, "void %s_entry_point(", fn->name);
+  for (int i = 0; i < fn->nparams; i++) {
+    if (i)
+      teeny__buf_puts(out, ", ");
+    write_param(out, &fn->params[i], b);
+  }
+  if (fn->nparams == 0)
+    teeny__buf_puts(out, "void");
+  teeny__buf_printf(out, ")\n{ %s(", fn->name);
+  for (int i = 0; i < fn->nparams; i++)
+    teeny__buf_printf(out, "%s%s", i ? ", " : "", fn->params[i].name);
+  teeny__buf_puts(out, "); }\n");
+}
+
+void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog,
+                        int k, const teeny_bindings *b, const char *id,
+                        const teeny_spec_opts *o) {
+  const teeny_func *fn = prog->funcs[k];
+  teeny__buf_printf(out,
+                    "/* teenyc generated source: do not edit.\n"
+                    " * compiler: teenyc %s (tile IR %d), LLVM %s\n"
+                    " * kernel: %s  id: %s\n"
+                    " * target: %s  num_warps: %d\n"
+                    " */\n",
+                    o->compiler_version, TEENY_IR_VERSION, o->llvm_version,
+                    fn->name, id, o->target, o->num_warps);
+  teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
+  for (int i = 0; i < fn->nkgenerics; i++) {
+    int g = fn->kgenerics[i];
+    const teeny_generic *gen = &prog->generics[g];
+    if (gen->is_dtype)
+      teeny__buf_printf(out, "TEENY_BIND(%s, %s);\n", gen->name, teeny_dtype_name(b->dt[g]));
+    else
+      teeny__buf_printf(out, "TEENY_BIND(%s, %lld);\n", gen->name, (long long)b->val[g]);
+  }
+  teeny__buf_puts(out, "/* ---- kernel source ---- */\n");
+  teeny__buf_append(out, cx->text, cx->len);
+  if (cx->len == 0 || cx->text[cx->len - 1] != '\n')
+    teeny__buf_putc(out, '\n');
+  teeny__buf_puts(out, "/* ---- generated entry point ---- */\n");
+  write_entry_point(out, fn, b);
+}

@@ -36,6 +36,12 @@ typedef double f64;
 
 #define true ((bool)1)
 #define false ((bool)0)
+#ifndef INFINITY
+#define INFINITY (__builtin_inff())
+#endif
+#ifndef NAN
+#define NAN (__builtin_nanf(""))
+#endif
 
 /* tile(T): a block-wide tile of T (shape inferred); ptr(T): pointer to T. */
 #define tile(T) T
@@ -85,11 +91,24 @@ i32 arange(i32 start, i32 end);
 /* load(p [, mask [, other]]) and store(p, value [, mask]) */
 #define load(...) TEENY__ELEM(__VA_ARGS__)
 #define store(...) ((void)teeny__args(0, __VA_ARGS__))
-#define atomic_add(...) TEENY__ELEM(__VA_ARGS__)
-#define atomic_max(...) TEENY__ELEM(__VA_ARGS__)
-#define atomic_min(...) TEENY__ELEM(__VA_ARGS__)
-#define atomic_xchg(...) TEENY__ELEM(__VA_ARGS__)
-#define atomic_cas(p, cmp, val) (*(teeny__args(0, cmp, val) + (p)))
+/* Atomics return the old values and are often used as statements, so on
+ * the host they are calls (no -Wunused-value), chosen by pointee type: an
+ * atomic on an unsupported dtype does not compile here either. */
+static inline i32 teeny__atom_i32(i32 *p, ...) { return *p; }
+static inline u32 teeny__atom_u32(u32 *p, ...) { return *p; }
+static inline i64 teeny__atom_i64(i64 *p, ...) { return *p; }
+static inline u64 teeny__atom_u64(u64 *p, ...) { return *p; }
+static inline f32 teeny__atom_f32(f32 *p, ...) { return *p; }
+static inline f64 teeny__atom_f64(f64 *p, ...) { return *p; }
+#define TEENY__ATOM(p)                                                         \
+  _Generic((p), i32 *: teeny__atom_i32, u32 *: teeny__atom_u32,                \
+           i64 *: teeny__atom_i64, u64 *: teeny__atom_u64,                     \
+           f32 *: teeny__atom_f32, f64 *: teeny__atom_f64)
+#define atomic_add(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_max(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_min(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_xchg(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_cas(p, cmp, val) TEENY__ATOM(p)(p, cmp, val)
 
 /* ---- element-wise ------------------------------------------------------------ */
 

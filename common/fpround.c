@@ -1,0 +1,38 @@
+/*
+ * common/fpround.c — rounding a double to each float dtype (round to
+ * nearest, ties to even; overflow to infinity; subnormals kept), used
+ * wherever the compiler folds constants of a dtype narrower than f64.
+ */
+#include <math.h>
+
+#include "common/common.h"
+
+/* Round x to a binary format with mant_bits fraction bits and minimum
+ * normal exponent emin; values past max_finite become infinities. */
+static double round_format(double x, int mant_bits, int emin, double max_finite) {
+  if (isnan(x) || isinf(x) || x == 0.0)
+    return x;
+  int e;
+  frexp(x, &e); /* |x| = m * 2^e, 0.5 <= m < 1: leading bit at 2^(e-1) */
+  int lead = e - 1;
+  if (lead < emin)
+    lead = emin; /* subnormal range: the quantum stops shrinking */
+  double quantum = ldexp(1.0, lead - mant_bits);
+  double r = nearbyint(x / quantum) * quantum; /* exact scaling, RNE */
+  if (fabs(r) > max_finite)
+    return copysign(INFINITY, x);
+  return r;
+}
+
+double teeny__round_dtype(teeny_dtype dt, double x) {
+  switch (dt) {
+  case TEENY_DT_F16:
+    return round_format(x, 10, -14, 65504.0);
+  case TEENY_DT_BF16:
+    return round_format(x, 7, -126, ldexp(255.0 / 128.0, 127));
+  case TEENY_DT_F32:
+    return (double)(float)x;
+  default:
+    return x;
+  }
+}

@@ -1,0 +1,657 @@
+/*
+ * dsl/irgen_builtins.c — the builtin functions of the kernel language
+ * (dsl/builtins.def, docs/dsl.md §5) lowered to tile IR.
+ *
+ * Shape-determining arguments (axes, sizes, arange bounds) must be
+ * compile-time constants; tile sizes must be powers of two and tiles at
+ * most TEENY_MAX_TILE_NUMEL elements.  Reductions, scans and argmax build
+ * their combine regions here; reduce/scan with a helper inline the helper
+ * into the region.
+ */
+#include <string.h>
+
+#include "dsl/irgen.h"
+
+static gval arg(gen *g, const teeny_expr *e, int i) {
+  return teeny__gen_expr(g, e->args[i]);
+}
+
+static gval void_value(void) {
+  gval v;
+  memset(&v, 0, sizeof v);
+  v.id = -1;
+  v.type = teeny__type_scalar(TEENY_DT_VOID);
+  return v;
+}
+
+static bool pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+static void check_shape(gen *g, teeny_loc loc, int rank, const int *shape,
+                        const char *what) {
+  long numel = 1;
+  for (int i = 0; i < rank; i++)
+    numel *= shape[i];
+  if (numel > TEENY_MAX_TILE_NUMEL)
+    teeny__gen_fail(g, loc, "%s: a tile of %ld elements exceeds the limit of %d", what,
+                    numel, TEENY_MAX_TILE_NUMEL);
+}
+
+/* Read constant dims args[first..first+n) into shape. */
+static void const_dims(gen *g, const teeny_expr *e, int first, int n, int *shape,
+                       const char *name) {
+  for (int i = 0; i < n; i++) {
+    const teeny_expr *a = e->args[first + i];
+    int64_t d = teeny__gen_const_int(g, a, "a tile size");
+    if (!pow2(d) || d > TEENY_MAX_TILE_NUMEL)
+      teeny__gen_fail(g, a->loc, "tile size %lld is not a power of two (in %s)",
+                      (long long)d, name);
+    shape[i] = (int)d;
+  }
+  check_shape(g, e->loc, n, shape, name);
+}
+
+static int const_axis(gen *g, const teeny_expr *e, int i, int rank, const char *name) {
+  int64_t a = teeny__gen_const_int(g, e->args[i], "an axis");
+  if (a < -rank || a >= rank)
+    teeny__gen_fail(g, e->args[i]->loc, "axis %lld is out of range for %s of rank %d",
+                    (long long)a, name, rank);
+  return (int)(a < 0 ? a + rank : a);
+}
+
+static teeny_dtype dtype_arg(gen *g, const teeny_expr *e, int i) {
+  const teeny_expr *a = e->args[i];
+  if (a->kind != EX_NAME || a->sym != SYM_DTYPE || !a->type)
+    teeny__gen_fail(g, a->loc, "'%s' needs a dtype as argument %d (e.g. f32 or D)",
+                    e->name, i + 1);
+  if (a->type->is_ptr || a->type->is_tile)
+    teeny__gen_fail(g, a->loc, "'%s' needs an element dtype here", e->name);
+  return teeny__tyspec_dtype(a->type, g->b);
+}
+
+static gval need_tile(gen *g, const teeny_expr *e, int i, const char *name) {
+  gval x = arg(g, e, i);
+  if (x.type.rank == 0 || x.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->args[i]->loc, "%s needs a tile, not %s", name,
+                    teeny__gen_tstr(g, x.type));
+  return x;
+}
+
+static gval shape_op(gen *g, teeny_opcode code, gval x, teeny_type rt, int axis,
+                     teeny_loc loc) {
+  if (x.is_const) {
+    x.type = rt;
+    return x;
+  }
+  gval r = teeny__gen_op(g, code, &x, 1, rt, loc);
+  g->f->values[r.id].def->axis = axis;
+  return r;
+}
+
+static gval expand(gen *g, gval x, int axis, teeny_loc loc, const char *name) {
+  if (x.type.rank + 1 > TEENY_MAX_RANK)
+    teeny__gen_fail(g, loc, "%s would make a tile of rank %d (at most %d)", name,
+                    x.type.rank + 1, TEENY_MAX_RANK);
+  int s[TEENY_MAX_RANK], k = 0;
+  for (int i = 0; i <= x.type.rank; i++)
+    s[i] = i == axis ? 1 : x.type.shape[k++];
+  return shape_op(g, IR_EXPAND_DIMS, x, teeny__type_with_shape(x.type, x.type.rank + 1, s),
+                  axis, loc);
+}
+
+/* ---- programs, ranges, constructors --------------------------------------- */
+
+static gval gen_program(gen *g, const teeny_expr *e, teeny_opcode code) {
+  int64_t axis = teeny__gen_const_int(g, e->args[0], "the grid axis");
+  if (axis < 0 || axis > 2)
+    teeny__gen_fail(g, e->args[0]->loc, "grid axis must be 0, 1 or 2, not %lld",
+                    (long long)axis);
+  teeny_type t = teeny__type_scalar(TEENY_DT_I32);
+  gval r = teeny__gen_op(g, code, NULL, 0, t, e->loc);
+  g->f->values[r.id].def->axis = (int)axis;
+  return r;
+}
+
+static gval gen_arange(gen *g, const teeny_expr *e) {
+  int64_t s = teeny__gen_const_int(g, e->args[0], "arange's start");
+  int64_t t = teeny__gen_const_int(g, e->args[1], "arange's end");
+  int64_t n = t - s;
+  if (s < INT32_MIN || t > INT32_MAX || n <= 0)
+    teeny__gen_fail(g, e->loc, "arange(%lld, %lld) is empty or out of i32 range",
+                    (long long)s, (long long)t);
+  if (!pow2(n))
+    teeny__gen_fail(g, e->loc, "tile size %lld is not a power of two (arange(%lld, %lld))",
+                    (long long)n, (long long)s, (long long)t);
+  if (n > TEENY_MAX_TILE_NUMEL)
+    teeny__gen_fail(g, e->loc, "arange: a tile of %lld elements exceeds the limit of %d",
+                    (long long)n, TEENY_MAX_TILE_NUMEL);
+  int shape = (int)n;
+  teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &shape);
+  gval r = teeny__gen_op(g, IR_MAKE_RANGE, NULL, 0, rt, e->loc);
+  teeny_op *op = g->f->values[r.id].def;
+  op->start = (int)s;
+  op->end = (int)t;
+  return r;
+}
+
+static gval gen_full(gen *g, const teeny_expr *e, bool zeros) {
+  teeny_dtype dt = dtype_arg(g, e, 0);
+  int first = zeros ? 1 : 2;
+  int shape[TEENY_MAX_RANK];
+  const_dims(g, e, first, e->nargs - first, shape, e->name);
+  teeny_type t = teeny__type_tile(dt, e->nargs - first, shape);
+  gval v = zeros ? teeny__gv_weak_int(0) : arg(g, e, 1);
+  if (v.type.rank != 0 || v.type.dt == TEENY_DT_PTR || v.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->args[1]->loc, "full's value must be a number, not %s",
+                    teeny__gen_tstr(g, v.type));
+  v = teeny__gen_convert(g, v, dt, e->loc);
+  return teeny__gen_broadcast(g, v, t.rank, t.shape, e->loc);
+}
+
+/* ---- shape ------------------------------------------------------------------------ */
+
+static gval gen_colrow(gen *g, const teeny_expr *e, int axis) {
+  gval x = need_tile(g, e, 0, e->name);
+  if (x.type.rank != 1)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs a 1-D tile, not %s", e->name,
+                    teeny__gen_tstr(g, x.type));
+  return expand(g, x, axis, e->loc, e->name);
+}
+
+static gval gen_expand_dims(gen *g, const teeny_expr *e) {
+  gval x = arg(g, e, 0);
+  int axis = const_axis(g, e, 1, x.type.rank + 1, "expand_dims");
+  if (x.type.rank == 0)
+    teeny__gen_fail(g, e->args[0]->loc, "expand_dims needs a tile; use full() for scalars");
+  return expand(g, x, axis, e->loc, "expand_dims");
+}
+
+static gval gen_broadcast_to(gen *g, const teeny_expr *e) {
+  gval x = arg(g, e, 0);
+  int shape[TEENY_MAX_RANK];
+  const_dims(g, e, 1, e->nargs - 1, shape, "broadcast_to");
+  if (x.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->loc, "cannot broadcast a void value");
+  return teeny__gen_broadcast(g, x, e->nargs - 1, shape, e->loc);
+}
+
+static gval gen_reshape(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "reshape");
+  int shape[TEENY_MAX_RANK];
+  const_dims(g, e, 1, e->nargs - 1, shape, "reshape");
+  teeny_type rt = teeny__type_with_shape(x.type, e->nargs - 1, shape);
+  if (teeny__type_numel(rt) != teeny__type_numel(x.type))
+    teeny__gen_fail(g, e->loc, "reshape of %s to %s changes the element count",
+                    teeny__gen_tstr(g, x.type), teeny__gen_tstr(g, rt));
+  if (teeny__type_eq(rt, x.type))
+    return x;
+  return shape_op(g, IR_RESHAPE, x, rt, 0, e->loc);
+}
+
+static gval gen_trans(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "trans");
+  if (x.type.rank != 2)
+    teeny__gen_fail(g, e->args[0]->loc, "trans needs a 2-D tile, not %s",
+                    teeny__gen_tstr(g, x.type));
+  int s[2] = {x.type.shape[1], x.type.shape[0]};
+  return shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, 2, s), 0, e->loc);
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+static gval need_ptr(gen *g, const teeny_expr *e, const char *name) {
+  gval p = arg(g, e, 0);
+  if (p.type.dt != TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs a pointer (or a tile of pointers), not %s",
+                    name, teeny__gen_tstr(g, p.type));
+  return p;
+}
+
+static gval need_mask(gen *g, const teeny_expr *e, int i, const char *name) {
+  gval m = arg(g, e, i);
+  if (m.type.dt != TEENY_DT_BOOL)
+    teeny__gen_fail(g, e->args[i]->loc, "%s's mask must be bool (a comparison), not %s",
+                    name, teeny__gen_tstr(g, m.type));
+  return m;
+}
+
+/* Broadcast vals[0..n) to one shape, in place. */
+static void unify(gen *g, gval *vals, int n, teeny_loc loc, const char *name) {
+  int rank = 0, shape[TEENY_MAX_RANK] = {0};
+  for (int i = 0; i < n; i++) {
+    teeny_type cur = teeny__type_tile(TEENY_DT_I32, rank, shape);
+    if (!teeny__broadcast_shape(cur, vals[i].type, &rank, shape))
+      teeny__gen_fail(g, loc, "shape mismatch: the operands of %s do not broadcast (%s)",
+                      name, teeny__gen_tstr(g, vals[i].type));
+  }
+  for (int i = 0; i < n; i++)
+    vals[i] = teeny__gen_broadcast(g, vals[i], rank, shape, loc);
+}
+
+static gval gen_load(gen *g, const teeny_expr *e) {
+  gval v[3];
+  int n = e->nargs;
+  v[0] = need_ptr(g, e, "load");
+  teeny_dtype elem = v[0].type.pointee;
+  if (n >= 2)
+    v[1] = need_mask(g, e, 1, "load");
+  if (n == 3) {
+    v[2] = arg(g, e, 2);
+    if (v[2].type.dt == TEENY_DT_PTR || v[2].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[2]->loc, "load's 'other' must be a number");
+    v[2] = teeny__gen_implicit(g, v[2], elem, e->args[2]->loc, "use as load's 'other'");
+  }
+  unify(g, v, n, e->loc, "load");
+  return teeny__gen_op(g, IR_LOAD, v, n, teeny__type_with_dtype(v[0].type, elem), e->loc);
+}
+
+static gval value_for(gen *g, const teeny_expr *e, int i, teeny_dtype elem,
+                      const char *name) {
+  gval x = arg(g, e, i);
+  if (x.type.dt == TEENY_DT_PTR || x.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->args[i]->loc, "%s stores numbers, not %s", name,
+                    teeny__gen_tstr(g, x.type));
+  return teeny__gen_convert(g, x, elem, e->args[i]->loc);
+}
+
+static gval gen_store(gen *g, const teeny_expr *e) {
+  gval v[3];
+  int n = e->nargs;
+  v[0] = need_ptr(g, e, "store");
+  v[1] = value_for(g, e, 1, v[0].type.pointee, "store");
+  if (n == 3)
+    v[2] = need_mask(g, e, 2, "store");
+  unify(g, v, n, e->loc, "store");
+  int ids[3];
+  for (int i = 0; i < n; i++)
+    ids[i] = teeny__gen_id(g, v[i], e->loc);
+  if (!teeny__ir_op_add(g->f, g->cur, IR_STORE, e->loc, ids, n, NULL, 0))
+    teeny__gen_fail(g, e->loc, "kernel too large");
+  return void_value();
+}
+
+static bool atomic_dtype_ok(teeny_rmw_kind k, teeny_dtype dt) {
+  bool int3264 = dt == TEENY_DT_I32 || dt == TEENY_DT_U32 || dt == TEENY_DT_I64 ||
+                 dt == TEENY_DT_U64;
+  switch (k) {
+  case RMW_ADD:
+    return int3264 || dt == TEENY_DT_F16 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64;
+  case RMW_MAX:
+  case RMW_MIN:
+    return int3264 || dt == TEENY_DT_F32;
+  default:
+    return int3264 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64;
+  }
+}
+
+static gval gen_atomic(gen *g, const teeny_expr *e, teeny_rmw_kind k) {
+  gval v[3];
+  int n = e->nargs;
+  v[0] = need_ptr(g, e, e->name);
+  teeny_dtype elem = v[0].type.pointee;
+  if (!atomic_dtype_ok(k, elem))
+    teeny__gen_fail(g, e->loc, "%s is not available for %s", e->name, teeny_dtype_name(elem));
+  v[1] = value_for(g, e, 1, elem, e->name);
+  if (n == 3)
+    v[2] = need_mask(g, e, 2, e->name);
+  unify(g, v, n, e->loc, e->name);
+  gval r = teeny__gen_op(g, IR_ATOMIC_RMW, v, n, teeny__type_with_dtype(v[0].type, elem),
+                         e->loc);
+  g->f->values[r.id].def->rmw = k;
+  return r;
+}
+
+static gval gen_atomic_cas(gen *g, const teeny_expr *e) {
+  gval v[3];
+  v[0] = need_ptr(g, e, "atomic_cas");
+  teeny_dtype elem = v[0].type.pointee;
+  if (!atomic_dtype_ok(RMW_XCHG, elem))
+    teeny__gen_fail(g, e->loc, "atomic_cas is not available for %s", teeny_dtype_name(elem));
+  v[1] = value_for(g, e, 1, elem, "atomic_cas");
+  v[2] = value_for(g, e, 2, elem, "atomic_cas");
+  unify(g, v, 3, e->loc, "atomic_cas");
+  return teeny__gen_op(g, IR_ATOMIC_CAS, v, 3, teeny__type_with_dtype(v[0].type, elem),
+                       e->loc);
+}
+
+/* ---- element-wise ----------------------------------------------------------------------- */
+
+static gval gen_where(gen *g, const teeny_expr *e) {
+  gval c = arg(g, e, 0);
+  if (c.type.dt != TEENY_DT_BOOL)
+    teeny__gen_fail(g, e->args[0]->loc, "where's condition must be bool, not %s",
+                    teeny__gen_tstr(g, c.type));
+  gval ab[2] = {arg(g, e, 1), arg(g, e, 2)};
+  for (int i = 0; i < 2; i++)
+    if (ab[i].type.dt == TEENY_DT_PTR || ab[i].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[i + 1]->loc, "where chooses between numbers, not %s",
+                      teeny__gen_tstr(g, ab[i].type));
+  teeny_dtype dt = teeny__gen_promote(g, ab[0], ab[1], e->loc, "where");
+  gval v[3] = {c, teeny__gen_operand(g, ab[0], dt, e->loc),
+               teeny__gen_operand(g, ab[1], dt, e->loc)};
+  unify(g, v, 3, e->loc, "where");
+  if (v[0].is_const)
+    return v[0].c.i ? v[1] : v[2];
+  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, e->loc);
+}
+
+static gval float_operand(gen *g, gval x, teeny_loc loc, const char *name) {
+  if (x.type.dt == TEENY_DT_PTR || x.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, loc, "%s needs a floating-point operand, not %s", name,
+                    teeny__gen_tstr(g, x.type));
+  if (x.weak)
+    return teeny__gen_operand(g, x, TEENY_DT_F32, loc);
+  if (!teeny__dt_is_float(x.type.dt))
+    teeny__gen_fail(g, loc, "%s needs a floating-point operand, not %s; cast it first",
+                    name, teeny_dtype_name(x.type.dt));
+  return x;
+}
+
+static gval gen_math(gen *g, const teeny_expr *e, teeny_opcode code) {
+  gval x = float_operand(g, arg(g, e, 0), e->args[0]->loc, e->name);
+  return teeny__gen_op(g, code, &x, 1, x.type, e->loc);
+}
+
+static gval gen_sigmoid(gen *g, const teeny_expr *e) {
+  gval x = float_operand(g, arg(g, e, 0), e->args[0]->loc, "sigmoid");
+  gval nx = teeny__gen_op(g, IR_NEG, &x, 1, x.type, e->loc);
+  gval ex = teeny__gen_op(g, IR_EXP, &nx, 1, x.type, e->loc);
+  gval den = teeny__gen_binop(g, OP_ADD, teeny__gv_weak_float(1.0), ex, e->loc);
+  return teeny__gen_binop(g, OP_DIV, teeny__gv_weak_float(1.0), den, e->loc);
+}
+
+static gval gen_abs(gen *g, const teeny_expr *e) {
+  gval x = arg(g, e, 0);
+  if (x.type.dt == TEENY_DT_PTR || x.type.dt == TEENY_DT_VOID || x.type.dt == TEENY_DT_BOOL)
+    teeny__gen_fail(g, e->args[0]->loc, "abs needs a number, not %s", teeny__gen_tstr(g, x.type));
+  if (x.weak)
+    x = teeny__gen_operand(g, x, x.type.dt, e->loc);
+  if (teeny__dt_is_int(x.type.dt) && !teeny__dt_is_signed(x.type.dt))
+    return x;
+  return teeny__gen_op(g, IR_ABS, &x, 1, x.type, e->loc);
+}
+
+static gval gen_minmax(gen *g, const teeny_expr *e, teeny_opcode code) {
+  gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
+  return teeny__gen_elementwise(g, code, v, 2, e->loc, e->name);
+}
+
+static gval gen_fma(gen *g, const teeny_expr *e) {
+  gval v[3] = {arg(g, e, 0), arg(g, e, 1), arg(g, e, 2)};
+  for (int i = 0; i < 3; i++)
+    v[i] = float_operand(g, v[i], e->args[i]->loc, "fma");
+  return teeny__gen_elementwise(g, IR_FMA, v, 3, e->loc, "fma");
+}
+
+static gval gen_cdiv(gen *g, const teeny_expr *e) {
+  gval a = arg(g, e, 0), b = arg(g, e, 1);
+  if (!(teeny__dt_is_int(a.type.dt) && teeny__dt_is_int(b.type.dt)))
+    teeny__gen_fail(g, e->loc, "cdiv needs integer operands");
+  gval t = teeny__gen_binop(g, OP_SUB, teeny__gen_binop(g, OP_ADD, a, b, e->loc),
+                            teeny__gv_weak_int(1), e->loc);
+  return teeny__gen_binop(g, OP_DIV, t, b, e->loc);
+}
+
+/* ---- reductions and scans ---------------------------------------------------------------- */
+
+/* A reduce or scan op over xs[0..n) along axis; its region gets 2n scalar
+ * arguments and is returned for the caller to fill. */
+static teeny_op *combine_op(gen *g, teeny_opcode code, gval *xs, int n, int axis,
+                            teeny_loc loc, teeny_region **region) {
+  int ids[2];
+  teeny_type rts[2];
+  for (int i = 0; i < n; i++) {
+    ids[i] = teeny__gen_id(g, xs[i], loc);
+    teeny_type t = xs[i].type;
+    if (code == IR_REDUCE) {
+      int s[TEENY_MAX_RANK], k = 0;
+      for (int d = 0; d < t.rank; d++)
+        if (d != axis)
+          s[k++] = t.shape[d];
+      t = teeny__type_with_shape(t, k, s);
+    }
+    rts[i] = t;
+  }
+  teeny_op *op = teeny__ir_op_add(g->f, g->cur, code, loc, ids, n, rts, n);
+  if (!op)
+    teeny__gen_fail(g, loc, "kernel too large");
+  op->axis = axis;
+  teeny_region *r = teeny__ir_region_new(g->f);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < n; i++) {
+      teeny_type st = teeny__type_scalar(xs[i].type.dt);
+      teeny__ir_region_arg_add(g->f, r, st);
+    }
+  op->regions[0] = r;
+  op->nregions = 1;
+  *region = r;
+  return op;
+}
+
+static void region_yield(gen *g, teeny_region *r, const gval *vals, int n, teeny_loc loc) {
+  teeny_region *saved = g->cur;
+  g->cur = r;
+  int ids[2];
+  for (int i = 0; i < n; i++)
+    ids[i] = teeny__gen_id(g, vals[i], loc);
+  if (!teeny__ir_op_add(g->f, r, IR_YIELD, loc, ids, n, NULL, 0))
+    teeny__gen_fail(g, loc, "kernel too large");
+  g->cur = saved;
+}
+
+/* The accumulation dtype of sum/cumsum. */
+static teeny_dtype sum_dtype(teeny_dtype dt) {
+  switch (dt) {
+  case TEENY_DT_BOOL:
+  case TEENY_DT_I8:
+  case TEENY_DT_I16:
+    return TEENY_DT_I32;
+  case TEENY_DT_U8:
+  case TEENY_DT_U16:
+    return TEENY_DT_U32;
+  case TEENY_DT_F16:
+  case TEENY_DT_BF16:
+    return TEENY_DT_F32;
+  default:
+    return dt;
+  }
+}
+
+/* sum/max/min/cumsum: the combine region is one binary op. */
+static gval gen_simple_combine(gen *g, const teeny_expr *e, teeny_opcode combine,
+                               teeny_opcode kind, bool sum_like) {
+  gval x = need_tile(g, e, 0, e->name);
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers", e->name);
+  teeny_dtype dt = sum_like ? sum_dtype(x.type.dt)
+                            : (x.type.dt == TEENY_DT_BOOL ? TEENY_DT_I32 : x.type.dt);
+  x = teeny__gen_convert(g, x, dt, e->loc);
+  int axis = 0;
+  if (e->nargs >= 2) {
+    axis = const_axis(g, e, 1, x.type.rank, e->name);
+  } else if (x.type.rank > 1 && kind == IR_REDUCE) {
+    int n = (int)teeny__type_numel(x.type);
+    x = shape_op(g, IR_RESHAPE, x, teeny__type_with_shape(x.type, 1, &n), 0, e->loc);
+  }
+  teeny_region *r;
+  teeny_op *op = combine_op(g, kind, &x, 1, axis, e->loc, &r);
+  teeny_region *saved = g->cur;
+  g->cur = r;
+  gval a = teeny__gv_value(g, r->args[0]), b = teeny__gv_value(g, r->args[1]);
+  gval ab[2] = {a, b};
+  gval c = teeny__gen_op(g, combine, ab, 2, a.type, e->loc);
+  g->cur = saved;
+  region_yield(g, r, &c, 1, e->loc);
+  return teeny__gv_value(g, op->res[0]);
+}
+
+static gval gen_arg_reduce(gen *g, const teeny_expr *e, teeny_cmp_pred better) {
+  gval x = need_tile(g, e, 0, e->name);
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers", e->name);
+  if (x.type.dt == TEENY_DT_BOOL)
+    x = teeny__gen_convert(g, x, TEENY_DT_I32, e->loc);
+  int axis = const_axis(g, e, 1, x.type.rank, e->name);
+  /* indices along axis, broadcast to x's shape */
+  int len = x.type.shape[axis];
+  teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &len);
+  gval idx = teeny__gen_op(g, IR_MAKE_RANGE, NULL, 0, rt, e->loc);
+  g->f->values[idx.id].def->start = 0;
+  g->f->values[idx.id].def->end = len;
+  if (x.type.rank == 2)
+    idx = expand(g, idx, axis == 0 ? 1 : 0, e->loc, e->name);
+  idx = teeny__gen_broadcast(g, idx, x.type.rank, x.type.shape, e->loc);
+  gval xs[2] = {x, idx};
+  teeny_region *r;
+  teeny_op *op = combine_op(g, IR_REDUCE, xs, 2, axis, e->loc, &r);
+  teeny_region *saved = g->cur;
+  g->cur = r;
+  gval av = teeny__gv_value(g, r->args[0]), ai = teeny__gv_value(g, r->args[1]);
+  gval bv = teeny__gv_value(g, r->args[2]), bi = teeny__gv_value(g, r->args[3]);
+  teeny_type bt = teeny__type_scalar(TEENY_DT_BOOL);
+  gval p1[2] = {bv, av}, p2[2] = {bv, av}, p3[2] = {bi, ai};
+  gval better_v = teeny__gen_op(g, IR_CMP, p1, 2, bt, e->loc);
+  g->f->values[better_v.id].def->pred = better;
+  gval eq = teeny__gen_op(g, IR_CMP, p2, 2, bt, e->loc);
+  g->f->values[eq.id].def->pred = CMP_EQ;
+  gval first = teeny__gen_op(g, IR_CMP, p3, 2, bt, e->loc);
+  g->f->values[first.id].def->pred = CMP_LT;
+  gval tie[2] = {eq, first};
+  gval tie_b = teeny__gen_op(g, IR_AND, tie, 2, bt, e->loc);
+  gval take[2] = {better_v, tie_b};
+  gval take_b = teeny__gen_op(g, IR_OR, take, 2, bt, e->loc);
+  gval sv[3] = {take_b, bv, av}, si[3] = {take_b, bi, ai};
+  gval out[2] = {teeny__gen_op(g, IR_SELECT, sv, 3, av.type, e->loc),
+                 teeny__gen_op(g, IR_SELECT, si, 3, ai.type, e->loc)};
+  g->cur = saved;
+  region_yield(g, r, out, 2, e->loc);
+  return teeny__gv_value(g, op->res[1]);
+}
+
+/* reduce(x, axis, fn) / scan(x, axis, fn) with a helper as combine. */
+static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
+  gval x = need_tile(g, e, 0, e->name);
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers", e->name);
+  int axis = const_axis(g, e, 1, x.type.rank, e->name);
+  const teeny_expr *fe = e->args[2];
+  if (fe->kind != EX_NAME || fe->sym != SYM_FUNC)
+    teeny__gen_fail(g, fe->loc, "%s's third argument must name a helper function", e->name);
+  const teeny_func *fn = g->prog->funcs[fe->sym_index];
+  if (fn->nparams != 2)
+    teeny__gen_fail(g, fe->loc, "combine function '%s' must take 2 parameters", fn->name);
+  teeny_region *r;
+  teeny_op *op = combine_op(g, kind, &x, 1, axis, e->loc, &r);
+  teeny_region *saved = g->cur;
+  g->cur = r;
+  gval ab[2] = {teeny__gv_value(g, r->args[0]), teeny__gv_value(g, r->args[1])};
+  teeny_loc locs[2] = {fe->loc, fe->loc};
+  gval c = teeny__gen_inline(g, fn, ab, locs, 2, fe->loc);
+  if (c.type.rank != 0 || c.type.dt != x.type.dt)
+    teeny__gen_fail(g, fe->loc, "combine function '%s' must return a scalar %s, not %s",
+                    fn->name, teeny_dtype_name(x.type.dt), teeny__gen_tstr(g, c.type));
+  g->cur = saved;
+  region_yield(g, r, &c, 1, e->loc);
+  return teeny__gv_value(g, op->res[0]);
+}
+
+/* ---- dot ------------------------------------------------------------------------------------ */
+
+static gval gen_dot(gen *g, const teeny_expr *e) {
+  gval a = need_tile(g, e, 0, "dot"), b = need_tile(g, e, 1, "dot");
+  if (a.type.rank != 2 || b.type.rank != 2)
+    teeny__gen_fail(g, e->loc, "dot needs 2-D tiles, not %s and %s",
+                    teeny__gen_tstr(g, a.type), teeny__gen_tstr(g, b.type));
+  int M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
+  if (b.type.shape[0] != K)
+    teeny__gen_fail(g, e->loc, "shape mismatch: dot of [%d, %d] and [%d, %d]: inner dims differ",
+                    M, K, b.type.shape[0], N);
+  if (M < 16 || N < 16 || K < 16)
+    teeny__gen_fail(g, e->loc, "dot needs every dim >= 16, got [%d, %d] x [%d, %d]", M, K, K, N);
+  teeny_dtype dt = a.type.dt;
+  bool ok = dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
+                                dt == TEENY_DT_F32 || dt == TEENY_DT_I8);
+  if (!ok)
+    teeny__gen_fail(g, e->loc, "dtype mismatch: dot operands must both be f16, bf16, f32 "
+                               "or i8, got %s and %s",
+                    teeny_dtype_name(dt), teeny_dtype_name(b.type.dt));
+  teeny_dtype out = dt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
+  int s[2] = {M, N};
+  teeny_type ct = teeny__type_tile(out, 2, s);
+  gval acc;
+  if (e->nargs == 3) {
+    acc = arg(g, e, 2);
+    if (acc.type.dt == TEENY_DT_PTR || acc.type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[2]->loc, "dot's accumulator must be a tile");
+    acc = teeny__gen_implicit(g, acc, out, e->args[2]->loc, "use as dot's accumulator");
+    if (!teeny__type_eq(acc.type, ct))
+      teeny__gen_fail(g, e->args[2]->loc, "shape mismatch: dot's accumulator is %s; it must be %s",
+                      teeny__gen_tstr(g, acc.type), teeny__gen_tstr(g, ct));
+  } else {
+    teeny_scalar z = {.u = 0};
+    memset(&acc, 0, sizeof acc);
+    acc.id = -1;
+    acc.is_const = true;
+    acc.c = z;
+    acc.type = ct;
+  }
+  gval v[3] = {a, b, acc};
+  return teeny__gen_op(g, IR_DOT, v, 3, ct, e->loc);
+}
+
+/* ---- dispatch -------------------------------------------------------------------------------- */
+
+gval teeny__gen_builtin(gen *g, const teeny_expr *e) {
+  const teeny_builtin_info *bi = teeny__builtin_info((teeny_builtin)e->sym_index);
+  if (!bi || e->nargs < bi->minargs || (bi->maxargs >= 0 && e->nargs > bi->maxargs))
+    teeny__gen_fail(g, e->loc, "wrong number of arguments to '%s'", e->name);
+  switch ((teeny_builtin)e->sym_index) {
+  case BI_PROGRAM_ID: return gen_program(g, e, IR_PROGRAM_ID);
+  case BI_NUM_PROGRAMS: return gen_program(g, e, IR_NUM_PROGRAMS);
+  case BI_ARANGE: return gen_arange(g, e);
+  case BI_ZEROS: return gen_full(g, e, true);
+  case BI_FULL: return gen_full(g, e, false);
+  case BI_COL: return gen_colrow(g, e, 1);
+  case BI_ROW: return gen_colrow(g, e, 0);
+  case BI_EXPAND_DIMS: return gen_expand_dims(g, e);
+  case BI_BROADCAST_TO: return gen_broadcast_to(g, e);
+  case BI_RESHAPE: return gen_reshape(g, e);
+  case BI_TRANS: return gen_trans(g, e);
+  case BI_LOAD: return gen_load(g, e);
+  case BI_STORE: return gen_store(g, e);
+  case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);
+  case BI_ATOMIC_MAX: return gen_atomic(g, e, RMW_MAX);
+  case BI_ATOMIC_MIN: return gen_atomic(g, e, RMW_MIN);
+  case BI_ATOMIC_XCHG: return gen_atomic(g, e, RMW_XCHG);
+  case BI_ATOMIC_CAS: return gen_atomic_cas(g, e);
+  case BI_WHERE: return gen_where(g, e);
+  case BI_MINIMUM: return gen_minmax(g, e, IR_MIN);
+  case BI_MAXIMUM: return gen_minmax(g, e, IR_MAX);
+  case BI_ABS: return gen_abs(g, e);
+  case BI_EXP: return gen_math(g, e, IR_EXP);
+  case BI_EXP2: return gen_math(g, e, IR_EXP2);
+  case BI_LOG: return gen_math(g, e, IR_LOG);
+  case BI_LOG2: return gen_math(g, e, IR_LOG2);
+  case BI_SQRT: return gen_math(g, e, IR_SQRT);
+  case BI_RSQRT: return gen_math(g, e, IR_RSQRT);
+  case BI_SIN: return gen_math(g, e, IR_SIN);
+  case BI_COS: return gen_math(g, e, IR_COS);
+  case BI_TANH: return gen_math(g, e, IR_TANH);
+  case BI_SIGMOID: return gen_sigmoid(g, e);
+  case BI_ERF: return gen_math(g, e, IR_ERF);
+  case BI_FLOOR: return gen_math(g, e, IR_FLOOR);
+  case BI_CEIL: return gen_math(g, e, IR_CEIL);
+  case BI_FMA: return gen_fma(g, e);
+  case BI_CDIV: return gen_cdiv(g, e);
+  case BI_SUM: return gen_simple_combine(g, e, IR_ADD, IR_REDUCE, true);
+  case BI_MAX: return gen_simple_combine(g, e, IR_MAX, IR_REDUCE, false);
+  case BI_MIN: return gen_simple_combine(g, e, IR_MIN, IR_REDUCE, false);
+  case BI_ARGMAX: return gen_arg_reduce(g, e, CMP_GT);
+  case BI_ARGMIN: return gen_arg_reduce(g, e, CMP_LT);
+  case BI_REDUCE: return gen_fn_combine(g, e, IR_REDUCE);
+  case BI_CUMSUM: return gen_simple_combine(g, e, IR_ADD, IR_SCAN, true);
+  case BI_SCAN: return gen_fn_combine(g, e, IR_SCAN);
+  case BI_DOT: return gen_dot(g, e);
+  case BI__COUNT: break;
+  }
+  teeny__gen_fail(g, e->loc, "internal error: unknown builtin '%s'", e->name);
+}

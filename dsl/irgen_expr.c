@@ -1,0 +1,832 @@
+/*
+ * dsl/irgen_expr.c — expressions: dtype promotion, implicit and explicit
+ * conversion, broadcasting, pointer arithmetic and constant folding.
+ *
+ * The rules are docs/dsl.md §4.  Folding must agree bit for bit with the
+ * interpreter and the GPU: integer ops wrap at the dtype's width, division
+ * by zero gives -1 (remainder: the dividend), over-wide shifts give 0 (or -1
+ * for >> of a negative), float->int casts saturate and map NaN to 0.
+ * Folding happens only for ints, bools, f32 and f64; f16/bf16 arithmetic is
+ * left to the IR (constants of those dtypes are still folded when cast).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dsl/irgen.h"
+
+/* ---- constructors -------------------------------------------------------- */
+
+gval teeny__gv_value(gen *g, int id) {
+  gval v;
+  memset(&v, 0, sizeof v);
+  v.id = id;
+  v.type = g->f->values[id].type;
+  return v;
+}
+
+static gval gv_const(teeny_type t, teeny_scalar c) {
+  gval v;
+  memset(&v, 0, sizeof v);
+  v.id = -1;
+  v.type = t;
+  v.is_const = true;
+  v.c = c;
+  return v;
+}
+
+/* Integer bits wrapped to dt's width, sign- or zero-extended. */
+static teeny_scalar wrap_int(teeny_dtype dt, uint64_t bits) {
+  teeny_scalar s;
+  int w = teeny__dt_bits(dt);
+  if (dt == TEENY_DT_BOOL) {
+    s.u = bits & 1;
+    return s;
+  }
+  if (w < 64) {
+    uint64_t mask = (UINT64_C(1) << w) - 1;
+    bits &= mask;
+    if (teeny__dt_is_signed(dt) && ((bits >> (w - 1)) & 1))
+      bits |= ~mask;
+  }
+  s.u = bits;
+  return s;
+}
+
+gval teeny__gv_int(teeny_dtype dt, int64_t v) {
+  return gv_const(teeny__type_scalar(dt), wrap_int(dt, (uint64_t)v));
+}
+
+gval teeny__gv_bool(bool b) {
+  teeny_scalar s = {.i = b ? 1 : 0};
+  return gv_const(teeny__type_scalar(TEENY_DT_BOOL), s);
+}
+
+gval teeny__gv_weak_int(int64_t v) {
+  bool fits32 = v >= INT32_MIN && v <= INT32_MAX;
+  teeny_scalar s = {.i = v};
+  gval r = gv_const(teeny__type_scalar(fits32 ? TEENY_DT_I32 : TEENY_DT_I64), s);
+  r.weak = true;
+  return r;
+}
+
+gval teeny__gv_weak_float(double v) {
+  teeny_scalar s = {.f = v};
+  gval r = gv_const(teeny__type_scalar(TEENY_DT_F32), s);
+  r.weak = true;
+  return r;
+}
+
+static bool is_float(teeny_dtype dt) { return teeny__dt_is_float(dt); }
+static bool is_int(teeny_dtype dt) { return teeny__dt_is_int(dt); }
+
+int teeny__gen_id(gen *g, gval v, teeny_loc loc) {
+  if (v.id >= 0)
+    return v.id;
+  if (!v.is_const)
+    teeny__gen_fail(g, loc, "internal error: value has neither an id nor a constant");
+  int id = teeny__ir_const(g->f, g->cur, loc, v.type, v.c);
+  if (id < 0)
+    teeny__gen_fail(g, loc, "kernel too large: more than %d IR operations after inlining",
+                    TEENY_MAX_IR_OPS);
+  return id;
+}
+
+gval teeny__gen_op(gen *g, teeny_opcode code, const gval *args, int nargs,
+                   teeny_type rt, teeny_loc loc) {
+  int ids[4];
+  for (int i = 0; i < nargs; i++)
+    ids[i] = teeny__gen_id(g, args[i], loc);
+  teeny_op *op = teeny__ir_op_add(g->f, g->cur, code, loc, ids, nargs, &rt, 1);
+  if (!op)
+    teeny__gen_fail(g, loc, "kernel too large: more than %d IR operations after inlining",
+                    TEENY_MAX_IR_OPS);
+  return teeny__gv_value(g, op->res[0]);
+}
+
+/* ---- conversions ------------------------------------------------------------- */
+
+static bool int_fits(teeny_dtype dt, int64_t v) {
+  int w = teeny__dt_bits(dt);
+  if (dt == TEENY_DT_BOOL)
+    return v == 0 || v == 1;
+  if (teeny__dt_is_signed(dt)) {
+    if (w >= 64)
+      return true;
+    int64_t lim = INT64_C(1) << (w - 1);
+    return v >= -lim && v < lim;
+  }
+  if (v < 0)
+    return false;
+  return w >= 64 || (uint64_t)v < (UINT64_C(1) << w);
+}
+
+/* The value of an int/bool constant as a double, by its dtype. */
+static double const_as_double(teeny_dtype dt, teeny_scalar c) {
+  if (is_float(dt))
+    return c.f;
+  if (dt == TEENY_DT_BOOL || teeny__dt_is_signed(dt))
+    return (double)c.i;
+  return (double)c.u;
+}
+
+/* Float to int: truncate toward zero, saturate, NaN -> 0. */
+static teeny_scalar float_to_int(teeny_dtype dt, double x) {
+  teeny_scalar s = {.u = 0};
+  if (isnan(x))
+    return s;
+  int w = teeny__dt_bits(dt);
+  x = trunc(x);
+  if (teeny__dt_is_signed(dt)) {
+    double lo = -ldexp(1.0, w - 1), hi = ldexp(1.0, w - 1);
+    if (x <= lo)
+      return wrap_int(dt, (uint64_t)(w >= 64 ? INT64_MIN : -(INT64_C(1) << (w - 1))));
+    if (x >= hi)
+      return wrap_int(dt, w >= 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (w - 1)) - 1);
+    return wrap_int(dt, (uint64_t)(int64_t)x);
+  }
+  double hi = ldexp(1.0, w);
+  if (x <= 0)
+    return s;
+  if (x >= hi)
+    return wrap_int(dt, w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1);
+  return wrap_int(dt, (uint64_t)x);
+}
+
+static teeny_scalar fold_convert(teeny_dtype from, teeny_scalar c, teeny_dtype to) {
+  teeny_scalar r;
+  if (to == TEENY_DT_BOOL) {
+    r.i = is_float(from) ? (c.f != 0.0) : (c.u != 0);
+    return r;
+  }
+  if (is_float(to)) {
+    r.f = teeny__round_dtype(to, const_as_double(from, c));
+    return r;
+  }
+  if (is_float(from))
+    return float_to_int(to, c.f);
+  return wrap_int(to, c.u); /* int or bool source: bits already extended */
+}
+
+gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
+  if (v.type.dt == TEENY_DT_PTR || dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "pointer casts are not supported");
+  if (v.type.dt == dt && !v.weak)
+    return v;
+  if (v.is_const) {
+    gval r = gv_const(teeny__type_with_dtype(v.type, dt), fold_convert(v.type.dt, v.c, dt));
+    return r;
+  }
+  return teeny__gen_op(g, IR_CAST, &v, 1, teeny__type_with_dtype(v.type, dt), loc);
+}
+
+/* True if every value of `from` is exactly representable in `to`. */
+static bool widening_ok(teeny_dtype from, teeny_dtype to) {
+  if (from == to)
+    return true;
+  if (from == TEENY_DT_BOOL)
+    return is_int(to) || is_float(to);
+  if (is_int(from) && is_int(to))
+    return teeny__dt_bits(to) > teeny__dt_bits(from) &&
+           (teeny__dt_is_signed(to) || !teeny__dt_is_signed(from));
+  if (from == TEENY_DT_F16 || from == TEENY_DT_BF16)
+    return to == TEENY_DT_F32 || to == TEENY_DT_F64;
+  return from == TEENY_DT_F32 && to == TEENY_DT_F64;
+}
+
+gval teeny__gen_operand(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
+  if (!v.weak)
+    return teeny__gen_convert(g, v, dt, loc);
+  if (is_float(v.type.dt)) { /* weak float */
+    if (!is_float(dt))
+      teeny__gen_fail(g, loc, "cannot use a floating-point literal as %s",
+                      teeny_dtype_name(dt));
+    teeny_scalar c = {.f = teeny__round_dtype(dt, v.c.f)};
+    return gv_const(teeny__type_with_dtype(v.type, dt), c);
+  }
+  if (is_float(dt)) {
+    teeny_scalar c = {.f = teeny__round_dtype(dt, (double)v.c.i)};
+    return gv_const(teeny__type_with_dtype(v.type, dt), c);
+  }
+  if (!int_fits(dt, v.c.i))
+    teeny__gen_fail(g, loc, "constant %lld does not fit in %s", (long long)v.c.i,
+                    teeny_dtype_name(dt));
+  return gv_const(teeny__type_with_dtype(v.type, dt), wrap_int(dt, v.c.u));
+}
+
+gval teeny__gen_implicit(gen *g, gval v, teeny_dtype dt, teeny_loc loc,
+                         const char *what) {
+  if (v.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "cannot %s with a pointer", what);
+  if (v.weak)
+    return teeny__gen_operand(g, v, dt, loc);
+  if (!widening_ok(v.type.dt, dt))
+    teeny__gen_fail(g, loc,
+                    "dtype mismatch: cannot %s of dtype %s with a value of dtype %s "
+                    "(implicit conversions never lose values); cast it: (%s)(...)",
+                    what, teeny_dtype_name(dt), teeny_dtype_name(v.type.dt),
+                    teeny_dtype_name(dt));
+  return teeny__gen_convert(g, v, dt, loc);
+}
+
+/* ---- shapes ---------------------------------------------------------------------- */
+
+bool teeny__broadcast_shape(teeny_type a, teeny_type b, int *rank, int *shape) {
+  int r = a.rank > b.rank ? a.rank : b.rank;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - a.rank), ib = i - (r - b.rank);
+    int da = ia >= 0 ? a.shape[ia] : 1, db = ib >= 0 ? b.shape[ib] : 1;
+    if (da == db || db == 1)
+      shape[i] = da;
+    else if (da == 1)
+      shape[i] = db;
+    else
+      return false;
+  }
+  *rank = r;
+  return true;
+}
+
+static const char *shape_str(gen *g, teeny_type t) {
+  if (t.rank == 0)
+    return "a scalar";
+  if (t.rank == 1)
+    return teeny__arena_printf(g->cx->arena, "[%d]", t.shape[0]);
+  return teeny__arena_printf(g->cx->arena, "[%d, %d]", t.shape[0], t.shape[1]);
+}
+
+gval teeny__gen_broadcast(gen *g, gval v, int rank, const int *shape, teeny_loc loc) {
+  teeny_type want = teeny__type_with_shape(v.type, rank, shape);
+  if (teeny__type_eq(v.type, want))
+    return v;
+  if (v.type.rank > rank)
+    teeny__gen_fail(g, loc, "shape mismatch: cannot broadcast %s to %s",
+                    shape_str(g, v.type), shape_str(g, want));
+  for (int i = 0; i < v.type.rank; i++) {
+    int d = v.type.shape[i], t = shape[i + rank - v.type.rank];
+    if (d != t && d != 1)
+      teeny__gen_fail(g, loc, "shape mismatch: cannot broadcast %s to %s",
+                      shape_str(g, v.type), shape_str(g, want));
+  }
+  if (v.is_const) {
+    v.type = want;
+    v.id = -1;
+    return v;
+  }
+  if (v.type.rank == 0)
+    return teeny__gen_op(g, IR_SPLAT, &v, 1, want, loc);
+  while (v.type.rank < rank) { /* leading 1s */
+    int s[TEENY_MAX_RANK] = {1};
+    for (int i = 0; i < v.type.rank; i++)
+      s[i + 1] = v.type.shape[i];
+    teeny_type t = teeny__type_with_shape(v.type, v.type.rank + 1, s);
+    v = teeny__gen_op(g, IR_EXPAND_DIMS, &v, 1, t, loc);
+    g->f->values[v.id].def->axis = 0;
+  }
+  if (!teeny__type_eq(v.type, want))
+    v = teeny__gen_op(g, IR_BROADCAST, &v, 1, want, loc);
+  return v;
+}
+
+/* ---- promotion ---------------------------------------------------------------------- */
+
+static teeny_dtype promote_typed(teeny_dtype x, teeny_dtype y) {
+  if (x == y)
+    return x;
+  if (x == TEENY_DT_F64 || y == TEENY_DT_F64)
+    return TEENY_DT_F64;
+  if (is_float(x) && is_float(y))
+    return TEENY_DT_F32;
+  if (is_float(x))
+    return x;
+  if (is_float(y))
+    return y;
+  if (x == TEENY_DT_BOOL)
+    return y;
+  if (y == TEENY_DT_BOOL)
+    return x;
+  int wx = teeny__dt_bits(x), wy = teeny__dt_bits(y);
+  if (wx != wy)
+    return wx > wy ? x : y;
+  return teeny__dt_is_signed(x) ? y : x; /* same width: the unsigned one */
+}
+
+/* The dtype a weak value w becomes next to a typed dtype `other`. */
+static teeny_dtype adopt(gval w, teeny_dtype other) {
+  if (is_float(w.type.dt))
+    return is_float(other) ? other : TEENY_DT_F32;
+  if (other == TEENY_DT_BOOL)
+    return TEENY_DT_I32;
+  return other;
+}
+
+teeny_dtype teeny__gen_promote(gen *g, gval a, gval b, teeny_loc loc,
+                               const char *opname) {
+  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "'%s' is not defined on pointers", opname);
+  if (a.weak && b.weak) {
+    if (is_float(a.type.dt) || is_float(b.type.dt))
+      return TEENY_DT_F32;
+    return a.type.dt == TEENY_DT_I64 || b.type.dt == TEENY_DT_I64 ? TEENY_DT_I64
+                                                                  : TEENY_DT_I32;
+  }
+  if (a.weak)
+    return adopt(a, b.type.dt);
+  if (b.weak)
+    return adopt(b, a.type.dt);
+  return promote_typed(a.type.dt, b.type.dt);
+}
+
+/* ---- folding -------------------------------------------------------------------------- */
+
+static bool op_is_cmp(teeny_op_kind op) { return op >= OP_EQ && op <= OP_GE; }
+
+static teeny_opcode binop_code(teeny_op_kind op) {
+  switch (op) {
+  case OP_ADD: return IR_ADD;
+  case OP_SUB: return IR_SUB;
+  case OP_MUL: return IR_MUL;
+  case OP_DIV: return IR_DIV;
+  case OP_REM: return IR_REM;
+  case OP_SHL: return IR_SHL;
+  case OP_SHR: return IR_SHR;
+  case OP_BITAND: case OP_LOGAND: return IR_AND;
+  case OP_BITOR: case OP_LOGOR: return IR_OR;
+  case OP_BITXOR: return IR_XOR;
+  default: return IR_CMP;
+  }
+}
+
+static teeny_cmp_pred cmp_pred(teeny_op_kind op) {
+  switch (op) {
+  case OP_EQ: return CMP_EQ;
+  case OP_NE: return CMP_NE;
+  case OP_LT: return CMP_LT;
+  case OP_LE: return CMP_LE;
+  case OP_GT: return CMP_GT;
+  default: return CMP_GE;
+  }
+}
+
+static const char *op_text(teeny_op_kind op) {
+  static const char *t[] = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^",
+                            "&&", "||", "==", "!=", "<", "<=", ">", ">=",
+                            "-", "+", "~", "!", "="};
+  return (unsigned)op < TEENY_ARRAY_LEN(t) ? t[op] : "?";
+}
+
+/* Integer op on bits, with the language's defined edge cases; w is the
+ * width (64 for weak constants), sg its signedness. */
+static uint64_t fold_int(teeny_opcode code, int w, bool sg, teeny_scalar a,
+                         teeny_scalar b) {
+  uint64_t min_bits = UINT64_C(1) << (w - 1); /* bit pattern of MIN (low w bits) */
+  uint64_t mask = w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
+  int64_t s = sg ? b.i : (int64_t)(b.u > 64 ? 64 : b.u);
+  switch (code) {
+  case IR_ADD: return a.u + b.u;
+  case IR_SUB: return a.u - b.u;
+  case IR_MUL: return a.u * b.u;
+  case IR_DIV:
+    if (b.u == 0)
+      return UINT64_MAX;
+    if (sg && b.i == -1)
+      return ((a.u & mask) == min_bits) ? a.u : (uint64_t)0 - a.u;
+    return sg ? (uint64_t)(a.i / b.i) : a.u / b.u;
+  case IR_REM:
+    if (b.u == 0)
+      return a.u;
+    if (sg && b.i == -1)
+      return 0;
+    return sg ? (uint64_t)(a.i % b.i) : a.u % b.u;
+  case IR_AND: return a.u & b.u;
+  case IR_OR: return a.u | b.u;
+  case IR_XOR: return a.u ^ b.u;
+  case IR_SHL:
+    return (s < 0 || s >= w) ? 0 : a.u << s;
+  case IR_SHR:
+    if (s < 0 || s >= w)
+      return (sg && a.i < 0) ? UINT64_MAX : 0;
+    if (sg && a.i < 0)
+      return ~(~a.u >> s);
+    return a.u >> s;
+  case IR_MIN:
+    return sg ? (a.i < b.i ? a.u : b.u) : (a.u < b.u ? a.u : b.u);
+  case IR_MAX:
+    return sg ? (a.i > b.i ? a.u : b.u) : (a.u > b.u ? a.u : b.u);
+  default:
+    return 0;
+  }
+}
+
+static double fold_float(teeny_opcode code, double a, double b) {
+  switch (code) {
+  case IR_ADD: return a + b;
+  case IR_SUB: return a - b;
+  case IR_MUL: return a * b;
+  case IR_DIV: return a / b;
+  case IR_REM: return fmod(a, b);
+  case IR_MIN: return fmin(a, b);
+  case IR_MAX: return fmax(a, b);
+  default: return 0;
+  }
+}
+
+static bool fold_cmp(teeny_cmp_pred p, teeny_dtype dt, teeny_scalar a, teeny_scalar b) {
+  if (is_float(dt)) {
+    switch (p) {
+    case CMP_EQ: return a.f == b.f;
+    case CMP_NE: return !(a.f == b.f);
+    case CMP_LT: return a.f < b.f;
+    case CMP_LE: return a.f <= b.f;
+    case CMP_GT: return a.f > b.f;
+    default: return a.f >= b.f;
+    }
+  }
+  bool sg = dt != TEENY_DT_BOOL && teeny__dt_is_signed(dt);
+  int c = sg ? (a.i < b.i ? -1 : a.i > b.i) : (a.u < b.u ? -1 : a.u > b.u);
+  switch (p) {
+  case CMP_EQ: return c == 0;
+  case CMP_NE: return c != 0;
+  case CMP_LT: return c < 0;
+  case CMP_LE: return c <= 0;
+  case CMP_GT: return c > 0;
+  default: return c >= 0;
+  }
+}
+
+/* Both operands constant and of dtype dt (and one shape): fold. */
+static gval fold_binary(teeny_op_kind op, teeny_dtype dt, gval a, gval b,
+                        teeny_type shape_of) {
+  teeny_type t = teeny__type_with_dtype(shape_of, dt);
+  if (op_is_cmp(op)) {
+    teeny_scalar c = {.i = fold_cmp(cmp_pred(op), dt, a.c, b.c)};
+    return gv_const(teeny__type_with_dtype(shape_of, TEENY_DT_BOOL), c);
+  }
+  teeny_opcode code = binop_code(op);
+  teeny_scalar c;
+  if (is_float(dt))
+    c.f = teeny__round_dtype(dt, fold_float(code, a.c.f, b.c.f));
+  else
+    c = wrap_int(dt, fold_int(code, dt == TEENY_DT_BOOL ? 1 : teeny__dt_bits(dt),
+                              dt != TEENY_DT_BOOL && teeny__dt_is_signed(dt), a.c, b.c));
+  return gv_const(t, c);
+}
+
+/* Two weak constants: fold at full width and stay weak. */
+static gval fold_weak(gen *g, teeny_op_kind op, gval a, gval b, teeny_loc loc) {
+  bool fl = is_float(a.type.dt) || is_float(b.type.dt);
+  if (fl) {
+    double x = is_float(a.type.dt) ? a.c.f : (double)a.c.i;
+    double y = is_float(b.type.dt) ? b.c.f : (double)b.c.i;
+    teeny_scalar sx = {.f = x}, sy = {.f = y};
+    if (op_is_cmp(op))
+      return teeny__gv_bool(fold_cmp(cmp_pred(op), TEENY_DT_F64, sx, sy));
+    teeny_opcode code = binop_code(op);
+    if (code == IR_SHL || code == IR_SHR || code == IR_AND || code == IR_OR ||
+        code == IR_XOR)
+      teeny__gen_fail(g, loc, "'%s' needs integer operands", op_text(op));
+    return teeny__gv_weak_float(fold_float(code, x, y));
+  }
+  if (op_is_cmp(op))
+    return teeny__gv_bool(fold_cmp(cmp_pred(op), TEENY_DT_I64, a.c, b.c));
+  teeny_opcode code = binop_code(op);
+  if ((code == IR_DIV || code == IR_REM) && b.c.i == 0)
+    teeny__gen_fail(g, loc, "division by zero in a constant expression");
+  return teeny__gv_weak_int((int64_t)fold_int(code, 64, true, a.c, b.c));
+}
+
+/* ---- operators --------------------------------------------------------------------------- */
+
+static gval to_bool(gen *g, gval v, teeny_loc loc) {
+  if (v.type.dt == TEENY_DT_BOOL && !v.weak)
+    return v;
+  if (v.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "a pointer cannot be used as a condition");
+  return teeny__gen_binop(g, OP_NE, v, teeny__gv_weak_int(0), loc);
+}
+
+/* p + i, i + p, p - i */
+static gval pointer_arith(gen *g, teeny_op_kind op, gval a, gval b, teeny_loc loc) {
+  bool ap = a.type.dt == TEENY_DT_PTR, bp = b.type.dt == TEENY_DT_PTR;
+  if ((op != OP_ADD && op != OP_SUB) || (ap && bp) || (op == OP_SUB && bp))
+    teeny__gen_fail(g, loc, "'%s' is not defined on pointers (only pointer + integer "
+                            "and pointer - integer)", op_text(op));
+  gval p = ap ? a : b, off = ap ? b : a;
+  if (off.weak) {
+    if (is_float(off.type.dt))
+      teeny__gen_fail(g, loc, "pointer offsets must be integers");
+    off = teeny__gen_operand(g, off, off.type.dt, loc);
+  }
+  if (!is_int(off.type.dt))
+    teeny__gen_fail(g, loc, "pointer offsets must be integers, not %s",
+                    teeny_dtype_name(off.type.dt));
+  if (op == OP_SUB)
+    off = teeny__gen_binop(g, OP_SUB, teeny__gv_int(off.type.dt, 0), off, loc);
+  int rank, shape[TEENY_MAX_RANK];
+  if (!teeny__broadcast_shape(p.type, off.type, &rank, shape))
+    teeny__gen_fail(g, loc, "shape mismatch: %s and %s do not broadcast (in '%s')",
+                    shape_str(g, p.type), shape_str(g, off.type), op_text(op));
+  p = teeny__gen_broadcast(g, p, rank, shape, loc);
+  off = teeny__gen_broadcast(g, off, rank, shape, loc);
+  gval args[2] = {p, off};
+  return teeny__gen_op(g, IR_ADDPTR, args, 2, p.type, loc);
+}
+
+static void check_operand_classes(gen *g, teeny_op_kind op, gval a, gval b,
+                                  teeny_loc loc) {
+  bool bitwise = op == OP_BITAND || op == OP_BITOR || op == OP_BITXOR;
+  bool shift = op == OP_SHL || op == OP_SHR;
+  if (!bitwise && !shift)
+    return;
+  gval v[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    teeny_dtype dt = v[i].type.dt;
+    if (is_float(dt) || (shift && dt == TEENY_DT_BOOL && !v[i].weak))
+      teeny__gen_fail(g, loc, "'%s' needs %s operands, not %s", op_text(op),
+                      shift ? "integer" : "integer or bool", teeny_dtype_name(dt));
+  }
+}
+
+gval teeny__gen_binop(gen *g, teeny_op_kind op, gval a, gval b, teeny_loc loc) {
+  if (a.type.dt == TEENY_DT_VOID || b.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, loc, "a void value cannot be an operand of '%s'", op_text(op));
+  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
+    return pointer_arith(g, op, a, b, loc);
+  if (op == OP_LOGAND || op == OP_LOGOR) {
+    a = to_bool(g, a, loc);
+    b = to_bool(g, b, loc);
+    op = op == OP_LOGAND ? OP_BITAND : OP_BITOR;
+  }
+  check_operand_classes(g, op, a, b, loc);
+  if (a.weak && b.weak && a.type.rank == 0 && b.type.rank == 0)
+    return fold_weak(g, op, a, b, loc);
+  teeny_dtype dt = teeny__gen_promote(g, a, b, loc, op_text(op));
+  bool arith = op <= OP_SHR;
+  if (dt == TEENY_DT_BOOL && arith)
+    dt = TEENY_DT_I32;
+  if ((op == OP_SHL || op == OP_SHR) && !is_int(dt))
+    teeny__gen_fail(g, loc, "'%s' needs integer operands", op_text(op));
+  a = teeny__gen_operand(g, a, dt, loc);
+  b = teeny__gen_operand(g, b, dt, loc);
+  int rank, shape[TEENY_MAX_RANK];
+  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape))
+    teeny__gen_fail(g, loc, "shape mismatch: %s and %s do not broadcast (in '%s')",
+                    shape_str(g, a.type), shape_str(g, b.type), op_text(op));
+  teeny_type shaped = teeny__type_tile(dt, rank, shape);
+  if (a.is_const && b.is_const)
+    return fold_binary(op, dt, a, b, shaped);
+  a = teeny__gen_broadcast(g, a, rank, shape, loc);
+  b = teeny__gen_broadcast(g, b, rank, shape, loc);
+  gval args[2] = {a, b};
+  if (op_is_cmp(op)) {
+    gval r = teeny__gen_op(g, IR_CMP, args, 2,
+                           teeny__type_with_dtype(shaped, TEENY_DT_BOOL), loc);
+    g->f->values[r.id].def->pred = cmp_pred(op);
+    return r;
+  }
+  return teeny__gen_op(g, binop_code(op), args, 2, shaped, loc);
+}
+
+static gval gen_unary(gen *g, teeny_op_kind op, gval v, teeny_loc loc) {
+  if (v.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, loc, "a void value cannot be an operand of '%s'", op_text(op));
+  if (v.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "'%s' is not defined on pointers", op_text(op));
+  switch (op) {
+  case OP_PLUS:
+    return v;
+  case OP_NEG:
+    if (v.weak)
+      return fold_weak(g, OP_SUB, is_float(v.type.dt) ? teeny__gv_weak_float(0)
+                                                      : teeny__gv_weak_int(0), v, loc);
+    if (v.type.dt == TEENY_DT_BOOL)
+      v = teeny__gen_convert(g, v, TEENY_DT_I32, loc);
+    if (is_int(v.type.dt))
+      return teeny__gen_binop(g, OP_SUB, teeny__gv_int(v.type.dt, 0), v, loc);
+    if (v.is_const) {
+      v.c.f = -v.c.f;
+      return v;
+    }
+    return teeny__gen_op(g, IR_NEG, &v, 1, v.type, loc);
+  case OP_BITNOT:
+    if (is_float(v.type.dt))
+      teeny__gen_fail(g, loc, "'~' needs an integer or bool operand, not %s",
+                      teeny_dtype_name(v.type.dt));
+    if (v.weak)
+      return teeny__gv_weak_int(~v.c.i);
+    if (v.is_const) {
+      v.c = wrap_int(v.type.dt, ~v.c.u);
+      return v;
+    }
+    return teeny__gen_op(g, IR_NOT, &v, 1, v.type, loc);
+  case OP_LOGNOT: {
+    v = to_bool(g, v, loc);
+    if (v.is_const) {
+      v.c.i = !v.c.i;
+      return v;
+    }
+    return teeny__gen_op(g, IR_NOT, &v, 1, v.type, loc);
+  }
+  default:
+    teeny__gen_fail(g, loc, "internal error: unknown unary operator");
+  }
+}
+
+gval teeny__gen_cond(gen *g, const teeny_expr *e) {
+  gval v = teeny__gen_expr(g, e);
+  if (v.type.rank > 0)
+    teeny__gen_fail(g, e->loc,
+                    "condition must be a scalar, not a tile of shape %s "
+                    "(use where() to choose element by element)",
+                    shape_str(g, v.type));
+  return to_bool(g, v, e->loc);
+}
+
+/* c ? a : b */
+static gval gen_select(gen *g, const teeny_expr *e) {
+  gval c = teeny__gen_expr(g, e->cond);
+  if (c.type.rank == 0) {
+    c = to_bool(g, c, e->cond->loc);
+    if (c.is_const) /* like a constexpr if: only the chosen side is built */
+      return teeny__gen_expr(g, c.c.i ? e->lhs : e->rhs);
+  } else {
+    c = to_bool(g, c, e->cond->loc);
+  }
+  gval a = teeny__gen_expr(g, e->lhs), b = teeny__gen_expr(g, e->rhs);
+  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->loc, "'?:' between pointers is not supported");
+  teeny_dtype dt = teeny__gen_promote(g, a, b, e->loc, "?:");
+  a = teeny__gen_operand(g, a, dt, e->lhs->loc);
+  b = teeny__gen_operand(g, b, dt, e->rhs->loc);
+  int rank, shape[TEENY_MAX_RANK];
+  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape) ||
+      !teeny__broadcast_shape(teeny__type_tile(dt, rank, shape), c.type, &rank, shape))
+    teeny__gen_fail(g, e->loc, "shape mismatch: %s, %s and %s do not broadcast (in '?:')",
+                    shape_str(g, c.type), shape_str(g, a.type), shape_str(g, b.type));
+  gval args[3] = {teeny__gen_broadcast(g, c, rank, shape, e->loc),
+                  teeny__gen_broadcast(g, a, rank, shape, e->loc),
+                  teeny__gen_broadcast(g, b, rank, shape, e->loc)};
+  return teeny__gen_op(g, IR_SELECT, args, 3, args[1].type, e->loc);
+}
+
+static gval gen_literal(gen *g, const teeny_expr *e) {
+  if (e->kind == EX_BOOL)
+    return teeny__gv_bool(e->ival != 0);
+  if (e->kind == EX_FLOAT) {
+    if (e->lit_dt == TEENY_DT_VOID)
+      return teeny__gv_weak_float(e->fval);
+    teeny_scalar c = {.f = teeny__round_dtype(e->lit_dt, e->fval)};
+    return gv_const(teeny__type_scalar(e->lit_dt), c);
+  }
+  if (e->lit_dt == TEENY_DT_VOID) {
+    if (e->ival > (uint64_t)INT64_MAX)
+      teeny__gen_fail(g, e->loc, "integer literal too large");
+    return teeny__gv_weak_int((int64_t)e->ival);
+  }
+  if (!is_float(e->lit_dt) && teeny__dt_bits(e->lit_dt) < 64 &&
+      e->ival >> teeny__dt_bits(e->lit_dt))
+    teeny__gen_fail(g, e->loc, "integer literal does not fit in %s",
+                    teeny_dtype_name(e->lit_dt));
+  return gv_const(teeny__type_scalar(e->lit_dt), wrap_int(e->lit_dt, e->ival));
+}
+
+static gval gen_name(gen *g, const teeny_expr *e) {
+  switch (e->sym) {
+  case SYM_VAR: {
+    gvar *v = &g->fr->vars[e->sym_index];
+    if (!v->defined)
+      teeny__gen_fail(g, e->loc, "'%s' is used before it is assigned on every path",
+                      e->name);
+    return v->v;
+  }
+  case SYM_GENERIC: {
+    const teeny_generic *gen_ = &g->prog->generics[e->sym_index];
+    if (gen_->is_dtype)
+      teeny__gen_fail(g, e->loc, "'%s' is a dtype, not a value", e->name);
+    return teeny__gv_weak_int(g->b->val[e->sym_index]);
+  }
+  default:
+    break;
+  }
+  if (strcmp(e->name, "INFINITY") == 0)
+    return teeny__gv_weak_float(INFINITY);
+  if (strcmp(e->name, "NAN") == 0)
+    return teeny__gv_weak_float(NAN);
+  teeny__gen_fail(g, e->loc, "'%s' is not a value", e->name);
+}
+
+static gval gen_cast(gen *g, const teeny_expr *e) {
+  if (e->type->is_ptr)
+    teeny__gen_fail(g, e->loc, "pointer casts are not supported");
+  gval v = teeny__gen_expr(g, e->lhs);
+  if (v.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->loc, "cannot cast a void value");
+  if (e->type->is_tile && v.type.rank == 0)
+    teeny__gen_fail(g, e->loc, "cannot cast a scalar to a tile; use full(T, value, shape...)");
+  teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+  if (dt == TEENY_DT_VOID) { /* (void)e discards the value */
+    v.type = teeny__type_scalar(TEENY_DT_VOID);
+    v.id = -1;
+    v.is_const = v.weak = false;
+    return v;
+  }
+  return teeny__gen_convert(g, v, dt, e->loc); /* folds weak constants too */
+}
+
+int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what) {
+  gval v = teeny__gen_expr(g, e);
+  if (!v.is_const || v.type.rank != 0 || !(is_int(v.type.dt) || v.type.dt == TEENY_DT_BOOL)) {
+    if (e->kind == EX_NAME && e->sym == SYM_VAR && !v.is_const)
+      teeny__gen_fail(g, e->loc, "%s must be a compile-time constant, but '%s' is a "
+                                 "runtime value (non-constant tile size)", what, e->name);
+    teeny__gen_fail(g, e->loc, "%s must be a compile-time constant integer", what);
+  }
+  return teeny__dt_is_signed(v.type.dt) || v.weak || v.type.dt == TEENY_DT_BOOL
+             ? v.c.i
+             : (int64_t)v.c.u;
+}
+
+gval teeny__gen_expr(gen *g, const teeny_expr *e) {
+  switch (e->kind) {
+  case EX_INT:
+  case EX_FLOAT:
+  case EX_BOOL:
+    return gen_literal(g, e);
+  case EX_NAME:
+    return gen_name(g, e);
+  case EX_UNARY:
+    return gen_unary(g, e->op, teeny__gen_expr(g, e->lhs), e->loc);
+  case EX_BINARY: {
+    gval a = teeny__gen_expr(g, e->lhs);
+    gval b = teeny__gen_expr(g, e->rhs);
+    return teeny__gen_binop(g, e->op, a, b, e->loc);
+  }
+  case EX_COND:
+    return gen_select(g, e);
+  case EX_CALL:
+    if (e->sym == SYM_BUILTIN)
+      return teeny__gen_builtin(g, e);
+    if (e->sym == SYM_FUNC) {
+      const teeny_func *fn = g->prog->funcs[e->sym_index];
+      gval *args = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)(e->nargs + 1));
+      teeny_loc *locs = teeny__arena_alloc(g->cx->arena, sizeof(teeny_loc) * (size_t)(e->nargs + 1));
+      for (int i = 0; i < e->nargs; i++) {
+        args[i] = teeny__gen_expr(g, e->args[i]);
+        locs[i] = e->args[i]->loc;
+      }
+      return teeny__gen_inline(g, fn, args, locs, e->nargs, e->loc);
+    }
+    teeny__gen_fail(g, e->loc, "'%s' is not a function", e->name ? e->name : "?");
+  case EX_CAST:
+    return gen_cast(g, e);
+  case EX_ASSIGN:
+  case EX_INCDEC:
+    return teeny__gen_assign(g, e);
+  }
+  teeny__gen_fail(g, e->loc, "internal error: unknown expression kind");
+}
+
+/* Element-wise op over n operands: promote to one dtype, broadcast to one
+ * shape, fold binary ops of constants, else emit `code`. */
+gval teeny__gen_elementwise(gen *g, teeny_opcode code, gval *args, int n,
+                            teeny_loc loc, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (args[i].type.dt == TEENY_DT_PTR || args[i].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, loc, "%s needs numeric operands, not %s", name,
+                      teeny__gen_tstr(g, args[i].type));
+  /* rep stands for the operands promoted so far: only dt and weakness
+   * matter to promotion */
+  gval rep = args[0];
+  teeny_dtype dt = rep.type.dt;
+  for (int i = 1; i < n; i++) {
+    dt = teeny__gen_promote(g, rep, args[i], loc, name);
+    bool weak = rep.weak && args[i].weak;
+    memset(&rep, 0, sizeof rep);
+    rep.type = teeny__type_scalar(dt);
+    rep.weak = weak;
+  }
+  if (dt == TEENY_DT_BOOL)
+    dt = TEENY_DT_I32;
+  int rank = 0, shape[TEENY_MAX_RANK] = {0};
+  bool all_const = true;
+  for (int i = 0; i < n; i++) {
+    args[i] = teeny__gen_operand(g, args[i], dt, loc);
+    teeny_type cur = teeny__type_tile(dt, rank, shape);
+    if (!teeny__broadcast_shape(cur, args[i].type, &rank, shape))
+      teeny__gen_fail(g, loc, "shape mismatch: operands of %s do not broadcast (%s)", name,
+                      teeny__gen_tstr(g, args[i].type));
+    all_const = all_const && args[i].is_const;
+  }
+  teeny_type rt = teeny__type_tile(dt, rank, shape);
+  if (all_const && n == 2 && code >= IR_ADD && code <= IR_MAX) {
+    teeny_scalar c;
+    if (is_float(dt))
+      c.f = teeny__round_dtype(dt, fold_float(code, args[0].c.f, args[1].c.f));
+    else
+      c = wrap_int(dt, fold_int(code, teeny__dt_bits(dt), teeny__dt_is_signed(dt),
+                                args[0].c, args[1].c));
+    return gv_const(rt, c);
+  }
+  for (int i = 0; i < n; i++)
+    args[i] = teeny__gen_broadcast(g, args[i], rank, shape, loc);
+  return teeny__gen_op(g, code, args, n, rt, loc);
+}

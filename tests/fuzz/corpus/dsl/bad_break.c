@@ -1,0 +1,1 @@
+void f(i32 x) { while (x) { break; } }

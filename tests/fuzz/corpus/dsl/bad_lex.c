@@ -1,0 +1,2 @@
+#define N 4
+void f() { i32 x = "s"; }

@@ -1,0 +1,157 @@
+/*
+ * tests/unit/test_codegen.c — the NVPTX code generator: every case of
+ * test_codegen_cases.c compiles for sm_90a and sm_80 with 1, 4 and 8
+ * warps, and the PTX has the shape the design promises (kernel entry,
+ * .reqntid, 128-bit vector accesses, shuffles in reductions, mma for dot).
+ * ptxas itself runs in test_codegen_ptxas.c.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_codegen.h"
+
+static teeny_arena arena;
+
+static void setup(void) { teeny__arena_init(&arena); }
+static void teardown(void) { teeny__arena_free(&arena); }
+
+static char *compile(teeny_ir_func *f, const char *target, int nw) {
+  teeny_buf err;
+  teeny__buf_init(&err);
+  char *ptx = teeny_cg_compile(f, target, nw, &err);
+  if (!ptx)
+    ck_abort_msg("%s", err.p ? err.p : "compile failed");
+  teeny__buf_free(&err);
+  return ptx;
+}
+
+static void expect(const char *ptx, const char *what, const char *name) {
+  ck_assert_msg(strstr(ptx, what) != NULL, "%s: PTX has no '%s'", name, what);
+}
+
+START_TEST(all_cases_compile) {
+  static const char *targets[] = {"sm_90a", "sm_80"};
+  static const int warps[] = {1, 4, 8};
+  teeny_cg_case cases[256];
+  int n = teeny_cg_cases(&arena, cases, 256);
+  ck_assert_int_gt(n, 0);
+  for (int i = 0; i < n; i++)
+    for (int t = 0; t < 2; t++)
+      for (int w = 0; w < 3; w++) {
+        char *ptx = compile(cases[i].f, targets[t], warps[w]);
+        char want[256];
+        snprintf(want, sizeof want, ".entry %s", cases[i].f->name);
+        expect(ptx, want, cases[i].name);
+        snprintf(want, sizeof want, ".reqntid %d", 32 * warps[w]);
+        expect(ptx, want, cases[i].name);
+        snprintf(want, sizeof want, ".target %s", targets[t]);
+        expect(ptx, want, cases[i].name);
+        teeny__free(ptx);
+      }
+}
+END_TEST
+
+START_TEST(vector_add_is_vectorised) {
+  char *ptx = compile(teeny_sample_vector_add(&arena, TEENY_DT_F32, 1024), "sm_90a", 4);
+  expect(ptx, "ld.global.nc.v4.f32", "vector_add f32");
+  expect(ptx, "st.global.v4.f32", "vector_add f32");
+  teeny__free(ptx);
+  ptx = compile(teeny_sample_vector_add(&arena, TEENY_DT_F16, 1024), "sm_90a", 4);
+  expect(ptx, "ld.global.nc.v4.b32", "vector_add f16");
+  expect(ptx, "st.global.v4.b32", "vector_add f16");
+  teeny__free(ptx);
+}
+END_TEST
+
+START_TEST(softmax_uses_shuffles) {
+  char *ptx = compile(teeny_sample_softmax(&arena, 1024), "sm_90a", 4);
+  expect(ptx, "shfl.sync.bfly", "softmax");
+  expect(ptx, "ex2.approx", "softmax");
+  expect(ptx, "bar.sync", "softmax");
+  teeny__free(ptx);
+}
+END_TEST
+
+START_TEST(matmul_uses_mma) {
+  char *ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 32), "sm_90a", 4);
+  expect(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "matmul f16");
+  teeny__free(ptx);
+  ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F32, 32, 32, 16), "sm_80", 4);
+  expect(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "matmul f32");
+  teeny__free(ptx);
+}
+END_TEST
+
+/* Unsupported requests are diagnosed, never crash. */
+START_TEST(limits_are_diagnosed) {
+  teeny_arena a;
+  teeny_diags d;
+  teeny__arena_init(&a);
+  teeny_diags_init(&d);
+  teeny_ctx cx = {.arena = &a, .file = "<ir>", .diags = &d};
+  teeny_codegen_out out;
+  teeny_codegen_opts bad_target = {"sm_70", 4};
+  teeny_ir_func *f = teeny_sample_vector_add(&arena, TEENY_DT_F32, 1024);
+  ck_assert_int_eq(teeny__codegen_ptx(&cx, f, &bad_target, &out), TEENY_E_UNSUPPORTED);
+  ck_assert_ptr_null(out.ptx);
+  teeny_codegen_opts bad_warps = {"sm_90a", 3};
+  ck_assert_int_eq(teeny__codegen_ptx(&cx, f, &bad_warps, &out), TEENY_E_UNSUPPORTED);
+  /* a [1024 x 1024] tile with one warp: 32768 values per thread */
+  teeny_codegen_opts one = {"sm_90a", 1};
+  teeny_ir_func *big = teeny_sample_matmul(&arena, TEENY_DT_F16, 1024, 1024, 16);
+  ck_assert_int_eq(teeny__codegen_ptx(&cx, big, &one, &out), TEENY_E_UNSUPPORTED);
+  ck_assert_uint_ge(d.n, 3);
+  ck_assert(strstr(d.v[d.n - 1].message, "values per thread") != NULL);
+  ck_assert_int_eq(d.v[d.n - 1].line, 1); /* the op's location */
+  teeny_diags_close(&d);
+  teeny__arena_free(&a);
+}
+END_TEST
+
+START_TEST(version_is_llvms) {
+  const char *v = teeny__codegen_llvm_version();
+  int maj = 0, min = 0, pat = 0;
+  ck_assert_int_eq(sscanf(v, "%d.%d.%d", &maj, &min, &pat), 3);
+  ck_assert_int_eq(maj, 19);
+}
+END_TEST
+
+START_TEST(emulation_matches_interpreter) {
+  static const int warps[] = {1, 4, 8};
+  teeny_cg_case cases[256];
+  int n = teeny_cg_cases(&arena, cases, 256);
+  teeny_buf err;
+  teeny__buf_init(&err);
+  int failed = 0;
+  for (int i = 0; i < n; i++)
+    for (int w = 0; w < 3; w++)
+      failed += teeny_cg_check(&cases[i], warps[w], &err) != 0;
+  if (failed)
+    fputs(err.p ? err.p : "", stderr);
+  ck_assert_msg(failed == 0, "%d emulated runs differ from the interpreter (details above)",
+                failed);
+  teeny__buf_free(&err);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("codegen");
+  TCase *tc = tcase_create("all");
+  tcase_set_timeout(tc, 300);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, all_cases_compile);
+  tcase_add_test(tc, vector_add_is_vectorised);
+  tcase_add_test(tc, softmax_uses_shuffles);
+  tcase_add_test(tc, matmul_uses_mma);
+  tcase_add_test(tc, emulation_matches_interpreter);
+  tcase_add_test(tc, limits_are_diagnosed);
+  tcase_add_test(tc, version_is_llvms);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

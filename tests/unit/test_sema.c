@@ -1,0 +1,231 @@
+/*
+ * tests/unit/test_sema.c — type, shape and constness errors found while
+ * building tile IR (irgen), each with its message and exact line:col, and
+ * the binding-dependent cases that must compile.
+ *
+ * A case is a kernel body (or a whole source) with one '@' marking where
+ * the error's caret must point; the '@' is removed before compiling.
+ */
+#include <check.h>
+
+#include "kernel_util.h"
+
+#define PREFIX                                                                 \
+  "#include <teeny/dsl.h>\n"                                                   \
+  "TEENY_DTYPE(D);\n"                                                          \
+  "TEENY_CONST(B);\n"                                                          \
+  "TEENY_KERNEL(D, B)\n"                                                       \
+  "void k(ptr(D) x, ptr(D) y, i32 n)\n"                                        \
+  "{\n"
+#define PREFIX_LINES 6
+
+typedef struct sema_case {
+  const char *body;     /* kernel body, or a whole source if whole is set */
+  const char *bindings; /* NULL: D=f32,B=128 */
+  const char *message;  /* expected substring of the first error */
+  int whole;            /* body is a complete source */
+} sema_case;
+
+static const sema_case bad[] = {
+    {"    tile(f32) a = zeros(f32, 64) @+ zeros(f32, 32);\n", 0, "shape mismatch", 0},
+    {"    tile(f32) a = zeros(f32, 64);\n    a @= zeros(f32, 32);\n", 0, "shape mismatch", 0},
+    {"    tile(f16) a = @zeros(f32, 64);\n", 0, "dtype mismatch", 0},
+    {"    tile(D) a = @zeros(f32, 64);\n", "D=f16,B=128", "dtype mismatch", 0},
+    {"    tile(i32) r = arange(0, @n);\n", 0, "non-constant tile size", 0},
+    {"    tile(i32) r = @arange(0, 100);\n", 0, "not a power of two", 0},
+    {"    tile(i32) r = @arange(0, B);\n", "D=f32,B=100", "not a power of two", 0},
+    {"    tile(f32) z = zeros(f32, @48);\n", 0, "not a power of two", 0},
+    {"    tile(f32) z = @zeros(f32, 2048, 1024);\n", 0, "exceeds the limit", 0},
+    {"    tile(i32) r = arange(0, 16);\n    if (r @< 8) { }\n", 0, "condition must be a scalar", 0},
+    {"    tile(i32) r = arange(0, 16);\n    tile(f32) e = exp(@r);\n", 0, "floating-point", 0},
+    {"    f32 a = 1.0f;\n    f32 b = a @& a;\n", 0, "'&' needs integer", 0},
+    {"    i32 r = @arange(0, 16);\n", 0, "is a scalar", 0},
+    {"    tile(f32) t = @1.0f;\n", 0, "from a scalar", 0},
+    {"    i32 v;\n    i32 w = @v + 1;\n", 0, "used before it is assigned", 0},
+    {"    i32 v;\n    if (n > 0) { v = 1; }\n    i32 w = @v;\n", 0, "used before it is assigned", 0},
+    {"    tile(f32) a = zeros(f32, 32, 16);\n    tile(f32) b = zeros(f32, 32, 16);\n"
+     "    tile(f32) c = @dot(a, b);\n", 0, "inner dims differ", 0},
+    {"    tile(f16) a = zeros(f16, 16, 16);\n    tile(f32) b = zeros(f32, 16, 16);\n"
+     "    tile(f32) c = @dot(a, b);\n", 0, "dtype mismatch", 0},
+    {"    tile(f32) a = zeros(f32, 8, 16);\n    tile(f32) b = zeros(f32, 16, 16);\n"
+     "    tile(f32) c = @dot(a, b);\n", 0, ">= 16", 0},
+    {"    tile(f32) t;\n    @if (n > 0) { t = zeros(f32, 16); } else { t = zeros(f32, 32); }\n",
+     0, "on one branch", 0},
+    {"    tile(i32) r = arange(0, 16);\n    tile(D) v = load(x + r, @r);\n", 0, "mask must be bool", 0},
+    {"    tile(i32) r = arange(0, 16);\n    tile(i32) v = load(@r);\n", 0, "needs a pointer", 0},
+    {"    ptr(D) p = x @* 2;\n", 0, "not defined on pointers", 0},
+    {"    ptr(D) p = x @+ 1.5;\n", 0, "offsets must be integers", 0},
+    {"    tile(f32) z = zeros(f32, 16);\n    f32 s = sum(z, @1);\n", 0, "out of range", 0},
+    {"    i32 p = program_id(@3);\n", 0, "grid axis", 0},
+    {"    store(x, @x);\n", 0, "stores numbers", 0},
+    {"    tile(i8) r = (tile(i8))arange(0, 16);\n    tile(i8) t = r @+ 300;\n", 0,
+     "does not fit in i8", 0},
+    {"    i32 z = 4 @/ 0;\n", 0, "division by zero", 0},
+    {"    tile(i32) r = arange(0, 16);\n    @atomic_max(x + r, 1.0f);\n", "D=f16,B=128",
+     "not available for f16", 0},
+    {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = trans(@z);\n", 0, "2-D", 0},
+    {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = @reshape(z, 32);\n", 0,
+     "element count", 0},
+    {"    @for (i32 i = 0; ; i++) { }\n", 0, "needs a condition", 0},
+    {"    tile(i32) r = arange(0, 16);\n    tile(i32) w = where(@r, r, r);\n", 0,
+     "condition must be bool", 0},
+    {"    tile(f32) t = @(tile(f32))1.0f;\n", 0, "cannot cast a scalar to a tile", 0},
+    {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = full(f32, @z, 16);\n", 0,
+     "must be a number", 0},
+    {"    f32 a = 1.0f;\n    f32 b = a @<< 1;\n", 0, "'<<' needs integer", 0},
+    {"    i64 big = 1;\n    i32 small = @big;\n", 0, "dtype mismatch", 0},
+    {"    u32 u = 1u;\n    i32 s = @u;\n", 0, "dtype mismatch", 0},
+    {"    i32 k2 = 3;\n    f32 f = @k2;\n", 0, "dtype mismatch", 0},
+    {"    tile(i32) r = arange(0, 16);\n    tile(f32) v = (f32)r;\n    tile(i32) w = @v;\n", 0,
+     "dtype mismatch", 0},
+    {"#include <teeny/dsl.h>\n"
+     "f16 half(f16 a) { return a; }\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f16) x)\n"
+     "{\n"
+     "    store(x, half(@1.0f));\n"
+     "}\n",
+     "", "dtype mismatch", 1},
+    {"#include <teeny/dsl.h>\n"
+     "i32 comb(f32 a, f32 b) { return 0; }\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f32) x)\n"
+     "{\n"
+     "    store(x, reduce(zeros(f32, 16), 0, @comb));\n"
+     "}\n",
+     "", "must return a scalar f32", 1},
+    {"#include <teeny/dsl.h>\n"
+     "tile(f32) pick(i32 c)\n"
+     "{\n"
+     "    if (c > 0) { return zeros(f32, 16); }\n"
+     "    return @zeros(f32, 32);\n"
+     "}\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f32) x, i32 n)\n"
+     "{\n"
+     "    store(x + arange(0, 16), pick(n));\n"
+     "}\n",
+     "", "shape mismatch", 1},
+    {"#include <teeny/dsl.h>\n"
+     "tile(f32) twice(tile(f32) t) { return t + t; }\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f32) x)\n"
+     "{\n"
+     "    store(x, twice(@1.0f));\n"
+     "}\n",
+     "", "from a scalar", 1},
+};
+
+/* Build the source of case c (without the '@'), and the marker's line:col. */
+static char *case_source(const sema_case *c, int *line, int *col) {
+  size_t n = strlen(PREFIX) + strlen(c->body) + 8;
+  char *src = malloc(n);
+  snprintf(src, n, "%s%s%s", c->whole ? "" : PREFIX, c->body, c->whole ? "" : "}\n");
+  char *at = strchr(src, '@');
+  ck_assert_msg(at != NULL, "case without marker: %s", c->body);
+  *line = 1;
+  *col = 1;
+  for (char *p = src; p < at; p++) {
+    if (*p == '\n') {
+      (*line)++;
+      *col = 1;
+    } else {
+      (*col)++;
+    }
+  }
+  memmove(at, at + 1, strlen(at + 1) + 1);
+  return src;
+}
+
+/* Compile through spec + IR (no PTX); returns the code, fills d. */
+static int compile_case(const char *src, const char *bindings, teeny_diags *d) {
+  teeny_spec *s = NULL;
+  int rc = ku_spec_src(src, strlen(src), "case.c", "k", bindings, &s, d);
+  if (rc)
+    return rc;
+  teeny_artifact *a = NULL;
+  rc = teeny_spec_compile(s, TEENY_EMIT_MLIR, &a, d);
+  teeny_artifact_destroy(a);
+  teeny_spec_destroy(s);
+  return rc;
+}
+
+START_TEST(semantic_errors) {
+  const sema_case *c = &bad[_i];
+  int line, col;
+  char *src = case_source(c, &line, &col);
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = compile_case(src, c->bindings ? c->bindings : "D=f32,B=128", &d);
+  ck_assert_msg(rc == TEENY_E_COMPILE, "case %d: expected a compile error, got %s\n%s", _i,
+                teeny_strerror(rc), src);
+  ck_assert_msg(d.nerrors >= 1, "case %d: no diagnostic", _i);
+  const teeny_diag *g = &d.v[0];
+  ck_assert_msg(strstr(g->message, c->message) != NULL,
+                "case %d: message '%s' lacks '%s'\n%s", _i, g->message, c->message, src);
+  ck_assert_msg(g->line == line && g->col == col, "case %d: at %d:%d, expected %d:%d (%s)\n%s",
+                _i, g->line, g->col, line, col, g->message, src);
+  ck_assert_ptr_nonnull(g->source_line);
+  teeny_diags_close(&d);
+  free(src);
+}
+END_TEST
+
+/* Programs that must compile: binding-dependent and promotion cases. */
+static const char *const good_bodies[] = {
+    /* widening implicit conversions */
+    "    i32 a = 1;\n    i64 b = a;\n    bool t = true;\n    i32 c = t;\n"
+    "    f16 h = (f16)1.5;\n    f32 f = h;\n    u8 u = (u8)3;\n    i16 s = u;\n",
+    /* weak literals adopt the other operand's dtype */
+    "    tile(i32) r = arange(0, 16);\n    tile(i8) q = (tile(i8))r + 1;\n"
+    "    tile(f16) h = (tile(f16))r * 0.5;\n    store(x + r, (tile(D))h, r < n);\n",
+    /* shapes from constant arithmetic and const locals */
+    "    i32 half = B / 2;\n    tile(i32) r = arange(0, half * 2);\n"
+    "    tile(f32) z = zeros(f32, B, half);\n    store(x + r, (tile(D))sum(z, 1), r < n);\n",
+    /* a constant condition builds only the taken branch: the other is ill-typed */
+    "    if (B > 1000) { tile(i32) bad = arange(0, 100); }\n"
+    "    tile(i32) r = arange(0, B);\n    store(x + r, load(y + r, r < n), r < n);\n",
+    /* early return, loops with carried tiles, while and do-while */
+    "    i32 pid = program_id(0);\n    if (pid * B >= n) return;\n"
+    "    tile(f32) acc = zeros(f32, B);\n    for (i32 i = 0; i < 4; i++) { acc += 1.0f; }\n"
+    "    i32 j = 0;\n    while (j < 3) { acc = acc * 2.0f; j += 1; }\n"
+    "    do { j -= 1; } while (j > 0);\n"
+    "    tile(i32) r = pid * B + arange(0, B);\n    store(x + r, (tile(D))acc, r < n);\n",
+    /* broadcasting row/col, 2-D reductions, argmax, cumsum, where, ternary */
+    "    tile(i32) r = arange(0, 16);\n    tile(i32) m = col(r) * 16 + row(r);\n"
+    "    tile(f32) v = (tile(f32))m;\n    tile(i32) am = argmax(v, 1);\n"
+    "    tile(f32) cs = cumsum(v, 1);\n    tile(f32) w = where(m > 3, cs, 0.0f);\n"
+    "    tile(f32) t = n > 0 ? w : v;\n    store(x + r, (tile(D))(sum(t, 0) + (tile(f32))am), r < n);\n",
+};
+
+START_TEST(programs_that_compile) {
+  const char *bindings[] = {"D=f32,B=128", "D=f16,B=64", "D=bf16,B=16"};
+  for (int b = 0; b < 3; b++) {
+    size_t n = strlen(PREFIX) + strlen(good_bodies[_i]) + 8;
+    char *src = malloc(n);
+    snprintf(src, n, "%s%s}\n", PREFIX, good_bodies[_i]);
+    teeny_diags d;
+    teeny_diags_init(&d);
+    int rc = compile_case(src, bindings[b], &d);
+    if (rc)
+      ku_print_diags(&d);
+    ck_assert_msg(rc == 0, "good case %d [%s]: %s\n%s", _i, bindings[b], teeny_strerror(rc), src);
+    teeny_diags_close(&d);
+    free(src);
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("sema");
+  TCase *tc = tcase_create("irgen");
+  tcase_add_loop_test(tc, semantic_errors, 0, (int)(sizeof bad / sizeof *bad));
+  tcase_add_loop_test(tc, programs_that_compile, 0,
+                      (int)(sizeof good_bodies / sizeof *good_bodies));
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
