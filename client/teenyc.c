@@ -1,11 +1,13 @@
 /*
- * client/teenyc.c — the offline compiler: compile one kernel of a kernel
- * file for one set of bindings and print what came out (the generated
- * source, MLIR, PTX, id, key, or a summary), or the diagnostics.
+ * client/teenyc.c — the compiler CLI: compile one kernel of a kernel file
+ * for one set of bindings and print what came out (the generated source,
+ * MLIR, PTX, id, key, or a summary), or the diagnostics.
  *
- * Uses only the public API (include/teeny/compile.h).  Exit status: 0 on
- * success, 1 when the kernel or its bindings have errors, 2 on a usage
- * error, 3 on an I/O or internal error.
+ * It is a client of libteenyc-client (include/teeny/client.h) and works in
+ * any of its modes: through teenycd, embedded against the store, or
+ * offline (no store); every --emit prints the same bytes in every mode.
+ * Exit status: 0 on success, 1 when the kernel or its bindings have
+ * errors, 2 on a usage error, 3 on an I/O, connection or internal error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "teeny/compile.h"
+#include "teeny/client.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 #define MAX_BINDINGS 64
@@ -21,6 +23,7 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 static const char usage_text[] =
     "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
     "              [--target sm_90a] [--num-warps 4] [--emit WHAT] [-o OUT]\n"
+    "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
     "\n"
     "Compile one kernel of a teenyc kernel file (FILE, or - for stdin) for one\n"
     "set of bindings and print the result.\n"
@@ -40,21 +43,44 @@ static const char usage_text[] =
     "                          key     the cache key (64 hex digits)\n"
     "                          info    a summary: id, key, entry, params, launch shape\n"
     "  -o, --output OUT      write to OUT instead of standard output\n"
+    "  -m, --mode MODE       where to compile (default: $TEENYC_MODE, else auto):\n"
+    "                          daemon    through teenycd (an error if unreachable)\n"
+    "                          embedded  in this process, reading and filling the\n"
+    "                                    store teenycd uses\n"
+    "                          offline   in this process, no store at all\n"
+    "                          auto      daemon if reachable; else embedded if a\n"
+    "                                    store is configured (--cache-dir,\n"
+    "                                    $TEENYC_CACHE_DIR, $XDG_CACHE_HOME) or\n"
+    "                                    /var/cache/teenyc exists; else offline\n"
+    "  -s, --socket PATH     teenycd's socket (default: $TEENYCD_SOCKET, else\n"
+    "                        $XDG_RUNTIME_DIR/teenycd.sock, else\n"
+    "                        /run/teenycd/teenycd.sock)\n"
+    "  -C, --cache-dir DIR   the store for embedded mode (default:\n"
+    "                        $TEENYC_CACHE_DIR, $XDG_CACHE_HOME/teenyc,\n"
+    "                        /var/cache/teenyc)\n"
+    "  -f, --force           compile even if the kernel is cached\n"
     "  -h, --help            show this help\n"
     "  -V, --version         show the version of teenyc and LLVM\n"
     "\n"
     "Diagnostics go to standard error as file:line:col: error: message, with the\n"
-    "source line and a caret.  Exit status: 0 ok, 1 errors in the kernel or its\n"
-    "bindings, 2 usage, 3 I/O or internal error.\n"
+    "source line and a caret.  --emit info also says where the result came from\n"
+    "(miss, memory, disk, joined) and in which mode.  Exit status: 0 ok, 1 errors\n"
+    "in the kernel or its bindings, 2 usage, 3 I/O, connection or internal error.\n"
     "\n"
     "example:\n"
     "  teenyc examples/kernels/vector_add.c --kernel vector_add \\\n"
-    "         --dtype D=f32 --const BLOCK_SIZE=1024 --emit ptx -o vector_add.ptx\n";
+    "         --dtype D=f32 --const BLOCK_SIZE=1024 --emit ptx -o vector_add.ptx\n"
+    "  TEENYC_MODE=offline teenyc examples/kernels/softmax.c -k softmax \\\n"
+    "         -d D=f16 -c BLOCK_SIZE=1024 --emit mlir\n"
+    "  teenyc --socket /tmp/t.sock examples/kernels/vector_add.c -k vector_add \\\n"
+    "         -d D=f32 -c BLOCK_SIZE=1024 --emit info\n";
 
 typedef struct options {
   const char *file;
   const char *output;
   const char *emit;
+  teeny_client_opts client; /* mode, socket, cache dir */
+  bool force;               /* --force */
   teeny_compile_req req;
   teeny_dtype_binding dtypes[MAX_BINDINGS];
   teeny_const_binding consts[MAX_BINDINGS];
@@ -107,13 +133,15 @@ static int parse_args(int argc, char **argv, options *o) {
       {"const", required_argument, NULL, 'c'},  {"target", required_argument, NULL, 't'},
       {"num-warps", required_argument, NULL, 'w'}, {"emit", required_argument, NULL, 'e'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-      {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+      {"version", no_argument, NULL, 'V'},      {"mode", required_argument, NULL, 'm'},
+      {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'C'},
+      {"force", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->emit = "ptx";
   o->req.dtypes = o->dtypes;
   o->req.consts = o->consts;
   int c, rc;
-  while ((c = getopt_long(argc, argv, "k:d:c:t:w:e:o:hV", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "k:d:c:t:w:e:o:hVm:s:C:f", longopts, NULL)) != -1) {
     switch (c) {
     case 'k': o->req.kernel = optarg; break;
     case 'd': if ((rc = add_dtype(o, optarg))) return rc; break;
@@ -129,6 +157,16 @@ static int parse_args(int argc, char **argv, options *o) {
     }
     case 'e': o->emit = optarg; break;
     case 'o': o->output = optarg; break;
+    case 'm': {
+      int m = teeny_client_mode_parse(optarg);
+      if (m < 0)
+        return usage_error("unknown --mode '%s' (auto, daemon, embedded, offline)", optarg);
+      o->client.mode = (teeny_client_mode)m;
+      break;
+    }
+    case 's': o->client.socket_path = optarg; break;
+    case 'C': o->client.cache_dir = optarg; break;
+    case 'f': o->force = true; break;
     case 'h': fputs(usage_text, stdout); exit(0);
     case 'V':
       printf("teenyc %s (LLVM %s)\n", teeny_version(), teeny_llvm_version());
@@ -176,15 +214,16 @@ static char *read_source(const char *path, size_t *len) {
   return buf;
 }
 
-static void print_diags(const teeny_diags *d) {
-  for (size_t i = 0; i < d->n; i++) {
+static void print_diags(const teeny_diag *v, size_t n) {
+  for (size_t i = 0; i < n; i++) {
     char buf[2048];
-    teeny_diag_format(&d->v[i], buf, sizeof buf);
+    teeny_diag_format(&v[i], buf, sizeof buf);
     fputs(buf, stderr);
   }
 }
 
-static void print_info(FILE *out, const teeny_artifact *a) {
+static void print_info(FILE *out, const teeny_client_result *r) {
+  const teeny_artifact *a = &r->art;
   fprintf(out, "id:         %s\nkey:        %s\nentry:      %s\ntarget:     %s\n", a->id,
           a->key, a->entry, a->target);
   fprintf(out, "num_warps:  %d (%d threads per program)\n", a->num_warps,
@@ -196,7 +235,9 @@ static void print_info(FILE *out, const teeny_artifact *a) {
             a->params[i].kind == TEENY_PARAM_POINTER ? " *" : "", a->params[i].name,
             i + 1 < a->nparams ? "," : "");
   fprintf(out, "\nptx:        %zu bytes\nmlir:       %zu bytes\ncompile:    %.3f ms\n",
-          a->ptx_len, a->mlir_len, (double)a->compile_ns / 1e6);
+          a->ptx_len, a->mlir_len, r->compile_ms);
+  fprintf(out, "cache:      %s\nmode:       %s\n", teeny_client_cache_name(r->cache),
+          teeny_client_mode_name(r->mode));
 }
 
 static unsigned emit_flags(const char *emit) {
@@ -206,10 +247,13 @@ static unsigned emit_flags(const char *emit) {
     return TEENY_EMIT_MLIR | TEENY_EMIT_PTX;
   if (strcmp(emit, "ptx") == 0)
     return TEENY_EMIT_PTX;
+  if (strcmp(emit, "source") == 0)
+    return TEENY_EMIT_SOURCE;
   return 0;
 }
 
-static int write_output(const options *o, const teeny_artifact *a) {
+static int write_output(const options *o, const teeny_client_result *r) {
+  const teeny_artifact *a = &r->art;
   FILE *out = o->output ? fopen(o->output, "wb") : stdout;
   if (!out) {
     fprintf(stderr, "teenyc: cannot write %s: %s\n", o->output, strerror(errno));
@@ -226,7 +270,7 @@ static int write_output(const options *o, const teeny_artifact *a) {
   else if (strcmp(o->emit, "key") == 0)
     fprintf(out, "%s\n", a->key);
   else
-    print_info(out, a);
+    print_info(out, r);
   int bad = ferror(out);
   if (out != stdout)
     bad |= fclose(out);
@@ -243,6 +287,7 @@ static int exit_for(int rc) {
   case TEENY_E_BINDING:
   case TEENY_E_NOTFOUND:
   case TEENY_E_INVAL:
+  case TEENY_E_NAME:
   case TEENY_E_LIMIT:
   case TEENY_E_UNSUPPORTED:
   case TEENY_E_LLVM:
@@ -250,6 +295,41 @@ static int exit_for(int rc) {
   default:
     return EXIT_SYSTEM;
   }
+}
+
+/* Compile through the client; print diagnostics; write the output. */
+static int run(options *o) {
+  o->client.client_name = "teenyc/" TEENY_VERSION_STRING;
+  o->client.memo_entries = -1; /* one compile per process: no memo */
+  teeny_client *c = NULL;
+  teeny_client_result *r = NULL;
+  int status;
+  int rc = teeny_client_open(&c, &o->client);
+  if (rc) {
+    fprintf(stderr, "teenyc: %s\n", teeny_client_errmsg(c));
+    status = rc == TEENY_E_INVAL ? EXIT_USAGE : EXIT_SYSTEM;
+    goto done;
+  }
+  unsigned emit = emit_flags(o->emit) | (o->force ? TEENY_CLIENT_FORCE : 0);
+  rc = teeny_client_compile(c, &o->req, emit, &r);
+  if (r)
+    print_diags(r->diags, r->ndiags);
+  if (rc) {
+    bool shown = false;
+    for (size_t i = 0; r && i < r->ndiags; i++)
+      shown |= r->diags[i].level == TEENY_DIAG_ERROR;
+    if (!shown)
+      fprintf(stderr, "teenyc: %s\n", teeny_client_errmsg(c));
+    status = exit_for(rc);
+    if (!r && rc != TEENY_E_NOMEM)
+      status = EXIT_SYSTEM; /* no answer at all: connection, I/O */
+  } else {
+    status = write_output(o, r);
+  }
+done:
+  teeny_client_result_free(r);
+  teeny_client_close(c);
+  return status;
 }
 
 int main(int argc, char **argv) {
@@ -264,21 +344,7 @@ int main(int argc, char **argv) {
   o.req.source = src;
   o.req.source_len = len;
   o.req.filename = strcmp(o.file, "-") == 0 ? "<stdin>" : o.file;
-  teeny_diags diags;
-  teeny_diags_init(&diags);
-  teeny_artifact *a = NULL;
-  rc = teeny_compile(&o.req, emit_flags(o.emit), &a, &diags);
-  print_diags(&diags);
-  int status = 0;
-  if (rc) {
-    if (diags.nerrors == 0)
-      fprintf(stderr, "teenyc: %s\n", teeny_strerror(rc));
-    status = exit_for(rc);
-  } else {
-    status = write_output(&o, a);
-  }
-  teeny_artifact_destroy(a);
-  teeny_diags_close(&diags);
+  int status = run(&o);
   free(src);
   return status;
 }

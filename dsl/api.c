@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dsl/compiler.h"
+#include "teeny_build_id.h" /* generated: TEENY_COMPILER_BUILD_ID */
 
 #ifndef TEENY_LLVM_VERSION_STRING
 #define TEENY_LLVM_VERSION_STRING "none"
@@ -157,7 +158,7 @@ static int generate_source(teeny_ctx *cx, struct teeny_spec *spec,
                                     spec->prog->funcs[spec->k]->name);
   teeny_spec_opts o = {spec->target, spec->num_warps,
                        req->compiler_version ? req->compiler_version : TEENY_VERSION_STRING,
-                       TEENY_LLVM_VERSION_STRING};
+                       TEENY_COMPILER_BUILD_ID, TEENY_LLVM_VERSION_STRING};
   teeny_buf src;
   teeny__buf_init(&src);
   teeny__spec_source(&src, cx, spec->prog, spec->k, &spec->b, spec->id, &o);
@@ -353,6 +354,19 @@ int teeny_compile(const teeny_compile_req *req, unsigned emit, teeny_artifact **
   return rc;
 }
 
+static int interpret(teeny_ctx *cx, const struct teeny_spec *spec, const unsigned grid[3],
+                     const teeny_interp_arg *args, size_t nargs) {
+  teeny_ir_func *f = teeny__irgen(cx, spec->prog, spec->k, &spec->b, spec->num_warps);
+  if (!f)
+    return TEENY_E_COMPILE;
+  if (nargs != spec->nparams) {
+    teeny__error_at(cx, (teeny_loc){0, 0}, "'%s' takes %zu arguments; %zu were given",
+                    teeny_spec_name(spec), spec->nparams, nargs);
+    return TEENY_E_INVAL;
+  }
+  return teeny__interp_run(cx, f, grid, args, (int)nargs);
+}
+
 int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
                          const teeny_interp_arg *args, size_t nargs, teeny_diags *diags) {
   teeny_arena arena;
@@ -366,16 +380,7 @@ int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
   } else {
     teeny_ctx cx;
     ctx_init(&cx, &arena, spec->file, spec->text, spec->len, diags);
-    teeny_ir_func *f = teeny__irgen(&cx, spec->prog, spec->k, &spec->b, spec->num_warps);
-    if (!f)
-      rc = TEENY_E_COMPILE;
-    else if (nargs != spec->nparams) {
-      teeny__error_at(&cx, (teeny_loc){0, 0}, "'%s' takes %zu arguments; %zu were given",
-                      teeny_spec_name(spec), spec->nparams, nargs);
-      rc = TEENY_E_INVAL;
-    } else {
-      rc = teeny__interp_run(&cx, f, grid, args, (int)nargs);
-    }
+    rc = interpret(&cx, spec, grid, args, nargs);
   }
   teeny__arena_free(&arena);
   return rc;

@@ -42,7 +42,9 @@ static cg_vinfo *VI(cg *g, int id) { return &g->vi[id]; }
 static cg_axis ax_top(void) {
   cg_axis a;
   for (int d = 0; d < TEENY_MAX_RANK; d++)
-    a.contig[d] = a.div[d] = a.cnst[d] = 1;
+    a.contig[d] = a.div[d] = a.cnst[d] = a.affine[d] = 1;
+  for (int d = 0; d < TEENY_MAX_RANK; d++)
+    a.mono[d] = a.ustep[d] = 0;
   return a;
 }
 
@@ -51,6 +53,12 @@ static cg_axis ax_meet(cg_axis a, cg_axis b) {
     a.contig[d] = imin(a.contig[d], b.contig[d]);
     a.div[d] = imin(a.div[d], b.div[d]);
     a.cnst[d] = imin(a.cnst[d], b.cnst[d]);
+    a.affine[d] = imin(a.affine[d], b.affine[d]);
+    a.ustep[d] = a.ustep[d] && b.ustep[d];
+    bool same = (a.mono[d] > 0) == (b.mono[d] > 0);
+    a.mono[d] = !a.mono[d] || !b.mono[d] || !same ? 0
+                : a.mono[d] > 0 ? imin(a.mono[d], b.mono[d])
+                                : -imin(-a.mono[d], -b.mono[d]);
   }
   return a;
 }
@@ -126,6 +134,12 @@ static cg_axis ax_cmp(const cg_axis *a, const cg_axis *b, int rank,
       k = imax(k, imin(imin(b->contig[d], a->cnst[d]),
                        imin(b->div[d], div_all(a, d, 1))));
     r.cnst[d] = k;
+    /* a run against a constant: true-then-false or false-then-true */
+    int up = p == CMP_LT || p == CMP_LE ? 1 : p == CMP_GT || p == CMP_GE ? -1 : 0;
+    if (up && a->contig[d] > 1 && b->cnst[d] > 1)
+      r.mono[d] = up * imin(a->contig[d], b->cnst[d]);
+    else if (up && b->contig[d] > 1 && a->cnst[d] > 1)
+      r.mono[d] = -up * imin(b->contig[d], a->cnst[d]);
   }
   return r;
 }
@@ -187,6 +201,20 @@ static cg_axis ax_binary(cg *g, const teeny_op *op) {
   }
   case IR_CMP:
     return ax_cmp(a, b, rank, op->pred);
+  case IR_AND: {
+    cg_axis r = ax_keep_cnst(g, op);
+    if (vtype(g, op->res[0]).dt == TEENY_DT_BOOL)
+      for (int d = 0; d < rank; d++) {
+        int ma = a->mono[d], mb = b->mono[d];
+        if (ma && b->cnst[d] > 1) /* monotone AND constant runs */
+          r.mono[d] = ma > 0 ? imin(ma, b->cnst[d]) : -imin(-ma, b->cnst[d]);
+        else if (mb && a->cnst[d] > 1)
+          r.mono[d] = mb > 0 ? imin(mb, a->cnst[d]) : -imin(-mb, a->cnst[d]);
+        else if (ma && mb && (ma > 0) == (mb > 0))
+          r.mono[d] = ma > 0 ? imin(ma, mb) : -imin(-ma, -mb);
+      }
+    return r;
+  }
   default:
     return ax_keep_cnst(g, op);
   }
@@ -210,6 +238,7 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
       if (s.shape[d] == 1 && t.shape[d] > 1) {
         r.contig[d] = 1;
         r.cnst[d] = t.shape[d];
+        r.mono[d] = 0;
       }
     return r;
   case IR_EXPAND_DIMS: {
@@ -224,6 +253,7 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
       r.contig[d] = a->contig[j];
       r.div[d] = a->div[j];
       r.cnst[d] = a->cnst[j];
+      r.mono[d] = a->mono[j];
       j++;
     }
     return r;
@@ -233,6 +263,7 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
       r.contig[d] = a->contig[1 - d];
       r.div[d] = a->div[1 - d];
       r.cnst[d] = a->cnst[1 - d];
+      r.mono[d] = a->mono[1 - d];
     }
     return r;
   default: { /* reshape: keep only what survives any reshape */
@@ -251,6 +282,75 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
   }
 }
 
+/* One value over the whole tile (a splat, a scalar). */
+static bool whole_const(cg *g, int id) {
+  teeny_type t = vtype(g, id);
+  for (int d = 0; d < t.rank; d++)
+    if (VI(g, id)->ax.cnst[d] < t.shape[d])
+      return false;
+  return true;
+}
+
+/* Affine runs of op's result along each dim (see cg_axis); at least its
+ * constant and contiguous runs (whose steps, 0 and 1, are uniform). */
+static void ax_affine(cg *g, const teeny_op *op, cg_axis *r) {
+  teeny_type t = vtype(g, op->res[0]);
+  const cg_axis *a = op->nargs > 0 ? &VI(g, op->args[0])->ax : NULL;
+  const cg_axis *b = op->nargs > 1 ? &VI(g, op->args[1])->ax : NULL;
+  for (int d = 0; d < t.rank; d++) {
+    int f = 1, u = 0;
+    switch (op->code) {
+    case IR_MAKE_RANGE:
+      f = t.shape[d];
+      u = 1;
+      break;
+    case IR_ADD:
+    case IR_SUB:
+    case IR_ADDPTR:
+      f = imin(a->affine[d], b->affine[d]);
+      u = a->ustep[d] && b->ustep[d];
+      break;
+    case IR_MUL: /* affine times a constant run stays affine */
+      f = imax(imin(a->affine[d], b->cnst[d]), imin(b->affine[d], a->cnst[d]));
+      u = (a->ustep[d] && whole_const(g, op->args[1])) ||
+          (b->ustep[d] && whole_const(g, op->args[0]));
+      break;
+    case IR_SHL:
+      f = imin(a->affine[d], b->cnst[d]);
+      u = a->ustep[d] && whole_const(g, op->args[1]);
+      break;
+    case IR_NEG:
+      f = a->affine[d];
+      u = a->ustep[d];
+      break;
+    case IR_CAST:
+      if (teeny__dt_is_int(vtype(g, op->args[0]).dt) && teeny__dt_is_int(t.dt) &&
+          teeny__dt_bits(t.dt) >= teeny__dt_bits(vtype(g, op->args[0]).dt)) {
+        f = a->affine[d];
+        u = a->ustep[d];
+      }
+      break;
+    case IR_BROADCAST:
+      f = vtype(g, op->args[0]).shape[d] == 1 ? t.shape[d] : a->affine[d];
+      u = vtype(g, op->args[0]).shape[d] == 1 ? 1 : a->ustep[d];
+      break;
+    case IR_EXPAND_DIMS:
+      f = d == op->axis ? 1 : a->affine[d < op->axis ? d : d - 1];
+      u = d == op->axis ? 1 : a->ustep[d < op->axis ? d : d - 1];
+      break;
+    case IR_TRANS:
+      f = a->affine[1 - d];
+      u = a->ustep[1 - d];
+      break;
+    default:
+      break;
+    }
+    int run = imax(r->cnst[d], r->contig[d]);
+    r->affine[d] = imax(f, run);
+    r->ustep[d] = f <= run ? 1 : u;
+  }
+}
+
 /* ---- layouts ------------------------------------------------------------------------- */
 
 /* The layout a consumer should ask for when it takes v as it is. */
@@ -261,11 +361,29 @@ const cg_layout *teeny__cg_use_layout(cg *g, int id) {
   return v->nat;
 }
 
+/* Bytes per thread of the longest register run of L along its dims. */
+static int run_bytes(const cg_layout *L, int es) {
+  int best = 1;
+  for (int d = 0; d < L->rank; d++) {
+    int w = 1 << teeny__cg_run_bits(L, d);
+    if (w > best)
+      best = w;
+  }
+  return best * es;
+}
+
 const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
   teeny_type pt = vtype(g, op->args[0]);
   if (op->code == IR_STORE || op->code == IR_ATOMIC_RMW) {
+    /* store a computed tile in its own layout, unless that would cut
+     * rows into pieces under 8 bytes (an f16 mma result: 4 bytes per
+     * thread); then one conversion through shared memory buys 16-byte
+     * stores */
     cg_vinfo *v = VI(g, op->args[1]);
-    if (v->str >= CG_STR_DERIVED && v->nat)
+    bool big2d = pt.rank == 2 &&
+                 teeny__type_numel(pt) >= (4L << (CG_LANE_BITS + g->warp_bits));
+    if (v->str >= CG_STR_DERIVED && v->nat &&
+        (op->code == IR_ATOMIC_RMW || !big2d || run_bytes(v->nat, ptr_unit(pt)) >= 8))
       return v->nat;
   }
   const cg_axis *a = &VI(g, op->args[0])->ax;
@@ -274,7 +392,11 @@ const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
     fast = 0;
   int esize = ptr_unit(pt);
   long per_thread = teeny__type_numel(pt) >> (CG_LANE_BITS + g->warp_bits);
-  int vec = imin(16 / esize, imax(a->contig[fast], 1));
+  /* an affine run may turn out contiguous (a stride argument equal to 1,
+   * which Triton would specialise on): lay it out for vectors and let the
+   * access check at run time */
+  int run = a->contig[fast] > 1 ? a->contig[fast] : a->affine[fast];
+  int vec = imin(16 / esize, imax(run, 1));
   vec = imin(vec, pt.shape[fast]);
   if (vec > per_thread)
     vec = per_thread < 1 ? 1 : (int)per_thread;
@@ -516,6 +638,10 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_CONST: {
     cg_vinfo *v = VI(g, op->res[0]);
     v->ax = ax_const(g, op);
+    for (int d = 0; d < TEENY_MAX_RANK; d++) {
+      v->ax.affine[d] = v->ax.cnst[d];
+      v->ax.ustep[d] = 1;
+    }
     if (vtype(g, op->res[0]).rank)
       set_free(g, op->res[0]);
     return;
@@ -529,6 +655,8 @@ static void walk_op(cg *g, const teeny_op *op) {
     v->ax = ax_top();
     v->ax.contig[0] = op->end - op->start;
     v->ax.div[0] = (int)lowbit(op->start);
+    v->ax.affine[0] = op->end - op->start;
+    v->ax.ustep[0] = 1;
     set_free(g, op->res[0]);
     return;
   }
@@ -538,6 +666,7 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_RESHAPE:
   case IR_TRANS:
     VI(g, op->res[0])->ax = ax_view(g, op);
+    ax_affine(g, op, &VI(g, op->res[0])->ax);
     VI(g, op->res[0])->roots = VI(g, op->args[0])->roots;
     lay_view(g, op);
     return;
@@ -584,6 +713,8 @@ static void walk_op(cg *g, const teeny_op *op) {
     r->roots = VI(g, op->args[0])->roots;
   else if (op->code == IR_SELECT)
     r->roots = VI(g, op->args[1])->roots | VI(g, op->args[2])->roots;
+  if (vtype(g, op->res[0]).rank)
+    ax_affine(g, op, &r->ax);
   if (vtype(g, op->res[0]).rank)
     lay_elementwise(g, op);
   else

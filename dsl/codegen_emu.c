@@ -11,9 +11,10 @@
  * barriers and warp-collective ops (shuffles, mma), which complete when all
  * participants have arrived.  Blocks run one at a time, x fastest.
  *
- * Test-only speed (a few ms per block of 128 threads); nothing here is on
- * the PTX path.  No global state: the runtime's state is the kernel's first
- * parameter.
+ * Test-only speed (a few ms per block of 128 threads).  Nothing here is on
+ * the PTX path: only the tests link this file (library teeny_codegen_emu);
+ * the IR-building half is codegen_emu_ir.c, part of teeny_compiler.  No
+ * global state: the runtime's state is the kernel's first parameter.
  */
 #include <math.h>
 #include <pthread.h>
@@ -29,71 +30,6 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "dsl/codegen_llvm.h"
-
-/* ---- code generation side -------------------------------------------------------- */
-
-LLVMValueRef teeny__cg_emu_call(cg *g, const char *name, LLVMTypeRef ret,
-                                LLVMValueRef *args, int nargs) {
-  LLVMValueRef all[16];
-  LLVMTypeRef ty[16];
-  all[0] = g->emu_arg;
-  ty[0] = LLVMTypeOf(g->emu_arg);
-  for (int i = 0; i < nargs && i < 15; i++) {
-    all[i + 1] = args[i];
-    ty[i + 1] = LLVMTypeOf(args[i]);
-  }
-  LLVMTypeRef fty = LLVMFunctionType(ret, ty, (unsigned)nargs + 1, 0);
-  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
-  if (!fn)
-    fn = LLVMAddFunction(g->mod, name, fty);
-  return LLVMBuildCall2(g->b, fty, fn, all, (unsigned)nargs + 1, "");
-}
-
-static LLVMValueRef host_math(cg *g, const char *intrin, LLVMValueRef x) {
-  LLVMTypeRef t = g->t_f32;
-  return teeny__cg_intrin(g, intrin, &t, 1, &x, 1);
-}
-
-static int sreg_index(const char *name) {
-  static const char *const regs[] = {"tid.x", "tid.y", "tid.z", "ctaid.x", "ctaid.y",
-                                     "ctaid.z", "nctaid.x", "nctaid.y", "nctaid.z"};
-  for (int i = 0; i < 9; i++)
-    if (strcmp(name, regs[i]) == 0)
-      return i;
-  return -1;
-}
-
-LLVMValueRef teeny__cg_emu_intrin(cg *g, const char *name, LLVMValueRef *args,
-                                  int nargs) {
-  const char *n = name + strlen("llvm.nvvm.");
-  if (strncmp(n, "read.ptx.sreg.", 14) == 0) {
-    int i = sreg_index(n + 14);
-    if (i >= 0) {
-      LLVMValueRef w = teeny__cg_i32(g, i);
-      return teeny__cg_emu_call(g, "teeny_emu_sreg", g->t_i32, &w, 1);
-    }
-  } else if (strcmp(n, "barrier0") == 0) {
-    return teeny__cg_emu_call(g, "teeny_emu_barrier", g->t_void, NULL, 0);
-  } else if (strncmp(n, "shfl.sync.bfly.", 15) == 0 && nargs == 4) {
-    bool f = strcmp(n + 15, "f32") == 0;
-    LLVMValueRef a[2] = {f ? LLVMBuildBitCast(g->b, args[1], g->t_i32, "") : args[1],
-                         args[2]};
-    LLVMValueRef r = teeny__cg_emu_call(g, "teeny_emu_shfl", g->t_i32, a, 2);
-    return f ? LLVMBuildBitCast(g->b, r, g->t_f32, "") : r;
-  } else if (strcmp(n, "ex2.approx.f") == 0) {
-    return host_math(g, "llvm.exp2", args[0]);
-  } else if (strcmp(n, "lg2.approx.f") == 0) {
-    return host_math(g, "llvm.log2", args[0]);
-  } else if (strcmp(n, "sin.approx.f") == 0) {
-    return host_math(g, "llvm.sin", args[0]);
-  } else if (strcmp(n, "cos.approx.f") == 0) {
-    return host_math(g, "llvm.cos", args[0]);
-  } else if (strcmp(n, "rsqrt.approx.f") == 0) {
-    return LLVMBuildFDiv(g->b, LLVMConstReal(g->t_f32, 1.0),
-                         host_math(g, "llvm.sqrt", args[0]), "");
-  }
-  teeny__cg_fail(g, TEENY_E_INTERNAL, "internal error: the emulator has no %s", name);
-}
 
 /* ---- the runtime ------------------------------------------------------------------------ */
 
@@ -113,8 +49,22 @@ typedef struct emu_warp {
   unsigned gen;                /* collectives completed */
 } emu_warp;
 
+/* A warpgroup's wgmma in flight: every thread deposits its accumulator,
+ * the last to arrive computes the product for all 128. */
+typedef struct emu_wgroup {
+  float acc[128][128];         /* [thread][register] */
+  double A[64][16], B[16][256]; /* the operands, decoded */
+  uint64_t da, db;             /* the descriptors (uniform over the group) */
+  int kind, ni;
+  bool mixed;                  /* threads disagreed on the operands */
+  int arrived;
+  unsigned gen;
+} emu_wgroup;
+
 typedef struct emu {
   int nthreads, cur;
+  emu_wgroup *wgroups;         /* nthreads / 128 of them */
+  bool wg_error;               /* a wgmma was malformed (reported after the run) */
   unsigned ctaid[3], nctaid[3];
   emu_thread *th;
   emu_warp *warps;
@@ -280,6 +230,121 @@ static void rt_mma(emu *e, int32_t kind, int32_t a0, int32_t a1, int32_t a2, int
   memcpy(out, w->mma_out[b][lane], 16);
 }
 
+/* ldmatrix: lane l names row l % 8 of matrix l / 8; lane l receives, of each
+ * matrix, elements (l / 4, 2 (l % 4) + {0, 1}), or transposed
+ * (2 (l % 4) + {0, 1}, l / 4). */
+static void rt_ldmatrix(emu *e, const char *addr, int32_t trans, int32_t num, uint32_t *out) {
+  emu_warp *w = &e->warps[e->cur / 32];
+  int lane = e->cur % 32;
+  int b = (int)(w->gen & 1);
+  memcpy(&w->mma_in[b][lane][0], &addr, sizeof addr); /* a pointer in two words */
+  unsigned gen = w->gen;
+  e->progress = true;
+  if (++w->arrived == 32) {
+    w->arrived = 0;
+    w->gen++;
+  } else {
+    while (w->gen == gen)
+      yield(e);
+  }
+  for (int q = 0; q < num; q++) {
+    uint16_t h[2];
+    for (int j = 0; j < 2; j++) {
+      int row = trans ? 2 * (lane % 4) + j : lane / 4;
+      int col = trans ? lane / 4 : 2 * (lane % 4) + j;
+      const char *rp;
+      memcpy(&rp, &w->mma_in[b][8 * q + row][0], sizeof rp);
+      memcpy(&h[j], rp + 2 * col, 2);
+    }
+    out[q] = (uint32_t)h[0] | (uint32_t)h[1] << 16;
+  }
+}
+
+/* wgmma.mma_async m64nNk16 (f16/bf16 in, f32 accumulate) from two shared
+ * memory descriptors, written from the PTX ISA's description of the
+ * matrix descriptor and its canonical swizzled layouts (independently of
+ * the code generator's tile layout, which this checks): start address,
+ * leading byte offset (MN-major: between swizzle-width column blocks) and
+ * stride byte offset (between groups of 8 rows), each in 16-byte units;
+ * the swizzle XORs address bits 4.. with the bits from 7 on (128-byte mode:
+ * 3 bits, 64: 2, 32: 1).  A is K-major, B N-major (imm-trans-b = 1).
+ * Addresses are offsets in the block's shared buffer. */
+static const unsigned char *wg_elem(const unsigned char *smem, uint64_t d, bool mn_major,
+                                    int mn, int k) {
+  uint32_t start = (uint32_t)(d & 0x3FFF) << 4, lbo = (uint32_t)((d >> 16) & 0x3FFF) << 4;
+  uint32_t sbo = (uint32_t)((d >> 32) & 0x3FFF) << 4;
+  int mode = (int)(d >> 62);
+  uint32_t S = mode == 1 ? 128 : mode == 2 ? 64 : 32, off;
+  if (!mn_major) /* element (m, k) */
+    off = start + (uint32_t)(mn >> 3) * sbo + (uint32_t)(mn & 7) * S + (uint32_t)k * 2;
+  else /* element (k, n) */
+    off = start + (uint32_t)(mn * 2) / S * lbo + (uint32_t)(k >> 3) * sbo +
+          (uint32_t)(k & 7) * S + (uint32_t)(mn * 2) % S;
+  off ^= ((off >> 7) & (S / 16 - 1)) << 4;
+  return smem + off;
+}
+
+static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
+  double (*A)[16] = w->A, (*B)[256] = w->B;
+  for (int m = 0; m < 64; m++)
+    for (int k = 0; k < 16; k++) {
+      uint16_t h;
+      memcpy(&h, wg_elem(smem, w->da, false, m, k), 2);
+      A[m][k] = half_of(h, 0, w->kind);
+    }
+  for (int k = 0; k < 16; k++)
+    for (int n = 0; n < w->ni; n++) {
+      uint16_t h;
+      memcpy(&h, wg_elem(smem, w->db, true, n, k), 2);
+      B[k][n] = half_of(h, 0, w->kind);
+    }
+  for (int t = 0; t < 128; t++) {
+    int wq = t / 32, l = t % 32;
+    for (int j = 0; j < w->ni / 8; j++)
+      for (int i = 0; i < 4; i++) { /* register 4j + 2h + e */
+        int row = 16 * wq + l / 4 + 8 * (i >> 1), col = 8 * j + 2 * (l % 4) + (i & 1);
+        double acc = w->acc[t][4 * j + i];
+        for (int k = 0; k < 16; k++)
+          acc += A[row][k] * B[k][col];
+        w->acc[t][4 * j + i] = (float)acc;
+      }
+  }
+}
+
+static void rt_wgmma(emu *e, int32_t kind, int32_t ni, int64_t da, int64_t db,
+                     const unsigned char *smem, float *acc) {
+  emu_wgroup *w = &e->wgroups[e->cur / 128];
+  int t = e->cur % 128;
+  if (ni < 8 || ni > 256 || ni % 8 || e->nthreads % 128) {
+    e->wg_error = true;
+    return;
+  }
+  if (w->arrived == 0) {
+    w->da = (uint64_t)da;
+    w->db = (uint64_t)db;
+    w->kind = kind;
+    w->ni = ni;
+    w->mixed = false;
+  } else if (w->da != (uint64_t)da || w->db != (uint64_t)db || w->ni != ni) {
+    w->mixed = true;
+  }
+  memcpy(w->acc[t], acc, sizeof(float) * (size_t)(ni / 2));
+  unsigned gen = w->gen;
+  e->progress = true;
+  if (++w->arrived == 128) {
+    if (w->mixed)
+      e->wg_error = true;
+    else
+      wgmma_compute(w, smem);
+    w->arrived = 0;
+    w->gen++;
+  } else {
+    while (w->gen == gen)
+      yield(e);
+  }
+  memcpy(acc, w->acc[t], sizeof(float) * (size_t)(ni / 2));
+}
+
 /* ---- driving blocks ------------------------------------------------------------------------ */
 
 static void thread_main(unsigned hi, unsigned lo) {
@@ -303,6 +368,10 @@ static bool run_block(emu *e) {
                 (unsigned)(p & 0xFFFFFFFFu));
   }
   memset(e->warps, 0, sizeof *e->warps * (size_t)(e->nthreads / 32));
+  for (int i = 0; i < e->nthreads / 128; i++) {
+    e->wgroups[i].arrived = 0;
+    e->wgroups[i].gen = 0;
+  }
   e->bar_arrived = 0;
   for (;;) {
     int alive = 0;
@@ -404,7 +473,8 @@ static const struct {
 } runtime[] = {
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
-    {"teeny_emu_tanhf", (void *)rt_tanhf},
+    {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
+    {"teeny_emu_wgmma", (void *)rt_wgmma},
 };
 
 static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3],
@@ -414,6 +484,7 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
   e.nthreads = 32 * g->num_warps;
   e.th = teeny__cg_alloc(g, sizeof *e.th * (size_t)e.nthreads);
   e.warps = teeny__cg_alloc(g, sizeof *e.warps * (size_t)g->num_warps);
+  e.wgroups = teeny__cg_alloc(g, sizeof *e.wgroups * (size_t)(g->num_warps / 4 + 1));
   for (int t = 0; t < e.nthreads; t++)
     e.th[t].stack = teeny__cg_alloc(g, EMU_STACK);
   e.entry = entry;
@@ -428,6 +499,13 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
           teeny__error_at(g->cx, (teeny_loc){0, 0},
                           "emulator: block (%u, %u, %u) deadlocked (threads wait at "
                           "different barriers or collectives)",
+                          x, y, z);
+          return TEENY_E_RUNTIME;
+        }
+        if (e.wg_error) {
+          teeny__error_at(g->cx, (teeny_loc){0, 0},
+                          "emulator: block (%u, %u, %u): a wgmma's threads disagreed on "
+                          "its descriptors or shape",
                           x, y, z);
           return TEENY_E_RUNTIME;
         }
@@ -496,13 +574,18 @@ static LLVMTargetMachineRef host_tm(void) {
   return tm;
 }
 
+/* The code an unwind carries (the arena's oom jump carries none); out of
+ * line, since gcc's -Wclobbered flags temporaries after a setjmp. */
+static int unwound(cg *g) {
+  if (!g->err)
+    teeny__error_at(g->cx, (teeny_loc){0, 0}, "out of memory in the emulator");
+  return g->err ? g->err : TEENY_E_NOMEM;
+}
+
 /* Build (may unwind) and run; argv holds the kernel's 16-byte slots. */
 static int emulate(cg *g, LLVMTargetMachineRef tm, const unsigned grid[3], void *argv) {
-  if (setjmp(g->fail)) {
-    if (!g->err)
-      teeny__error_at(g->cx, (teeny_loc){0, 0}, "out of memory in the emulator");
-    return g->err ? g->err : TEENY_E_NOMEM;
-  }
+  if (setjmp(g->fail))
+    return unwound(g);
   teeny_codegen_out out = {0};
   teeny__cg_build_module(g, &out);
   make_entry_wrapper(g);
@@ -537,8 +620,12 @@ int teeny__codegen_emulate(teeny_ctx *cx, const teeny_ir_func *f,
   g->cx = cx;
   g->f = f;
   g->emu = true;
-  g->sm = 90;
+  g->sm = 90; /* sm_90a unless told otherwise: wgmma through the reference */
   g->sm_a = true;
+  if (o && o->target && strcmp(o->target, "sm_90a") != 0) {
+    g->sm_a = false;
+    g->sm = strcmp(o->target, "sm_90") == 0 ? 90 : strcmp(o->target, "sm_80") == 0 ? 80 : 86;
+  }
   g->num_warps = nw;
   g->warp_bits = teeny__cg_log2(nw);
   teeny__arena_init(&g->arena);

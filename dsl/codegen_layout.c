@@ -125,7 +125,7 @@ const cg_layout *teeny__cg_blocked(cg *g, int rank, const int *shape, int fast,
     push_reg(g, &L, order[i]);
   for (int k = 0; k < CG_LANE_BITS; k++)
     L.lane[k] = (signed char)(i < n ? order[i++] : -1);
-  for (int k = 0; k < L.nwarp; k++)
+  for (int k = 0; k < L.nwarp && k < CG_LANE_BITS; k++)
     L.warp[k] = (signed char)(i < n ? order[i++] : -1);
   for (; i < n; i++)
     push_reg(g, &L, order[i]);
@@ -426,9 +426,24 @@ LLVMValueRef teeny__cg_owner(cg *g, const cg_layout *L) {
   return M->owner;
 }
 
+/* The thread part for a recomputation: an opaque copy (an asm with side
+ * effects is never merged or hoisted), one per layout per recomputation. */
+static LLVMValueRef fresh_tpart(cg *g, const cg_layout *L) {
+  for (int i = 0; i < g->nfresh; i++)
+    if (g->fresh_L[i] == L)
+      return g->fresh_tp[i];
+  LLVMValueRef t = teeny__cg_tpart(g, L);
+  if (g->emu || g->nfresh == 8)
+    return t;
+  t = teeny__cg_asm(g, g->t_i32, "mov.b32 $0, $1;", "=r,r", &t, 1, true);
+  g->fresh_L[g->nfresh] = L;
+  g->fresh_tp[g->nfresh++] = t;
+  return t;
+}
+
 LLVMValueRef teeny__cg_flat(cg *g, const cg_layout *L, long r) {
-  return or_disjoint(g, teeny__cg_tpart(g, L),
-                     teeny__cg_i32(g, teeny__cg_reg_bits(L, r)));
+  LLVMValueRef t = g->fresh_from ? fresh_tpart(g, L) : teeny__cg_tpart(g, L);
+  return or_disjoint(g, t, teeny__cg_i32(g, teeny__cg_reg_bits(L, r)));
 }
 
 LLVMValueRef teeny__cg_coord(cg *g, const cg_layout *L, LLVMValueRef flat, int d) {

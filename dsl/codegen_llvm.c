@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -29,6 +30,10 @@ static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
 static char llvm_version[32]; /* written once, under nvptx_once */
 
 static void nvptx_init(void) {
+  /* 32-bit shared-memory pointers (as Triton uses): half the registers
+   * for shared addresses.  A process-wide LLVM option, set exactly once. */
+  const char *argv[] = {"teenyc", "-nvptx-short-ptr"};
+  LLVMParseCommandLineOptions(2, argv, NULL);
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
@@ -146,6 +151,29 @@ LLVMValueRef teeny__cg_asm(cg *g, LLVMTypeRef ret, const char *text,
                                      strlen(constraints), side_effects, 0,
                                      LLVMInlineAsmDialectATT, 0);
   return LLVMBuildCall2(g->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+void teeny__cg_pin(cg *g, LLVMValueRef *v, long n) {
+  if (g->emu || n <= 0)
+    return;
+  LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)n);
+  char *cons = teeny__cg_alloc(g, (size_t)n * 2 + 16);
+  int k = 0;
+  size_t c = 0;
+  for (long i = 0; i < n && k < 256; i++) {
+    LLVMTypeRef t = LLVMTypeOf(v[i]);
+    char l = t == g->t_f32 ? 'f' : t == g->t_i32 ? 'r' : t == g->t_f64 ? 'd'
+             : t == g->t_i64 ? 'l' : 0;
+    if (!l)
+      continue;
+    cons[c++] = k ? ',' : l;
+    if (k)
+      cons[c++] = l;
+    args[k++] = v[i];
+  }
+  cons[c] = '\0';
+  if (k)
+    teeny__cg_asm(g, g->t_void, "", cons, args, k, true);
 }
 
 LLVMValueRef teeny__cg_sreg(cg *g, const char *name) {
@@ -294,14 +322,23 @@ static LLVMBasicBlockRef make_entry(cg *g) {
   return body;
 }
 
-/* Swap the placeholder shared buffer for a real one: static when it fits
- * the 48 KiB static limit, else dynamic (the launcher passes the size). */
+/* Swap the placeholder shared buffers for a real one: the exchange buffer
+ * from 0, the dot/stage buffers of loops after the part of it used while
+ * they are (exchanges outside those loops, e.g. the conversion of a matmul
+ * result, reuse their memory: each loop starts with a barrier, and each
+ * exchange starts with one).  Static when it fits the 48 KiB static limit,
+ * else dynamic (the launcher passes the size).  Aligned as the wgmma tiles
+ * need. */
 static void finish_smem(cg *g, teeny_codegen_out *out) {
-  if (g->smem_bytes == 0) {
+  int align = g->smem_align > 16 ? g->smem_align : 16;
+  int xbytes = (g->smem_db_x + align - 1) & ~(align - 1);
+  int all = (g->smem_bytes + align - 1) & ~(align - 1);
+  int bytes = xbytes + g->db_hwm > all ? xbytes + g->db_hwm : all;
+  if (bytes == 0) {
     LLVMDeleteGlobal(g->smem);
+    LLVMDeleteGlobal(g->db_smem);
     return;
   }
-  int bytes = (g->smem_bytes + 15) & ~15;
   if (bytes > 227 * 1024)
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
                    "kernel needs %d bytes of shared memory (the limit is "
@@ -324,9 +361,12 @@ static void finish_smem(cg *g, teeny_codegen_out *out) {
     LLVMSetLinkage(gv, LLVMExternalLinkage);
     out->shared_bytes = bytes;
   }
-  LLVMSetAlignment(gv, 16);
+  LLVMSetAlignment(gv, (unsigned)align);
   LLVMReplaceAllUsesWith(g->smem, gv);
   LLVMDeleteGlobal(g->smem);
+  LLVMValueRef off = teeny__cg_i32(g, xbytes);
+  LLVMReplaceAllUsesWith(g->db_smem, LLVMConstGEP2(g->t_i8, gv, &off, 1));
+  LLVMDeleteGlobal(g->db_smem);
   g->smem = gv;
 }
 
@@ -349,6 +389,12 @@ static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
     teeny__error_at(g->cx, (teeny_loc){0, 0}, "LLVM optimisation failed: %s", em);
     LLVMDisposeErrorMessage(em);
     return TEENY_E_LLVM;
+  }
+  if (g->ir_out) { /* teeny__codegen_llvm_ir: the optimised IR instead */
+    char *text = LLVMPrintModuleToString(g->mod);
+    *g->ir_out = teeny__strdup(text);
+    LLVMDisposeMessage(text);
+    return *g->ir_out ? TEENY_OK : TEENY_E_NOMEM;
   }
   LLVMMemoryBufferRef buf = NULL;
   msg = NULL;
@@ -383,20 +429,27 @@ void teeny__cg_build_module(cg *g, teeny_codegen_out *out) {
   g->smem = LLVMAddGlobalInAddressSpace(g->mod, LLVMArrayType2(g->t_i8, 0),
                                         "teeny_smem_placeholder", g->emu ? 0 : 3);
   LLVMSetLinkage(g->smem, LLVMExternalLinkage);
+  g->db_smem = LLVMAddGlobalInAddressSpace(g->mod, LLVMArrayType2(g->t_i8, 0),
+                                           "teeny_dbuf_placeholder", g->emu ? 0 : 3);
+  LLVMSetLinkage(g->db_smem, LLVMExternalLinkage);
   teeny__cg_emit_region(g, g->f->body);
   LLVMBuildRetVoid(g->b);
   LLVMBuildBr(g->pb, LLVMGetNextBasicBlock(g->entry));
   finish_smem(g, out);
 }
 
-/* The part that may unwind; no locals live across the setjmp. */
+/* The code an unwind carries (the arena's oom jump carries none). */
+static int unwound(cg *g) {
+  if (!g->err)
+    teeny__error_at(g->cx, (teeny_loc){0, 0}, "out of memory in the code generator");
+  return g->err ? g->err : TEENY_E_NOMEM;
+}
+
+/* The part that may unwind; no locals live across the setjmp (nor
+ * temporaries: gcc's -Wclobbered flags a compound literal here). */
 static int run(cg *g, LLVMTargetMachineRef tm, teeny_codegen_out *out) {
-  if (setjmp(g->fail)) {
-    if (!g->err) /* the arena's oom jump carries no code */
-      teeny__error_at(g->cx, (teeny_loc){0, 0},
-                      "out of memory in the code generator");
-    return g->err ? g->err : TEENY_E_NOMEM;
-  }
+  if (setjmp(g->fail))
+    return unwound(g);
   teeny__cg_build_module(g, out);
   return optimise_and_emit(g, tm, out);
 }
@@ -419,8 +472,23 @@ static int check_opts(teeny_ctx *cx, const teeny_codegen_opts *o, int *sm,
   return TEENY_OK;
 }
 
+static int codegen(teeny_ctx *cx, const teeny_ir_func *f, const teeny_codegen_opts *o,
+                   teeny_codegen_out *out, char **ir_out);
+
 int teeny__codegen_ptx(teeny_ctx *cx, const teeny_ir_func *f,
                        const teeny_codegen_opts *o, teeny_codegen_out *out) {
+  return codegen(cx, f, o, out, NULL);
+}
+
+int teeny__codegen_llvm_ir(teeny_ctx *cx, const teeny_ir_func *f,
+                           const teeny_codegen_opts *o, char **ir) {
+  teeny_codegen_out out;
+  *ir = NULL;
+  return codegen(cx, f, o, &out, ir);
+}
+
+static int codegen(teeny_ctx *cx, const teeny_ir_func *f, const teeny_codegen_opts *o,
+                   teeny_codegen_out *out, char **ir_out) {
   out->ptx = NULL;
   out->ptx_len = 0;
   out->shared_bytes = 0;
@@ -437,6 +505,7 @@ int teeny__codegen_ptx(teeny_ctx *cx, const teeny_ir_func *f,
     return TEENY_E_NOMEM;
   g->cx = cx;
   g->f = f;
+  g->ir_out = ir_out;
   g->sm = sm;
   g->sm_a = arch_a;
   g->num_warps = o && o->num_warps ? o->num_warps : 4;

@@ -8,9 +8,10 @@
  *   codegen_analysis.c  per-value facts: axis info, pointer roots, layouts
  *   codegen_value.c     registers of values: scopes, remat, conversions, smem
  *   codegen_ops.c       element-wise ops on scalars (and so on registers)
+ *   codegen_math.c      the math builtins (f32 fast paths, f64)
  *   codegen_mem.c       loads, stores, atomics
  *   codegen_reduce.c    reduce and scan
- *   codegen_dot.c       dot: mma.sync (f16, bf16, tf32, i8) and an FMA fallback
+ *   codegen_dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
  *   codegen_ctrl.c      regions, op dispatch, if/for/while
  *
  * Execution model (Triton's): one CTA per program; every thread computes
@@ -81,12 +82,26 @@ typedef struct cg_regs {
  *         consecutive addresses); the runs start at multiples of contig.
  * div:    the first value of each run is a multiple of div (pointers: in
  *         bytes); for scalars only div[0] is used.
- * cnst:   values are equal within aligned blocks of this many elements. */
+ * cnst:   values are equal within aligned blocks of this many elements.
+ * affine: within aligned blocks of this many elements, consecutive values
+ *         differ by one amount known only at run time (`i * stride`): a
+ *         vector access there checks contiguity at run time.
+ * ustep:  1 when the amount of every affine run along the dim is the same
+ *         over the whole tile (`a_ptr + col(rm) * sam + row(rk) * sak`
+ *         steps by sak everywhere along dim 1), so one check of it holds
+ *         for every vector of an access; 0: unknown.
+ * mono:   bool tiles: within aligned runs of |mono| elements the value is
+ *         true then false (mono > 0: `offs < n`) or false then true
+ *         (mono < 0); 0: unknown.  A group is all true iff its last
+ *         (first) element is. */
 #define CG_MAXDIV (1 << 30)
 typedef struct cg_axis {
   int contig[TEENY_MAX_RANK];
   int div[TEENY_MAX_RANK];
   int cnst[TEENY_MAX_RANK];
+  int affine[TEENY_MAX_RANK];
+  int ustep[TEENY_MAX_RANK];
+  int mono[TEENY_MAX_RANK];
 } cg_axis;
 
 /* Strength of a value's natural layout, for choosing the layout of an
@@ -106,6 +121,8 @@ typedef struct cg_vinfo {
   uint64_t roots;         /* pointers: params they may point into */
   const cg_layout *want;  /* region args: layout a memory use asked for */
   int depth;              /* lazy values: length of the lazy chain below */
+  bool prefetched;        /* loads: issued one loop iteration ahead (ctrl.c) */
+  const struct cg_stile *astage; /* loads: this iteration's cp.async stage */
 } cg_vinfo;
 
 /* Longest chain of lazy values: deeper ones are made eagerly, so that
@@ -123,6 +140,7 @@ typedef struct cg {
   int num_warps, warp_bits;
   int sm;                 /* 80, 86, 89, 90 */
   bool emu;               /* host module for the emulator (codegen_emu.c) */
+  char **ir_out;          /* teeny__codegen_llvm_ir: where the IR text goes */
   LLVMValueRef emu_arg;   /* emu: the runtime state, the kernel's first param */
   bool sm_a;              /* sm_90a */
   teeny_loc loc;          /* op being lowered, for diagnostics */
@@ -150,8 +168,33 @@ typedef struct cg {
   /* shared memory: one buffer reused by every exchange */
   LLVMValueRef smem;      /* placeholder global, replaced at the end */
   int smem_bytes;         /* high-water mark */
+  int smem_align;         /* alignment the buffers need (16, or CG_WG_ALIGN) */
   int smem_cur;           /* bytes handed out in the current exchange */
   long work;              /* register values created so far */
+  /* double-buffered dot operands in for loops (codegen_dot.c, ctrl.c) */
+  LLVMValueRef db_smem;   /* placeholder: placed after the exchange buffer */
+  int db_bytes;           /* top of the dot/stage buffers now in use (they
+                             are freed, stack-like, when their loop ends) */
+  int db_hwm;             /* their high-water mark */
+  int smem_db_x;          /* exchange bytes used while some are in use: the
+                             dot/stage buffers start there, and exchanges
+                             outside their loops may reuse that memory */
+  const teeny_region *db_body; /* the for body whose top-level dots may use them */
+  LLVMValueRef db_phase;  /* i32 0/1: which half this iteration writes */
+  int hide_lo, hide_hi;   /* scopes [lo, hi) are invisible (loop prefetch) */
+  int fresh_from;         /* lazy values made in scopes before this are
+                             invisible: recompute (codegen_mem.c fallbacks) */
+  const cg_layout *fresh_L[8]; /* while recomputing: opaque copies of */
+  LLVMValueRef fresh_tp[8];    /* thread coordinates, so LLVM cannot merge */
+  int nfresh;                  /* the copies with (and extend) earlier values */
+  /* a wgmma dot whose wait is deferred to the end of its loop iteration, so
+   * that the next stage's copies are issued while the tensor cores work
+   * (codegen_ctrl.c sets it, codegen_dot.c leaves its registers pending) */
+  bool ordered_loads;          /* predicated loads keep their place (asm
+                                  with side effects; codegen_ctrl.c) */
+  const teeny_op *wg_defer;
+  LLVMValueRef *wg_pend;       /* its accumulator registers, not yet waited */
+  const cg_layout *wg_pend_L;
 } cg;
 
 /* ============================================================================
@@ -176,6 +219,9 @@ LLVMValueRef teeny__cg_asm(cg *g, LLVMTypeRef ret, const char *text,
                            const char *constraints, LLVMValueRef *args,
                            int nargs, bool side_effects);
 LLVMValueRef teeny__cg_sreg(cg *g, const char *name); /* "tid.x" ... */
+/* An empty asm with side effects that uses v[0..n): everything computing
+ * them stays before it (registers of other types are left out). */
+void teeny__cg_pin(cg *g, LLVMValueRef *v, long n);
 /* Build the whole module (analysis, kernel, body, shared memory); may
  * unwind.  Sets out->shared_bytes. */
 void teeny__cg_build_module(cg *g, teeny_codegen_out *out);
@@ -267,6 +313,9 @@ LLVMValueRef *teeny__cg_convert(cg *g, LLVMValueRef *src, const cg_layout *A,
  * offset. */
 void teeny__cg_smem_begin(cg *g);
 int teeny__cg_smem_take(cg *g, int bytes, int align);
+/* Bytes of the dot/stage buffers (offset from their start); the caller
+ * that opens a loop restores g->db_bytes when the loop ends. */
+int teeny__cg_db_take(cg *g, int bytes, int align);
 LLVMValueRef teeny__cg_smem_ptr(cg *g, LLVMValueRef byte_off);
 /* Store/load `n` consecutive elements (n * size <= 16) at an address. */
 void teeny__cg_smem_store(cg *g, LLVMValueRef addr, teeny_dtype dt,
@@ -284,6 +333,9 @@ LLVMValueRef teeny__cg_bcast_thread0(cg *g, LLVMValueRef v, teeny_dtype dt);
  * dtypes; res_dt is the result dtype (cast, cmp); pred for cmp. */
 LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *adt,
                                  teeny_dtype res_dt, LLVMValueRef *a);
+/* A math builtin (exp ... erf, sqrt, floor, ceil) on one value of float
+ * dtype dt (codegen_math.c). */
+LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef x);
 /* Element-wise convert of one value. */
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to);
 /* Constant of dtype dt. */
@@ -301,6 +353,20 @@ LLVMValueRef *teeny__cg_elementwise_regs(cg *g, const teeny_op *op,
  * ========================================================================== */
 
 void teeny__cg_emit_load(cg *g, const teeny_op *op);
+/* The registers a tile load produces, in its natural layout; extra (a
+ * uniform i1, or NULL) is ANDed into the mask (loop prefetching). */
+LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra);
+/* cp.async pipelining (sm_80+; the emulator copies synchronously). */
+void teeny__cg_cp_async_commit(cg *g);
+void teeny__cg_cp_async_wait(cg *g, int pending);
+/* Can this tile load be a cp.async into a row-major stage tile (zero or no
+ * `other`, vector groups of 4, 8 or 16 bytes along the columns)? */
+bool teeny__cg_async_ok(cg *g, const teeny_op *op);
+/* Issue it into stage tile t (extra: a uniform i1 ANDed into the mask). */
+void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra,
+                          const struct cg_stile *t);
+/* No store or atomic of the kernel can write where ptr points. */
+bool teeny__cg_readonly(cg *g, int ptr);
 void teeny__cg_emit_store(cg *g, const teeny_op *op);
 void teeny__cg_emit_atomic(cg *g, const teeny_op *op);
 
@@ -321,6 +387,45 @@ void teeny__cg_combine(cg *g, const teeny_region *r, int n, LLVMValueRef *acc,
 /* The layout dot's result gets (mma fragments or a blocked one). */
 const cg_layout *teeny__cg_dot_layout(cg *g, const teeny_op *op);
 void teeny__cg_emit_dot(cg *g, const teeny_op *op);
+/* An operand tile staged in shared memory, in the layout Hopper's wgmma
+ * reads through a swizzled descriptor (and that ldmatrix reads without
+ * bank conflicts): columns are cut into blocks of blk = min(row bytes, 128)
+ * bytes, each stored as R rows of blk bytes (block b at b * R * blk); a
+ * row's 16-byte chunks are XORed with the row's phase (row / per_phase) %
+ * max_phase, which is the 128-, 64- or 32-byte swizzle of the PTX ISA when
+ * the tile starts at a multiple of 8 * blk bytes of shared memory. */
+typedef struct cg_stile {
+  int base;           /* byte offset in the shared exchange buffer */
+  LLVMValueRef rbase; /* or, when set, in the dot/stage buffers (i32) */
+  int R, C, es;       /* rows, columns, element bytes */
+  int row_bytes;      /* C * es */
+  int blk;            /* bytes of a column block's rows */
+  int per_phase;      /* rows that share one 128-byte line */
+  int max_phase;      /* distinct chunk permutations */
+} cg_stile;
+
+/* Shared-memory alignment of a tile that wgmma reads (the swizzle is a
+ * function of the address bits, so 8 rows of 128 bytes must start on a
+ * multiple of 1024). */
+#define CG_WG_ALIGN 1024
+
+/* take: allocate it in the exchange buffer aligned to `align` (else it
+ * starts at `at`). */
+cg_stile teeny__cg_stile(cg *g, int R, int C, teeny_dtype dt, bool take, int at, int align);
+/* Shared address of element (row, col). */
+LLVMValueRef teeny__cg_stile_addr(cg *g, const cg_stile *t, LLVMValueRef row,
+                                  LLVMValueRef col);
+/* Whether dot uses mma.sync or wgmma (and so stages its operands in shared
+ * memory), and whether wgmma (sm_90a: its tiles must be CG_WG_ALIGN
+ * aligned and published with fence.proxy.async). */
+bool teeny__cg_dot_uses_mma(cg *g, const teeny_op *op);
+bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op);
+/* fence.proxy.async.shared::cta: this thread's shared-memory writes become
+ * visible to the tensor cores' reads (after the next barrier). */
+void teeny__cg_fence_proxy_async(cg *g);
+/* Wait for the deferred wgmma dot (g->wg_defer) and rebind its result to
+ * the waited registers; nothing if none is pending. */
+void teeny__cg_wgmma_finish(cg *g);
 
 /* ============================================================================
  * codegen_emu.c — the emulator's side of code generation (g->emu)

@@ -23,6 +23,7 @@
  * them only.  Scalar (rank-0) stores and atomics run in thread 0; an
  * atomic's old value is then broadcast through shared memory.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -208,7 +209,7 @@ static void asm_load(cg *g, const pack *p, bool nc, LLVMValueRef addr,
     LLVMTypeRef el[4] = {p->wt, p->wt, p->wt, p->wt};
     rt = LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0);
   }
-  LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 2 + n, !nc);
+  LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 2 + n, !nc || g->ordered_loads);
   for (int i = 0; i < n; i++)
     words[i] = n == 1 ? r : LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
 }
@@ -250,25 +251,66 @@ typedef struct plan {
   int w;            /* elements per group */
   bool aligned;     /* groups are statically w*size aligned */
   bool uniform;     /* the mask is statically constant per group */
+  bool contig;      /* groups are statically contiguous (else checked) */
+  int mono;         /* mask true-then-false (1), false-then-true (-1) per
+                       group, or 0: all elements are checked */
+  int mask;         /* the mask's value id, or -1 */
+  int base;         /* not aligned: a scalar pointer whose alignment decides
+                       every group's (ptr = splat(base) + offsets that are
+                       multiples of w at group starts), or -1 */
+  bool ustep;       /* not contig: one step between elements over the whole
+                       tile (cg_axis.ustep), taken from the first group */
+  LLVMValueRef step; /* then: that step in bytes (i64), set by plan_step() */
 } plan;
 
+/* The scalar s of a pointer tile splat(s) + off whose groups of w along d
+ * start at offsets divisible by w (so are aligned iff s is), or -1. */
+static int scalar_base(cg *g, int ptr, int d, int w) {
+  const teeny_op *op = g->f->values[ptr].def;
+  if (!op || op->code != IR_ADDPTR)
+    return -1;
+  const cg_axis *o = &g->vi[op->args[1]].ax;
+  if (o->contig[d] < w || o->div[d] < w)
+    return -1;
+  int b = op->args[0];
+  const teeny_op *bd = g->f->values[b].def;
+  while (bd && (bd->code == IR_BROADCAST || bd->code == IR_EXPAND_DIMS ||
+                bd->code == IR_RESHAPE)) {
+    b = bd->args[0];
+    bd = g->f->values[b].def;
+  }
+  return bd && bd->code == IR_SPLAT ? bd->args[0] : -1;
+}
+
+/* Widest vector along some dim: statically contiguous runs first, then
+ * affine runs (contiguity checked at run time). */
 static plan make_plan(cg *g, int ptr, int mask, const cg_layout *L, teeny_dtype dt) {
   const cg_axis *a = &g->vi[ptr].ax;
   int es = elem_size(dt), best = 1, bd = L->rank - 1;
-  for (int d = 0; d < L->rank; d++) {
-    int w = 1 << teeny__cg_run_bits(L, d);
-    if (w > a->contig[d])
-      w = a->contig[d];
-    while (w * es > 16)
-      w >>= 1;
-    if (w > best) {
-      best = w;
-      bd = d;
+  bool contig = true;
+  for (int pass = 0; pass < 2 && best == 1; pass++)
+    for (int d = 0; d < L->rank; d++) {
+      int w = 1 << teeny__cg_run_bits(L, d);
+      int run = pass == 0 ? a->contig[d] : a->affine[d];
+      if (w > run)
+        w = run;
+      while (w * es > 16)
+        w >>= 1;
+      if (w > best) {
+        best = w;
+        bd = d;
+        contig = pass == 0;
+      }
     }
-  }
-  plan p = {best, a->div[bd] >= best * es, true};
-  if (mask >= 0)
+  plan p = {best, contig && a->div[bd] >= best * es, true, contig, 0, mask, -1,
+            !contig && a->ustep[bd], NULL};
+  if (!p.aligned && contig && best > 1)
+    p.base = scalar_base(g, ptr, bd, best);
+  if (mask >= 0) {
+    int m = g->vi[mask].ax.mono[bd];
     p.uniform = g->vi[mask].ax.cnst[bd] >= best;
+    p.mono = m >= best ? 1 : m <= -best ? -1 : 0;
+  }
   return p;
 }
 
@@ -310,16 +352,99 @@ static void native_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc
         g, dt, w == 1 ? ld : LLVMBuildExtractElement(g->b, ld, teeny__cg_i32(g, i), ""));
 }
 
-/* w elements at addr, predicated on pred, masked-off ones from dflt. */
-static void pred_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
-                      LLVMValueRef pred, LLVMValueRef *dflt, LLVMValueRef *out) {
+/* w elements at addr, predicated on pred, masked-off ones from dflt; the
+ * PTX registers of the access go to words too (when not NULL). */
+static void pred_load_words(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
+                            LLVMValueRef pred, LLVMValueRef *dflt, LLVMValueRef *out,
+                            LLVMValueRef *words_out) {
   pack p = pack_for(g, dt, w);
   LLVMValueRef dw[4], words[4];
   for (int i = 0; i < p.nwords; i++)
     dw[i] = pack_word(g, &p, dt, dflt + i * p.per_word);
   asm_load(g, &p, nc, addr, pred, dw, words);
-  for (int i = 0; i < p.nwords; i++)
+  for (int i = 0; i < p.nwords; i++) {
     unpack_word(g, &p, dt, words[i], out + i * p.per_word);
+    if (words_out)
+      words_out[i] = words[i];
+  }
+}
+
+static void pred_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
+                      LLVMValueRef pred, LLVMValueRef *dflt, LLVMValueRef *out) {
+  pred_load_words(g, addr, dt, w, nc, pred, dflt, out, NULL);
+}
+
+/* Where a fallback's elements are: the group's first address and the step
+ * between its elements (contiguous: the element size; affine: its first
+ * two addresses' difference), so the fallback keeps no per-element pointers
+ * alive.  Both pass through an asm LLVM cannot hoist: otherwise each
+ * element's address is hoisted out of a loop as an invariant base and held
+ * in registers throughout (7 64-bit pointers per group of every cp.async'd
+ * matmul operand). */
+typedef struct gaddr {
+  LLVMValueRef p0;   /* i64 */
+  LLVMValueRef step; /* i64 bytes */
+} gaddr;
+
+static LLVMValueRef opaque64(cg *g, LLVMValueRef v) {
+  return g->emu ? v : teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l", &v, 1, true);
+}
+
+static gaddr group_addr(cg *g, const plan *pl, LLVMValueRef *ptr, teeny_dtype dt) {
+  gaddr a;
+  LLVMValueRef p0 = LLVMBuildPtrToInt(g->b, ptr[0], g->t_i64, "");
+  a.p0 = opaque64(g, p0);
+  if (pl->contig || pl->w == 1)
+    a.step = teeny__cg_i64(g, elem_size(dt));
+  else if (pl->step)
+    a.step = pl->step;
+  else
+    a.step = opaque64(g, LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, ptr[1], g->t_i64, ""), p0, ""));
+  return a;
+}
+
+static LLVMValueRef elem_addr(cg *g, const gaddr *a, int i) {
+  LLVMValueRef off = LLVMBuildMul(g->b, a->step, teeny__cg_i64(g, i), "");
+  return LLVMBuildIntToPtr(g->b, LLVMBuildAdd(g->b, a->p0, off, ""), g->t_gptr, "");
+}
+
+/* The mask again, computed afresh where the fallback runs, so its
+ * per-element predicates are not kept alive across the fast path (ptxas
+ * has 7 predicate registers; more spill into general ones). */
+static LLVMValueRef *fresh_mask(cg *g, int mask_id, const cg_layout *L, LLVMValueRef extra) {
+  if (mask_id < 0)
+    return NULL;
+  int keep = g->fresh_from, keepn = g->nfresh, saved = teeny__cg_scope_push(g);
+  g->fresh_from = g->scope;
+  g->nfresh = 0;
+  LLVMValueRef *m = teeny__cg_get(g, mask_id, L);
+  g->fresh_from = keep;
+  g->nfresh = keepn;
+  teeny__cg_scope_pop(g, saved);
+  if (!extra)
+    return m;
+  LLVMValueRef *x = teeny__cg_regs_new(g, L);
+  for (long r = 0; r < (1L << L->nreg); r++)
+    x[r] = LLVMBuildAnd(g->b, m[r], extra, "");
+  return x;
+}
+
+/* The mask of the vector path (with extra ANDed in).  When groups check
+ * only one element of a monotone mask, it is made afresh so that the other
+ * elements' predicates, dead here, are not merged with the fallback's and
+ * kept alive through the fast path. */
+static LLVMValueRef *main_mask(cg *g, const plan *pl, const cg_layout *L, LLVMValueRef extra) {
+  if (pl->mask < 0 && !extra)
+    return NULL;
+  if (pl->mask >= 0 && pl->mono)
+    return fresh_mask(g, pl->mask, L, extra);
+  LLVMValueRef *m = pl->mask >= 0 ? teeny__cg_get(g, pl->mask, L) : NULL;
+  if (!extra)
+    return m;
+  LLVMValueRef *x = teeny__cg_regs_new(g, L);
+  for (long r = 0; r < (1L << L->nreg); r++)
+    x[r] = m ? LLVMBuildAnd(g->b, m[r], extra, "") : extra;
+  return x;
 }
 
 /* Groups whose vector access waits on a run-time check ("dynamic") keep
@@ -328,29 +453,62 @@ static void pred_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
 typedef struct fallback {
   long *reg;          /* first register of each dynamic group */
   LLVMValueRef *ok;   /* its check */
+  LLVMValueRef *words; /* loads: the vector access's PTX registers, 4 per group */
   int n;
 } fallback;
 
 static void fallback_init(cg *g, fallback *fb, long groups) {
   fb->reg = teeny__cg_alloc(g, sizeof *fb->reg * (size_t)(groups + 1));
   fb->ok = teeny__cg_alloc(g, sizeof *fb->ok * (size_t)(groups + 1));
+  fb->words = teeny__cg_alloc(g, sizeof *fb->words * (size_t)(4 * groups + 4));
   fb->n = 0;
 }
 
 /* The run-time condition of a dynamic group: aligned and fully unmasked. */
+static LLVMValueRef contig_check(cg *g, LLVMValueRef first, LLVMValueRef last, int bytes) {
+  LLVMValueRef d = LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, last, g->t_i64, ""),
+                                LLVMBuildPtrToInt(g->b, first, g->t_i64, ""), "");
+  return LLVMBuildICmp(g->b, LLVMIntEQ, d, teeny__cg_i64(g, bytes), "");
+}
+
 static LLVMValueRef group_ok(cg *g, const plan *pl, teeny_dtype dt, LLVMValueRef *ptr,
                              LLVMValueRef *mask) {
-  LLVMValueRef ok = pl->aligned ? NULL : aligned_check(g, ptr[0], pl->w * elem_size(dt));
-  ok = and_pred(g, ok, mask ? and_all(g, mask, pl->w) : NULL);
+  /* a scalar base's check is the same for every group (and hoisted out of
+   * loops it does not change in) */
+  LLVMValueRef ok = pl->aligned      ? NULL
+                    : pl->base >= 0 ? aligned_check(g, teeny__cg_scalar(g, pl->base),
+                                                    pl->w * elem_size(dt))
+                                    : aligned_check(g, ptr[0], pl->w * elem_size(dt));
+  if (pl->step) /* affine, one step: contiguous iff it is one element */
+    ok = and_pred(g, ok, LLVMBuildICmp(g->b, LLVMIntEQ, pl->step,
+                                       teeny__cg_i64(g, elem_size(dt)), ""));
+  else if (!pl->contig) /* affine: contiguous iff the first step is one element */
+    ok = and_pred(g, ok, contig_check(g, ptr[0], ptr[1], elem_size(dt)));
+  LLVMValueRef all = NULL;
+  if (mask) /* a monotone mask is all true iff its far end is */
+    all = pl->mono > 0 ? mask[pl->w - 1] : pl->mono < 0 ? mask[0] : and_all(g, mask, pl->w);
+  ok = and_pred(g, ok, all);
   return ok ? ok : teeny__cg_bool(g, true);
 }
 
-static bool is_dynamic(const plan *pl) { return pl->w > 1 && !(pl->aligned && pl->uniform); }
+/* A uniform step from the first group's first two addresses (registers 0
+ * and 1 are consecutive along the vector axis), so that no group needs its
+ * second address to check contiguity or to find its elements. */
+static void plan_step(cg *g, plan *pl, LLVMValueRef *ptr) {
+  if (pl->ustep && pl->w > 1)
+    pl->step = LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, ptr[1], g->t_i64, ""),
+                            LLVMBuildPtrToInt(g->b, ptr[0], g->t_i64, ""), "");
+}
 
-/* One group of a tile load: the vector (or only) access. */
+static bool is_dynamic(const plan *pl) {
+  return pl->w > 1 && !(pl->aligned && pl->uniform && pl->contig);
+}
+
+/* One group of a tile load: the vector (or only) access; a dynamic
+ * group's PTX registers also go to words. */
 static void load_group(cg *g, const plan *pl, teeny_dtype dt, bool nc,
                        LLVMValueRef *ptr, LLVMValueRef *mask, LLVMValueRef *dflt,
-                       LLVMValueRef ok, LLVMValueRef *out) {
+                       LLVMValueRef ok, LLVMValueRef *out, LLVMValueRef *words) {
   int w = pl->w;
   if (!is_dynamic(pl)) {
     if (!mask)
@@ -359,13 +517,16 @@ static void load_group(cg *g, const plan *pl, teeny_dtype dt, bool nc,
       pred_load(g, ptr[0], dt, w, nc, mask[0], dflt, out);
     return;
   }
-  pred_load(g, ptr[0], dt, w, nc, ok, dflt, out);
+  pred_load_words(g, ptr[0], dt, w, nc, ok, dflt, out, words);
 }
 
-/* if (!all ok) { per-element loads of the failed groups }, joined by phis */
+/* if (!all ok) { per-element loads of the failed groups }, joined by phis.
+ * The phis join whole PTX registers (two halves, four bytes) rather than
+ * elements, so a 16-bit tile stays packed through the join (and through a
+ * loop that carries it) instead of taking a register per element. */
 static void load_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtype dt,
-                           bool nc, LLVMValueRef *ptr, LLVMValueRef *mask,
-                           LLVMValueRef *out) {
+                           bool nc, LLVMValueRef *ptr, int mask_id, const cg_layout *L,
+                           LLVMValueRef extra, LLVMValueRef *out) {
   if (!fb->n)
     return;
   LLVMValueRef all = and_all(g, fb->ok, fb->n);
@@ -374,29 +535,36 @@ static void load_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtyp
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ld.join");
   LLVMBuildCondBr(g->b, all, join, slow);
   LLVMPositionBuilderAtEnd(g->b, slow);
+  LLVMValueRef *mask = fresh_mask(g, mask_id, L, extra);
   int w = pl->w;
+  pack p = pack_for(g, dt, w);
   LLVMValueRef *got = teeny__cg_alloc(g, sizeof *got * (size_t)(fb->n * w));
+  LLVMValueRef *gw = teeny__cg_alloc(g, sizeof *gw * (size_t)(fb->n * 4));
   for (int k = 0; k < fb->n; k++) {
     long r = fb->reg[k];
     LLVMValueRef notok = LLVMBuildNot(g->b, fb->ok[k], "");
+    gaddr ga = group_addr(g, pl, ptr + r, dt);
     for (int i = 0; i < w; i++) {
       LLVMValueRef q = and_pred(g, mask ? mask[r + i] : NULL, notok);
-      pred_load(g, ptr[r + i], dt, 1, nc, q, &out[r + i], &got[k * w + i]);
+      pred_load(g, elem_addr(g, &ga, i), dt, 1, nc, q, &out[r + i], &got[k * w + i]);
     }
+    for (int m = 0; m < p.nwords; m++)
+      gw[k * 4 + m] = pack_word(g, &p, dt, got + k * w + m * p.per_word);
   }
   LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, join);
   LLVMPositionBuilderAtEnd(g->b, join);
-  LLVMTypeRef t = teeny__cg_type(g, dt);
-  for (int k = 0; k < fb->n; k++)
-    for (int i = 0; i < w; i++) {
-      long r = fb->reg[k] + i;
-      LLVMValueRef phi = LLVMBuildPhi(g->b, t, "");
-      LLVMValueRef in[2] = {out[r], got[k * w + i]};
+  LLVMValueRef *phi = teeny__cg_alloc(g, sizeof *phi * (size_t)(fb->n * 4));
+  for (int k = 0; k < fb->n; k++) /* phis first, then the unpacking */
+    for (int m = 0; m < p.nwords; m++) {
+      phi[k * 4 + m] = LLVMBuildPhi(g->b, p.wt, "");
+      LLVMValueRef in[2] = {fb->words[k * 4 + m], gw[k * 4 + m]};
       LLVMBasicBlockRef bb[2] = {fast, slow_end};
-      LLVMAddIncoming(phi, in, bb, 2);
-      out[r] = phi;
+      LLVMAddIncoming(phi[k * 4 + m], in, bb, 2);
     }
+  for (int k = 0; k < fb->n; k++)
+    for (int m = 0; m < p.nwords; m++)
+      unpack_word(g, &p, dt, phi[k * 4 + m], out + fb->reg[k] + m * p.per_word);
 }
 
 static LLVMValueRef zero_of(cg *g, teeny_dtype dt) {
@@ -415,19 +583,16 @@ static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   teeny__cg_set_scalar(g, op->res[0], v);
 }
 
-void teeny__cg_emit_load(cg *g, const teeny_op *op) {
+LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra) {
   teeny_type pt = vtype(g, op->args[0]);
   teeny_dtype dt = pt.pointee;
   bool nc = readonly_ptr(g, op->args[0]);
-  if (pt.rank == 0) {
-    load_scalar(g, op, dt, nc);
-    return;
-  }
   const cg_layout *L = g->vi[op->res[0]].nat;
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
-  LLVMValueRef *mask = op->nargs >= 2 ? teeny__cg_get(g, op->args[1], L) : NULL;
-  LLVMValueRef *other = op->nargs == 3 ? teeny__cg_get(g, op->args[2], L) : NULL;
   plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, dt);
+  plan_step(g, &pl, ptr);
+  LLVMValueRef *mask = main_mask(g, &pl, L, extra);
+  LLVMValueRef *other = op->nargs == 3 ? teeny__cg_get(g, op->args[2], L) : NULL;
   long n = 1L << L->nreg;
   LLVMValueRef *out = teeny__cg_regs_new(g, L);
   LLVMValueRef zeros[16];
@@ -445,13 +610,179 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
       fb.reg[fb.n] = r;
       fb.ok[fb.n++] = ok;
     }
-    load_group(g, &pl, dt, nc, ptr + r, m, other ? other + r : zeros, ok, out + r);
+    load_group(g, &pl, dt, nc, ptr + r, m, other ? other + r : zeros, ok, out + r,
+               ok ? fb.words + 4 * (fb.n - 1) : NULL);
   }
-  load_fallbacks(g, &pl, &fb, dt, nc, ptr, mask, out);
+  load_fallbacks(g, &pl, &fb, dt, nc, ptr, op->nargs >= 2 ? op->args[1] : -1, L,
+                 extra, out);
   for (long r = 0; r < n; r++)
     out[r] = out[teeny__cg_dup_src(L, r)];
-  teeny__cg_set(g, op->res[0], L, out);
+  return out;
 }
+
+/* ---- asynchronous copies into shared memory (cp.async, sm_80+) -------------------- */
+
+void teeny__cg_cp_async_commit(cg *g) {
+  if (!g->emu)
+    teeny__cg_asm(g, g->t_void, "cp.async.commit_group;", "~{memory}", NULL, 0, true);
+}
+
+void teeny__cg_cp_async_wait(cg *g, int pending) {
+  if (g->emu)
+    return; /* the emulator's copies are synchronous */
+  char text[48];
+  snprintf(text, sizeof text, "cp.async.wait_group %d;", pending);
+  teeny__cg_asm(g, g->t_void, text, "~{memory}", NULL, 0, true);
+}
+
+/* Copy `bytes` (4, 8, 16) from src to shared dst, reading src_size bytes
+ * and zero-filling the rest, if pred (NULL: always). */
+static void cp_async(cg *g, LLVMValueRef dst, LLVMValueRef src, int bytes,
+                     LLVMValueRef src_size, LLVMValueRef pred) {
+  if (g->emu) {
+    LLVMTypeRef t = LLVMIntTypeInContext(g->ctx, (unsigned)(8 * bytes));
+    LLVMValueRef go = pred ? pred : teeny__cg_bool(g, true);
+    LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntEQ, src_size, teeny__cg_i32(g, bytes), "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef rd = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.rd");
+    LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.wr");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.end");
+    LLVMBuildCondBr(g->b, LLVMBuildAnd(g->b, go, full, ""), rd, wr);
+    LLVMPositionBuilderAtEnd(g->b, rd);
+    LLVMValueRef v = LLVMBuildLoad2(g->b, t, src, "");
+    LLVMSetAlignment(v, 1);
+    LLVMBuildBr(g->b, wr);
+    LLVMPositionBuilderAtEnd(g->b, wr);
+    LLVMValueRef phi = LLVMBuildPhi(g->b, t, "");
+    LLVMValueRef in[2] = {v, LLVMConstNull(t)};
+    LLVMBasicBlockRef bb[2] = {rd, from};
+    LLVMAddIncoming(phi, in, bb, 2);
+    LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.st");
+    LLVMBuildCondBr(g->b, go, st, done);
+    LLVMPositionBuilderAtEnd(g->b, st);
+    LLVMSetAlignment(LLVMBuildStore(g->b, phi, dst), 1);
+    LLVMBuildBr(g->b, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    return;
+  }
+  char text[96];
+  snprintf(text, sizeof text, "%scp.async.%s.shared.global [$0], [$1], %d, $2;",
+           pred ? "@$3 " : "", bytes == 16 ? "cg" : "ca", bytes);
+  LLVMValueRef args[4] = {dst, src, src_size, pred};
+  teeny__cg_asm(g, g->t_void, text, pred ? "r,l,r,b,~{memory}" : "r,l,r,~{memory}", args,
+                pred ? 4 : 3, true);
+}
+
+bool teeny__cg_async_ok(cg *g, const teeny_op *op) {
+  teeny_type pt = vtype(g, op->args[0]);
+  if (pt.rank != 2 || g->sm < 80)
+    return false;
+  if (op->nargs == 3) { /* cp.async can only fill with zeros */
+    teeny_scalar z;
+    const teeny_op *d = g->f->values[op->args[2]].def;
+    if (d && d->code == IR_SPLAT)
+      d = g->f->values[d->args[0]].def;
+    if (!d || d->code != IR_CONST)
+      return false;
+    z = d->cval;
+    if (teeny__dt_is_float(pt.pointee) ? z.f != 0 || signbit(z.f) : z.i != 0)
+      return false;
+  }
+  const cg_layout *L = g->vi[op->res[0]].nat;
+  plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, pt.pointee);
+  int bytes = pl.w * elem_size(pt.pointee);
+  return (bytes == 4 || bytes == 8 || bytes == 16) && teeny__cg_run_bits(L, 1) >= teeny__cg_log2(pl.w);
+}
+
+/* A tile load that writes the stage tile t instead of registers: cp.async
+ * per vector group, and for the groups of a dynamic plan that fail their
+ * check, ordinary loads and shared stores of each element (0 when masked). */
+void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t) {
+  teeny_type pt = vtype(g, op->args[0]);
+  teeny_dtype dt = pt.pointee;
+  bool nc = readonly_ptr(g, op->args[0]);
+  const cg_layout *L = g->vi[op->res[0]].nat;
+  LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
+  plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, dt);
+  plan_step(g, &pl, ptr);
+  LLVMValueRef *mask = main_mask(g, &pl, L, extra);
+  int es = elem_size(dt), bytes = pl.w * es;
+  long n = 1L << L->nreg;
+  fallback fb;
+  fallback_init(g, &fb, n / pl.w);
+  LLVMValueRef full = teeny__cg_i32(g, bytes);
+  for (long r = 0; r < n; r += pl.w) {
+    if (!teeny__cg_reg_owner(L, r))
+      continue;
+    LLVMValueRef flat = teeny__cg_flat(g, L, r);
+    LLVMValueRef dst = teeny__cg_stile_addr(g, t, teeny__cg_coord(g, L, flat, 0),
+                                            teeny__cg_coord(g, L, flat, 1));
+    if (!is_dynamic(&pl)) {
+      LLVMValueRef size = mask ? LLVMBuildSelect(g->b, mask[r], full, teeny__cg_i32(g, 0), "")
+                               : full;
+      cp_async(g, dst, ptr[r], bytes, size, NULL);
+      continue;
+    }
+    LLVMValueRef ok = group_ok(g, &pl, dt, ptr + r, mask ? mask + r : NULL);
+    fb.reg[fb.n] = r;
+    fb.words[4 * fb.n] = dst; /* (the shared address, for the fallback) */
+    fb.ok[fb.n++] = ok;
+    cp_async(g, dst, ptr[r], bytes, full, ok);
+  }
+  if (!fb.n)
+    return;
+  /* if (!all ok) for each failed group: each element loaded (or 0) and stored */
+  LLVMValueRef all = and_all(g, fb.ok, fb.n);
+  LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.slow");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.join");
+  LLVMBuildCondBr(g->b, all, join, slow);
+  LLVMPositionBuilderAtEnd(g->b, slow);
+  LLVMValueRef *m = fresh_mask(g, op->nargs >= 2 ? op->args[1] : -1, L, extra);
+  LLVMValueRef zero = zero_of(g, dt);
+  for (int k = 0; k < fb.n; k++) {
+    long r = fb.reg[k];
+    LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.el");
+    LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.next");
+    LLVMBuildCondBr(g->b, fb.ok[k], next, wr);
+    LLVMPositionBuilderAtEnd(g->b, wr);
+    gaddr ga = group_addr(g, &pl, ptr + r, dt);
+    /* the group's elements share one 16-byte chunk of the tile, which the
+     * swizzle moves as a whole: element i is i * size past the group's
+     * shared address (opaque, so that LLVM does not hoist a per-element
+     * address out of the loop and keep it in a register throughout) */
+    LLVMValueRef dst = fb.words[4 * k];
+    LLVMValueRef d0 = g->emu ? NULL
+                             : teeny__cg_asm(g, g->t_i32, "mov.b32 $0, $1;", "=r,r",
+                                             (LLVMValueRef[]){LLVMBuildPtrToInt(g->b, dst, g->t_i32, "")},
+                                             1, true);
+    for (int i = 0; i < pl.w; i++) {
+      LLVMValueRef v;
+      LLVMValueRef q = m ? m[r + i] : extra ? extra : teeny__cg_bool(g, true);
+      pred_load(g, elem_addr(g, &ga, i), dt, 1, nc, q, &zero, &v);
+      LLVMValueRef off = teeny__cg_i32(g, i * es);
+      LLVMValueRef a = d0 ? LLVMBuildIntToPtr(g->b, LLVMBuildAdd(g->b, d0, off, ""), g->t_sptr, "")
+                          : LLVMBuildGEP2(g->b, g->t_i8, dst, &off, 1, "");
+      teeny__cg_smem_store(g, a, dt, &v, 1);
+    }
+    LLVMBuildBr(g->b, next);
+    LLVMPositionBuilderAtEnd(g->b, next);
+  }
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+void teeny__cg_emit_load(cg *g, const teeny_op *op) {
+  teeny_type pt = vtype(g, op->args[0]);
+  if (pt.rank == 0) {
+    load_scalar(g, op, pt.pointee, readonly_ptr(g, op->args[0]));
+    return;
+  }
+  if (g->vi[op->res[0]].prefetched)
+    return; /* the loop that owns it loaded it one iteration ahead */
+  teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
+}
+
+bool teeny__cg_readonly(cg *g, int ptr) { return readonly_ptr(g, ptr); }
 
 /* ---- stores ---------------------------------------------------------------------------------- */
 
@@ -491,8 +822,8 @@ static void store_group(cg *g, const plan *pl, teeny_dtype dt, LLVMValueRef *ptr
 
 /* if (!all ok) { per-element stores of the failed groups } */
 static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtype dt,
-                            LLVMValueRef *ptr, LLVMValueRef *mask, LLVMValueRef owner,
-                            LLVMValueRef *val) {
+                            LLVMValueRef *ptr, int mask_id, const cg_layout *L,
+                            LLVMValueRef owner, LLVMValueRef *val) {
   if (!fb->n)
     return;
   LLVMValueRef all = and_all(g, fb->ok, fb->n);
@@ -500,11 +831,14 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.join");
   LLVMBuildCondBr(g->b, all, join, slow);
   LLVMPositionBuilderAtEnd(g->b, slow);
+  LLVMValueRef *mask = fresh_mask(g, mask_id, L, NULL);
   for (int k = 0; k < fb->n; k++) {
     long r = fb->reg[k];
     LLVMValueRef notok = and_pred(g, LLVMBuildNot(g->b, fb->ok[k], ""), owner);
+    gaddr ga = group_addr(g, pl, ptr + r, dt);
     for (int i = 0; i < pl->w; i++)
-      store_elems(g, ptr[r + i], dt, 1, and_pred(g, mask ? mask[r + i] : NULL, notok),
+      store_elems(g, elem_addr(g, &ga, i), dt, 1,
+                  and_pred(g, mask ? mask[r + i] : NULL, notok),
                   val + r + i);
   }
   LLVMBuildBr(g->b, join);
@@ -529,11 +863,12 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   const cg_layout *L = teeny__cg_mem_layout(g, op);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *val = teeny__cg_get(g, op->args[1], L);
-  LLVMValueRef *mask = op->nargs == 3 ? teeny__cg_get(g, op->args[2], L) : NULL;
   LLVMValueRef owner = teeny__cg_owner(g, L);
   if (LLVMIsAConstantInt(owner))
     owner = NULL; /* every holder is the only one */
   plan pl = make_plan(g, op->args[0], op->nargs == 3 ? op->args[2] : -1, L, dt);
+  plan_step(g, &pl, ptr);
+  LLVMValueRef *mask = main_mask(g, &pl, L, NULL);
   long n = 1L << L->nreg;
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
@@ -549,7 +884,7 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     }
     store_group(g, &pl, dt, ptr + r, m, owner, ok, val + r);
   }
-  store_fallbacks(g, &pl, &fb, dt, ptr, mask, owner, val);
+  store_fallbacks(g, &pl, &fb, dt, ptr, op->nargs == 3 ? op->args[2] : -1, L, owner, val);
 }
 
 /* ---- atomics ------------------------------------------------------------------------------------ */

@@ -9,12 +9,9 @@
  * gives 0 (-1 for >> of a negative signed value); float -> int saturates and
  * NaN gives 0 (llvm.fptosi.sat).
  *
- * Math (f16/bf16 computed in f32 and rounded; accuracy in
- * docs/perf-notes.md): exp/exp2/log/log2 via ex2.approx/lg2.approx with
- * scaling; sqrt correctly rounded; rsqrt, sin, cos, tanh approximate (PTX
- * .approx instructions); erf by a polynomial and A&S 7.1.26.  f64 has sqrt,
- * floor, ceil, abs and fma; its transcendentals are not lowered yet.
+ * The math builtins are in codegen_math.c.
  */
+#include <math.h>
 #include <string.h>
 
 #include "dsl/codegen_llvm.h"
@@ -48,7 +45,6 @@ static LLVMValueRef cint(cg *g, LLVMTypeRef t, long long v) {
   return LLVMConstInt(t, (unsigned long long)v, 1);
 }
 
-static LLVMValueRef cf32(cg *g, double v) { return LLVMConstReal(g->t_f32, v); }
 
 /* ---- casts ------------------------------------------------------------------------ */
 
@@ -184,117 +180,6 @@ static LLVMValueRef compare(cg *g, teeny_cmp_pred pred, teeny_dtype dt,
   return LLVMBuildICmp(g->b, teeny__dt_is_signed(dt) ? sp[pred] : up[pred], a, b, "");
 }
 
-/* ---- math ---------------------------------------------------------------------------- */
-
-static LLVMValueRef call1(cg *g, const char *name, LLVMValueRef x) {
-  LLVMTypeRef t = LLVMTypeOf(x);
-  return teeny__cg_intrin(g, name, &t, 1, &x, 1);
-}
-
-static LLVMValueRef nvvm1(cg *g, const char *name, LLVMValueRef x) {
-  return teeny__cg_intrin(g, name, NULL, 0, &x, 1);
-}
-
-static LLVMValueRef fmul_c(cg *g, LLVMValueRef a, double c) {
-  return LLVMBuildFMul(g->b, a, cf32(g, c), "");
-}
-
-static LLVMValueRef fmaf_(cg *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
-  LLVMValueRef args[3] = {a, b, c};
-  LLVMTypeRef t = g->t_f32;
-  return teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
-}
-
-static LLVMValueRef exp2_approx(cg *g, LLVMValueRef x) {
-  return nvvm1(g, "llvm.nvvm.ex2.approx.f", x);
-}
-
-/* erf on f32: |x| < 1: the Maclaurin series in x^2 to the x^21 term
- * (truncation < 2e-9 relative); |x| >= 1: Abramowitz & Stegun 7.1.26,
- * erf = 1 - t*P(t)*exp(-x^2), t = 1/(1 + 0.3275911|x|) (|error| <= 1.5e-7);
- * odd symmetry restores the sign. */
-static LLVMValueRef erf_f32(cg *g, LLVMValueRef x) {
-  LLVMValueRef ax = call1(g, "llvm.fabs", x);
-  LLVMValueRef x2 = LLVMBuildFMul(g->b, x, x, "");
-  /* series: sum_{n=0..10} (-1)^n x^(2n) / (n! (2n+1)), times 2/sqrt(pi) x */
-  double c[11];
-  double fact = 1;
-  for (int n = 0; n <= 10; n++) {
-    if (n)
-      fact *= n;
-    c[n] = (n & 1 ? -1.0 : 1.0) / (fact * (2 * n + 1));
-  }
-  LLVMValueRef p = cf32(g, c[10]);
-  for (int n = 9; n >= 0; n--)
-    p = fmaf_(g, p, x2, cf32(g, c[n]));
-  LLVMValueRef small = LLVMBuildFMul(g->b, fmul_c(g, x, 1.1283791670955126), p, "");
-  /* A&S 7.1.26 on |x| */
-  LLVMValueRef den = fmaf_(g, ax, cf32(g, 0.3275911), cf32(g, 1.0));
-  LLVMValueRef t = LLVMBuildFDiv(g->b, cf32(g, 1.0), den, "");
-  static const double a[5] = {0.254829592, -0.284496736, 1.421413741,
-                              -1.453152027, 1.061405429};
-  LLVMValueRef q = cf32(g, a[4]);
-  for (int i = 3; i >= 0; i--)
-    q = fmaf_(g, q, t, cf32(g, a[i]));
-  q = LLVMBuildFMul(g->b, q, t, "");
-  LLVMValueRef e = exp2_approx(g, fmul_c(g, LLVMBuildFNeg(g->b, x2, ""), 1.4426950408889634));
-  LLVMValueRef big = LLVMBuildFSub(g->b, cf32(g, 1.0), LLVMBuildFMul(g->b, q, e, ""), "");
-  LLVMTypeRef ft = g->t_f32;
-  LLVMValueRef sargs[2] = {big, x};
-  big = teeny__cg_intrin(g, "llvm.copysign", &ft, 1, sargs, 2);
-  LLVMValueRef is_small = LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf32(g, 1.0), "");
-  return LLVMBuildSelect(g->b, is_small, small, big, "");
-}
-
-/* One f32 transcendental. */
-static LLVMValueRef math_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
-  switch (code) {
-  case IR_EXP:
-    return exp2_approx(g, fmul_c(g, x, 1.4426950408889634));
-  case IR_EXP2:
-    return exp2_approx(g, x);
-  case IR_LOG:
-    return fmul_c(g, nvvm1(g, "llvm.nvvm.lg2.approx.f", x), 0.6931471805599453);
-  case IR_LOG2:
-    return nvvm1(g, "llvm.nvvm.lg2.approx.f", x);
-  case IR_RSQRT:
-    return nvvm1(g, "llvm.nvvm.rsqrt.approx.f", x);
-  case IR_SIN:
-    return nvvm1(g, "llvm.nvvm.sin.approx.f", x);
-  case IR_COS:
-    return nvvm1(g, "llvm.nvvm.cos.approx.f", x);
-  case IR_TANH:
-    if (g->emu)
-      return teeny__cg_emu_call(g, "teeny_emu_tanhf", g->t_f32, &x, 1);
-    return teeny__cg_asm(g, g->t_f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
-  case IR_ERF:
-    return erf_f32(g, x);
-  default:
-    return NULL;
-  }
-}
-
-static LLVMValueRef math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef x) {
-  switch (code) {
-  case IR_SQRT:
-    return call1(g, "llvm.sqrt", x);
-  case IR_FLOOR:
-    return call1(g, "llvm.floor", x);
-  case IR_CEIL:
-    return call1(g, "llvm.ceil", x);
-  default:
-    break;
-  }
-  if (dt == TEENY_DT_F64)
-    teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
-                   "'%s' on f64 is not supported by the PTX code generator yet; "
-                   "cast to f32",
-                   teeny__opcode_name(code));
-  LLVMValueRef w = dt == TEENY_DT_F32 ? x : LLVMBuildFPExt(g->b, x, g->t_f32, "");
-  LLVMValueRef r = math_f32(g, code, w);
-  return dt == TEENY_DT_F32 ? r : teeny__cg_cast(g, r, TEENY_DT_F32, dt);
-}
-
 /* ---- the dispatcher -------------------------------------------------------------------- */
 
 bool teeny__cg_is_elementwise(teeny_opcode code) {
@@ -312,6 +197,36 @@ bool teeny__cg_is_elementwise(teeny_opcode code) {
   }
 }
 
+/* C's fmod, exactly (LLVM's NVPTX frem is x - trunc(x/y)*y, which is off
+ * for large quotients): in f64, q = trunc(x/y), r = fma(-q, y, x) is exact
+ * when q is; a q off by one (x/y rounded across an integer) is fixed by one
+ * step of |y|.  Exact for |x/y| < 2^53; y = inf gives x. */
+static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef dx = dt == TEENY_DT_F64 ? x : teeny__cg_cast(g, x, dt, TEENY_DT_F64);
+  LLVMValueRef dy = dt == TEENY_DT_F64 ? y : teeny__cg_cast(g, y, dt, TEENY_DT_F64);
+  LLVMValueRef q = LLVMBuildFDiv(g->b, dx, dy, "");
+  q = teeny__cg_intrin(g, "llvm.trunc", &t, 1, &q, 1);
+  LLVMValueRef args[3] = {LLVMBuildFNeg(g->b, q, ""), dy, dx};
+  LLVMValueRef r = teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
+  LLVMValueRef ay = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dy, 1);
+  LLVMValueRef zero = LLVMConstReal(t, 0);
+  /* the sign of x, |r| < |y| */
+  LLVMValueRef xneg = LLVMBuildFCmp(g->b, LLVMRealOLT, dx, zero, "");
+  LLVMValueRef sy = LLVMBuildSelect(g->b, xneg, LLVMBuildFNeg(g->b, ay, ""), ay, "");
+  LLVMValueRef wrong = LLVMBuildSelect(g->b, xneg, LLVMBuildFCmp(g->b, LLVMRealOGT, r, zero, ""),
+                                       LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, ""), "");
+  r = LLVMBuildSelect(g->b, wrong, LLVMBuildFAdd(g->b, r, sy, ""), r, "");
+  LLVMValueRef ar = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &r, 1);
+  LLVMValueRef big = LLVMBuildFCmp(g->b, LLVMRealOGE, ar, ay, "");
+  r = LLVMBuildSelect(g->b, big, LLVMBuildFSub(g->b, r, sy, ""), r, "");
+  LLVMValueRef yinf = LLVMBuildFCmp(g->b, LLVMRealOEQ, ay, LLVMConstReal(t, INFINITY), "");
+  LLVMValueRef xfin = LLVMBuildFCmp(g->b, LLVMRealONE, teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dx, 1),
+                                    LLVMConstReal(t, INFINITY), "");
+  r = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, yinf, xfin, ""), dx, r, "");
+  return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
+}
+
 static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef a,
                           LLVMValueRef b) {
   bool f = is_float(dt);
@@ -325,7 +240,7 @@ static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef
   case IR_DIV:
     return f ? LLVMBuildFDiv(g->b, a, b, "") : int_divrem(g, false, dt, a, b);
   case IR_REM:
-    return f ? LLVMBuildFRem(g->b, a, b, "") : int_divrem(g, true, dt, a, b);
+    return f ? float_rem(g, dt, a, b) : int_divrem(g, true, dt, a, b);
   case IR_AND:
     return LLVMBuildAnd(g->b, a, b, "");
   case IR_OR:
@@ -390,8 +305,10 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   case IR_NOT:
     return LLVMBuildNot(g->b, a[0], "");
   case IR_ABS:
-    if (is_float(dt))
-      return call1(g, "llvm.fabs", a[0]);
+    if (is_float(dt)) {
+      LLVMTypeRef t = LLVMTypeOf(a[0]);
+      return teeny__cg_intrin(g, "llvm.fabs", &t, 1, a, 1);
+    }
     if (!teeny__dt_is_signed(dt))
       return a[0];
     return LLVMBuildSelect(
@@ -414,7 +331,7 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
   case IR_FLOOR: case IR_CEIL:
-    return math(g, op->code, dt, a[0]);
+    return teeny__cg_math(g, op->code, dt, a[0]);
   default:
     r = arith(g, op->code, dt, a[0], a[1]);
   }

@@ -52,7 +52,8 @@ static cg_regs *find(cg *g, int id, const cg_layout *L) {
       *pe = e->next;
       continue;
     }
-    if (e->L == L)
+    if (e->L == L && (e->scope < g->hide_lo || e->scope >= g->hide_hi) &&
+        !(e->scope < g->fresh_from && g->vi[id].lazy))
       return e;
     pe = &e->next;
   }
@@ -174,6 +175,20 @@ int teeny__cg_smem_take(cg *g, int bytes, int align) {
   g->smem_cur = off + bytes;
   if (g->smem_cur > g->smem_bytes)
     g->smem_bytes = g->smem_cur;
+  if (g->db_bytes && g->smem_cur > g->smem_db_x) /* must stay clear of them */
+    g->smem_db_x = g->smem_cur;
+  if (align > g->smem_align)
+    g->smem_align = align;
+  return off;
+}
+
+int teeny__cg_db_take(cg *g, int bytes, int align) {
+  int off = (g->db_bytes + align - 1) & ~(align - 1);
+  g->db_bytes = off + bytes;
+  if (g->db_bytes > g->db_hwm)
+    g->db_hwm = g->db_bytes;
+  if (align > g->smem_align)
+    g->smem_align = align;
   return off;
 }
 
@@ -227,7 +242,26 @@ static int smem_vec(const cg_layout *L, teeny_dtype dt) {
   return n;
 }
 
-/* The general conversion: through shared memory in row-major order. */
+/* Byte offset of flat index `flat` in a row-major [R, C] tile whose rows
+ * of 16 bytes or more are cut into 16-byte chunks XORed with the row's
+ * phase (as the dot operand tiles are), so that a warp writing or reading
+ * down a column of rows does not hit one bank eight times over. */
+static LLVMValueRef swizzled(cg *g, const cg_layout *L, LLVMValueRef flat, int es) {
+  LLVMValueRef off = LLVMBuildMul(g->b, flat, teeny__cg_i32(g, es), "");
+  if (L->rank != 2)
+    return off;
+  int row_bytes = L->shape[1] * es, cpr = row_bytes / 16;
+  if (cpr < 2)
+    return off;
+  int per_phase = cpr >= 8 ? 1 : 8 / cpr, max_phase = cpr >= 8 ? 8 : cpr;
+  LLVMValueRef row = teeny__cg_coord(g, L, flat, 0);
+  LLVMValueRef phase = LLVMBuildAnd(
+      g->b, LLVMBuildLShr(g->b, row, teeny__cg_i32(g, teeny__cg_log2(per_phase)), ""),
+      teeny__cg_i32(g, max_phase - 1), "");
+  return LLVMBuildXor(g->b, off, LLVMBuildShl(g->b, phase, teeny__cg_i32(g, 4), ""), "");
+}
+
+/* The general conversion: through shared memory, row-major and swizzled. */
 static LLVMValueRef *smem_exchange(cg *g, LLVMValueRef *src, const cg_layout *A,
                                    const cg_layout *B, teeny_dtype dt) {
   int es = mem_size(dt);
@@ -240,8 +274,7 @@ static LLVMValueRef *smem_exchange(cg *g, LLVMValueRef *src, const cg_layout *A,
   for (long r = 0; r < (1L << A->nreg); r += va) {
     if (!teeny__cg_reg_owner(A, r))
       continue;
-    LLVMValueRef off = LLVMBuildMul(g->b, teeny__cg_flat(g, A, r),
-                                    teeny__cg_i32(g, es), "");
+    LLVMValueRef off = swizzled(g, A, teeny__cg_flat(g, A, r), es);
     off = LLVMBuildAdd(g->b, off, teeny__cg_i32(g, base), "");
     teeny__cg_smem_store(g, teeny__cg_smem_ptr(g, off), dt, src + r, va);
   }
@@ -254,8 +287,7 @@ static LLVMValueRef *smem_exchange(cg *g, LLVMValueRef *src, const cg_layout *A,
         out[r + i] = out[s + i];
       continue;
     }
-    LLVMValueRef off = LLVMBuildMul(g->b, teeny__cg_flat(g, B, r),
-                                    teeny__cg_i32(g, es), "");
+    LLVMValueRef off = swizzled(g, B, teeny__cg_flat(g, B, r), es);
     off = LLVMBuildAdd(g->b, off, teeny__cg_i32(g, base), "");
     teeny__cg_smem_load(g, teeny__cg_smem_ptr(g, off), dt, out + r, vb);
   }

@@ -301,6 +301,7 @@ typedef struct teeny_spec_opts {
   const char *target;           /* "sm_90a" */
   int num_warps;                /* 4 */
   const char *compiler_version; /* "0.1.0" */
+  const char *build_id;         /* hash of the compiler's sources */
   const char *llvm_version;     /* "19.1.7" */
 } teeny_spec_opts;
 /* Append the generated source of kernel k (header comment, prelude,
@@ -517,6 +518,11 @@ int teeny__codegen_ptx(teeny_ctx *cx, const teeny_ir_func *f,
                        const teeny_codegen_opts *o, teeny_codegen_out *out);
 /* "19.1.7", or "none" in builds without the code generator. */
 const char *teeny__codegen_llvm_version(void);
+/* The optimised LLVM IR the PTX would be emitted from (*ir: teeny__malloc'd
+ * text, NULL on error), for debugging the code generator and `--emit llvm`.
+ * Only in builds with LLVM (teeny_compiler).  Returns as teeny__codegen_ptx. */
+int teeny__codegen_llvm_ir(teeny_ctx *cx, const teeny_ir_func *f,
+                           const teeny_codegen_opts *o, char **ir);
 /* Test aid (dsl/codegen_emu.c, only in builds with LLVM: teeny_compiler):
  * run the code generator's output for f on the host — the same layouts,
  * conversions, reductions and mma fragments, JIT-compiled for the CPU with

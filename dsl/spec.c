@@ -196,11 +196,11 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
   const teeny_func *fn = prog->funcs[k];
   teeny__buf_printf(out,
                     "/* teenyc generated source: do not edit.\n"
-                    " * compiler: teenyc %s (tile IR %d), LLVM %s\n"
+                    " * compiler: teenyc %s (build %s, tile IR %d), LLVM %s\n"
                     " * kernel: %s  id: %s\n"
                     " * target: %s  num_warps: %d\n"
                     " */\n",
-                    o->compiler_version, TEENY_IR_VERSION, o->llvm_version,
+                    o->compiler_version, o->build_id, TEENY_IR_VERSION, o->llvm_version,
                     fn->name, id, o->target, o->num_warps);
   teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
   for (int i = 0; i < fn->nkgenerics; i++) {

@@ -237,7 +237,8 @@ static bool is_hex(char c) {
          (c >= 'A' && c <= 'F');
 }
 
-/* A key prefix: 1..64 hex digits, stored lower-case. */
+/* A key prefix: 4..64 hex digits (shorter ones would match most of a
+ * store), stored lower-case. */
 static int decode_prefix(teeny__dec *d, const teeny__field *f,
                          const char **out) {
   const char *s = NULL;
@@ -248,9 +249,9 @@ static int decode_prefix(teeny__dec *d, const teeny__field *f,
   for (size_t i = 0; i < n; i++)
     if (!is_hex(s[i]))
       n = 0;
-  if (n == 0)
+  if (n < 4)
     return teeny__dec_fail(d, TEENY_E_PROTO,
-                           "field 'key': expected 1 to 64 hex digits");
+                           "field 'key': expected 4 to 64 hex digits");
   char *w = (char *)s; /* our own copy */
   for (size_t i = 0; i < n; i++)
     if (w[i] >= 'A' && w[i] <= 'F')
@@ -314,6 +315,15 @@ static int decode_verify(teeny__dec *d, const msgpack_object *root,
   return rc;
 }
 
+static int decode_stats(teeny__dec *d, const msgpack_object *root,
+                        teeny_msg_stats *st) {
+  teeny__field f[] = {{"zero", NULL}};
+  int rc = teeny__dec_fields(d, root, NULL, f, 1);
+  if (!rc)
+    rc = teeny__get_bool(d, NULL, &f[0], false, &st->zero);
+  return rc;
+}
+
 static int decode_body(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_request *req) {
   switch (req->op) {
@@ -329,8 +339,10 @@ static int decode_body(teeny__dec *d, const msgpack_object *root,
     return decode_purge(d, root, &req->u.purge);
   case TEENY_OP_VERIFY:
     return decode_verify(d, root, &req->u.verify);
+  case TEENY_OP_STATS:
+    return decode_stats(d, root, &req->u.stats);
   default:
-    return 0; /* ping, stats, shutdown: no fields */
+    return 0; /* ping, shutdown: no fields */
   }
 }
 
@@ -510,6 +522,9 @@ static int encode_head(teeny__enc *e, const teeny_msg_request *req, size_t n) {
   case TEENY_OP_VERIFY:
     teeny__put_map(e, n + 1);
     return 0;
+  case TEENY_OP_STATS:
+    teeny__put_map(e, n + req->u.stats.zero);
+    return 0;
   default:
     teeny__put_map(e, n);
     return 0;
@@ -535,6 +550,10 @@ static void put_body(teeny__enc *e, const teeny_msg_request *req) {
     break;
   case TEENY_OP_VERIFY:
     teeny__kv_bool(e, "repair", req->u.verify.repair);
+    break;
+  case TEENY_OP_STATS:
+    if (req->u.stats.zero)
+      teeny__kv_bool(e, "zero", true);
     break;
   default:
     break;

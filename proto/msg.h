@@ -1,6 +1,6 @@
 /*
  * proto/msg.h — typed protocol messages and their msgpack encoding
- * (proto/PROTOCOL.md §3-§5 is the wire format; this is its C face).
+ * (proto/PROTOCOL.md §3-§7 is the wire format; this is its C face).
  *
  * Every request is a teeny_msg_request and every reply a teeny_msg_reply: a
  * small envelope (op, id; status, error) around a union with one member per
@@ -30,7 +30,7 @@
 #include "common/common.h"
 #include "teeny/compile.h"
 
-/* ---- limits (PROTOCOL.md §6) ------------------------------------------------ */
+/* ---- limits (PROTOCOL.md §5) ------------------------------------------------ */
 
 #define TEENY_PROTO_VERSION 1                    /* the one version spoken */
 #define TEENY_PROTO_MAX_SOURCE TEENY_MAX_SOURCE_BYTES /* compile source, 1 MiB */
@@ -127,6 +127,10 @@ typedef struct teeny_msg_purge {
   uint64_t to_size;       /* evict least recently used until <= bytes */
 } teeny_msg_purge;
 
+typedef struct teeny_msg_stats {
+  bool zero; /* reset the counters after reading them (admin) */
+} teeny_msg_stats;
+
 typedef struct teeny_msg_verify {
   bool repair; /* remove broken entries and orphan files (admin) */
 } teeny_msg_verify;
@@ -141,7 +145,8 @@ typedef struct teeny_msg_request {
     teeny_msg_show show;
     teeny_msg_purge purge;
     teeny_msg_verify verify;
-  } u;                /* ping, stats and shutdown have no fields */
+    teeny_msg_stats stats;
+  } u;                /* ping and shutdown have no fields */
   teeny_msg_mem *mem; /* decoded: owned memory; encoding: ignored */
 } teeny_msg_request;
 

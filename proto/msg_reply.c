@@ -1,6 +1,6 @@
 /*
  * proto/msg_reply.c — replies: encode/decode of the envelope {id, status,
- * error, diagnostics, candidates} and of each op's body (PROTOCOL.md §5).
+ * error, diagnostics, candidates} and of each op's body (PROTOCOL.md §4, §6).
  *
  * A reply does not name its op; the client knows it from the id, so the
  * decoder is told which body to expect (TEENY_OP_NONE: envelope only).

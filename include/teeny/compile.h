@@ -17,6 +17,7 @@
 #ifndef TEENY_COMPILE_H
 #define TEENY_COMPILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -219,6 +220,54 @@ typedef struct teeny_interp_arg {
 int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
                          const teeny_interp_arg *args, size_t nargs,
                          teeny_diags *diags);
+
+/* ---- inspecting a kernel file (teenyc-gen) -------------------------------------- */
+
+/* What a kernel file declares, for tools that generate host code from it.
+ * Everything is owned by the teeny_source_info and read-only. */
+typedef struct teeny_generic_info {
+  const char *name;           /* "D", "BLOCK_SIZE" */
+  bool is_dtype;              /* TEENY_DTYPE; else TEENY_CONST (an i32) */
+  const teeny_dtype *allowed; /* TEENY_DTYPE(D, f32, f16): the list; NULL: any */
+  size_t nallowed;            /* its length */
+} teeny_generic_info;
+
+typedef struct teeny_param_info {
+  const char *name;      /* as in the source */
+  teeny_param_kind kind; /* scalar or pointer */
+  teeny_dtype dtype;     /* its (pointee) dtype; TEENY_DT_VOID when generic */
+  int generic;           /* index into generics when the dtype is one; else -1 */
+} teeny_param_info;
+
+typedef struct teeny_kernel_info {
+  const char *name;               /* the kernel function */
+  int line;                       /* 1-based line of its name */
+  const int *generics;            /* TEENY_KERNEL's list, in order: indexes
+                                     into teeny_source_info.generics */
+  size_t ngenerics;
+  const teeny_param_info *params; /* its parameters, in order */
+  size_t nparams;
+  int backward;                   /* index into kernels of its TEENY_BACKWARD
+                                     kernel, or -1 */
+  int forward;                    /* index of the kernel this is the backward
+                                     of, or -1 */
+} teeny_kernel_info;
+
+typedef struct teeny_source_info {
+  const teeny_generic_info *generics; /* every generic, in source order */
+  size_t ngenerics;
+  const teeny_kernel_info *kernels;   /* every kernel, in source order */
+  size_t nkernels;
+} teeny_source_info;
+
+/* Parse and resolve a kernel file (no bindings, no IR) and describe its
+ * generics, kernels, parameters and backward pairs.  filename (NULL:
+ * "<source>") is for diagnostics.  Returns 0 with *out owning a new info
+ * (free with teeny_source_info_destroy), or TEENY_E_COMPILE / TEENY_E_LIMIT
+ * / TEENY_E_NOMEM with diagnostics; *out is NULL on failure. */
+int teeny_source_inspect(const char *source, size_t len, const char *filename,
+                         teeny_source_info **out, teeny_diags *diags);
+void teeny_source_info_destroy(teeny_source_info *info); /* NULL is a no-op */
 
 /* The library's version ("0.1.0"), LLVM's version ("19.1.7" or "none"). */
 const char *teeny_version(void);

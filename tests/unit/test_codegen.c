@@ -6,6 +6,7 @@
  * ptxas itself runs in test_codegen_ptxas.c.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ START_TEST(all_cases_compile) {
   for (int i = 0; i < n; i++)
     for (int t = 0; t < 2; t++)
       for (int w = 0; w < 3; w++) {
+        if (warps[w] < cases[i].min_warps)
+          continue;
         char *ptx = compile(cases[i].f, targets[t], warps[w]);
         char want[256];
         snprintf(want, sizeof want, ".entry %s", cases[i].f->name);
@@ -75,12 +78,75 @@ START_TEST(softmax_uses_shuffles) {
 END_TEST
 
 START_TEST(matmul_uses_mma) {
-  char *ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 32), "sm_90a", 4);
-  expect(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "matmul f16");
+  /* sm_90a: wgmma from swizzled shared-memory descriptors, published to the
+   * async proxy; sm_90 and sm_80: mma.sync with ldmatrix */
+  char *ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 64), "sm_90a", 4);
+  expect(ptx, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", "matmul f16 sm_90a");
+  expect(ptx, "wgmma.fence.sync.aligned", "matmul f16 sm_90a");
+  expect(ptx, "wgmma.wait_group.sync.aligned 0", "matmul f16 sm_90a");
+  expect(ptx, "fence.proxy.async.shared::cta", "matmul f16 sm_90a");
+  teeny__free(ptx);
+  ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_BF16, 128, 256, 64), "sm_90a", 8);
+  expect(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "matmul bf16 sm_90a");
+  teeny__free(ptx);
+  ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 64), "sm_90", 4);
+  expect(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "matmul f16 sm_90");
+  ck_assert_msg(strstr(ptx, "wgmma") == NULL, "sm_90 PTX has wgmma");
+  teeny__free(ptx);
+  /* BLOCK_K 32 (64-byte rows of A): mma.sync on sm_90a too, for now */
+  ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 32), "sm_90a", 4);
+  expect(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "matmul f16 k32 sm_90a");
+  ck_assert_msg(strstr(ptx, "wgmma") == NULL, "BLOCK_K 32 PTX has wgmma");
+  teeny__free(ptx);
+  ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 32), "sm_80", 4);
+  expect(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", "matmul f16 sm_80");
   teeny__free(ptx);
   ptx = compile(teeny_sample_matmul(&arena, TEENY_DT_F32, 32, 32, 16), "sm_80", 4);
   expect(ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "matmul f32");
   teeny__free(ptx);
+}
+END_TEST
+
+/* Compiles share nothing: four threads compiling at once get exactly the
+ * PTX a lone compile gets. */
+typedef struct job {
+  teeny_ir_func *f;   /* kernel */
+  const char *want;   /* PTX of a lone compile */
+  int same;           /* runs that matched */
+} job;
+
+static void *compile_job(void *arg) {
+  job *j = arg;
+  for (int r = 0; r < 3; r++) {
+    teeny_buf err;
+    teeny__buf_init(&err);
+    char *ptx = teeny_cg_compile(j->f, "sm_90a", 4, &err);
+    j->same += ptx && strcmp(ptx, j->want) == 0;
+    teeny__free(ptx);
+    teeny__buf_free(&err);
+  }
+  return NULL;
+}
+
+START_TEST(concurrent_compiles_agree) {
+  teeny_ir_func *fs[4] = {teeny_sample_vector_add(&arena, TEENY_DT_F32, 1024),
+                          teeny_sample_softmax(&arena, 1024),
+                          teeny_sample_row_sum_loop(&arena, 256),
+                          teeny_sample_matmul(&arena, TEENY_DT_F16, 64, 64, 32)};
+  job jobs[4];
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i].f = fs[i];
+    jobs[i].want = compile(fs[i], "sm_90a", 4);
+    jobs[i].same = 0;
+  }
+  for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_create(&th[i], NULL, compile_job, &jobs[i]), 0);
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert_int_eq(jobs[i].same, 3);
+    teeny__free((char *)jobs[i].want);
+  }
 }
 END_TEST
 
@@ -125,9 +191,16 @@ START_TEST(emulation_matches_interpreter) {
   teeny_buf err;
   teeny__buf_init(&err);
   int failed = 0;
+  const char *only = getenv("TEENY_CG_ONLY"); /* a name part: run just those cases */
   for (int i = 0; i < n; i++)
-    for (int w = 0; w < 3; w++)
-      failed += teeny_cg_check(&cases[i], warps[w], &err) != 0;
+    for (int w = 0; w < 3; w++) {
+      if ((only && !strstr(cases[i].name, only)) || warps[w] < cases[i].min_warps)
+        continue;
+      failed += teeny_cg_check(&cases[i], "sm_90a", warps[w], &err) != 0;
+      /* dots also through mma.sync (sm_90a takes wgmma with 4+ warps) */
+      if (strncmp(cases[i].name, "dot_", 4) == 0 || strncmp(cases[i].name, "matmul", 6) == 0)
+        failed += teeny_cg_check(&cases[i], "sm_80", warps[w], &err) != 0;
+    }
   if (failed)
     fputs(err.p ? err.p : "", stderr);
   ck_assert_msg(failed == 0, "%d emulated runs differ from the interpreter (details above)",
@@ -148,6 +221,7 @@ int main(void) {
   tcase_add_test(tc, emulation_matches_interpreter);
   tcase_add_test(tc, limits_are_diagnosed);
   tcase_add_test(tc, version_is_llvms);
+  tcase_add_test(tc, concurrent_compiles_agree);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -10,7 +10,7 @@
 
 #include "ir_samples.h"
 
-#define TEENY_CG_MAX_PARAMS 8
+#define TEENY_CG_MAX_PARAMS 12
 
 typedef enum teeny_cg_fill {
   CG_FILL_RANDOM, /* uniform in [-1, 1) for floats, [-20, 20] for ints */
@@ -31,6 +31,8 @@ typedef struct teeny_cg_case {
   unsigned grid[3];                        /* programs to run */
   teeny_cg_param p[TEENY_CG_MAX_PARAMS];   /* per parameter */
   double tol;                              /* float tolerance (relative+absolute) */
+  int min_warps;                           /* fewer warps are skipped (0: none);
+                                              big tiles make 1-warp compiles slow */
 } teeny_cg_case;
 
 /* Build every case into a (at most max); returns how many. */
@@ -42,8 +44,9 @@ char *teeny_cg_compile(teeny_ir_func *f, const char *target, int num_warps,
                        teeny_buf *err);
 
 /* Run c through the interpreter and through the emulated code generator
- * with num_warps; returns 0 when every output element agrees, else writes
- * what differs to err. */
-int teeny_cg_check(const teeny_cg_case *c, int num_warps, teeny_buf *err);
+ * for target ("sm_90a": wgmma through the emulator's reference; "sm_80":
+ * mma.sync) with num_warps; returns 0 when every output element agrees,
+ * else writes what differs to err. */
+int teeny_cg_check(const teeny_cg_case *c, const char *target, int num_warps, teeny_buf *err);
 
 #endif

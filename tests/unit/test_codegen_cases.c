@@ -189,7 +189,7 @@ static bool canary_ok(const guarded *g) {
   return true;
 }
 
-int teeny_cg_check(const teeny_cg_case *c, int num_warps, teeny_buf *err) {
+int teeny_cg_check(const teeny_cg_case *c, const char *target, int num_warps, teeny_buf *err) {
   teeny_ir_func *f = c->f;
   int n = f->nparams, rc = 0;
   teeny_interp_arg ia[TEENY_CG_MAX_PARAMS], ea[TEENY_CG_MAX_PARAMS];
@@ -229,12 +229,12 @@ int teeny_cg_check(const teeny_cg_case *c, int num_warps, teeny_buf *err) {
   teeny__arena_init(&a);
   teeny_diags_init(&d);
   teeny_ctx cx = {.arena = &a, .file = "<ir>", .diags = &d};
-  teeny_codegen_opts o = {"sm_90a", num_warps};
+  teeny_codegen_opts o = {target, num_warps};
   f->num_warps = num_warps;
   int r1 = teeny__interp_run(&cx, f, c->grid, ia, n);
   int r2 = r1 ? r1 : teeny__codegen_emulate(&cx, f, &o, c->grid, ea, n);
   if (r1 || r2) {
-    teeny__buf_printf(err, "%s nw=%d: %s failed: %s\n", c->name, num_warps,
+    teeny__buf_printf(err, "%s %s nw=%d: %s failed: %s\n", c->name, target, num_warps,
                       r1 ? "interpreter" : "emulator", teeny_strerror(r1 ? r1 : r2));
     for (size_t i = 0; i < d.n; i++) {
       char line[1024];
@@ -252,18 +252,18 @@ int teeny_cg_check(const teeny_cg_case *c, int num_warps, teeny_buf *err) {
       double want = get(dt, bufs[0][i], e), got = get(dt, bufs[1][i], e);
       if (!close_enough(dt, got, want, c->tol)) {
         if (bad++ < 8)
-          teeny__buf_printf(err, "%s nw=%d: %s[%ld] = %.9g, interpreter says %.9g\n",
-                            c->name, num_warps, f->param_names[i], e, got, want);
+          teeny__buf_printf(err, "%s %s nw=%d: %s[%ld] = %.9g, interpreter says %.9g\n",
+                            c->name, target, num_warps, f->param_names[i], e, got, want);
       }
     }
     if (bad) {
-      teeny__buf_printf(err, "%s nw=%d: %d of %ld elements of %s differ\n", c->name,
-                        num_warps, bad, c->p[i].n, f->param_names[i]);
+      teeny__buf_printf(err, "%s %s nw=%d: %d of %ld elements of %s differ\n", c->name,
+                        target, num_warps, bad, c->p[i].n, f->param_names[i]);
       rc = -1;
     }
     if (!canary_ok(&gb[i])) {
-      teeny__buf_printf(err, "%s nw=%d: wrote past the end of %s\n", c->name, num_warps,
-                        f->param_names[i]);
+      teeny__buf_printf(err, "%s %s nw=%d: wrote past the end of %s\n", c->name, target,
+                        num_warps, f->param_names[i]);
       rc = -1;
     }
   }
@@ -517,6 +517,38 @@ static teeny_ir_func *k_cast_scaled(teeny_arena *a, const char *name, teeny_dtyp
   return end(&b);
 }
 
+/* y = op(x * s) on f64, s = 700 for exp (down to subnormals and up to
+ * overflow), 1e300 for the logs (x < 0 gives NaN) */
+static teeny_ir_func *k_scaled_math(teeny_arena *a, const char *name, teeny_opcode code) {
+  bld b = begin(a, name);
+  int px = param(&b, "x", teeny__type_ptr(TEENY_DT_F64));
+  int py = param(&b, "y", teeny__type_ptr(TEENY_DT_F64));
+  int offs = range(&b, 0, 512);
+  int x = load(&b, ptr_tile(&b, px, offs), -1, -1);
+  double sc = code == IR_EXP ? 760 : code == IR_EXP2 ? 1100 : 1e300;
+  if (code == IR_LOG || code == IR_LOG2 || code == IR_RSQRT)
+    x = op1(&b, IR_ABS, x);
+  int xs = op2(&b, IR_MUL, x, cst(&b, T(&b, x), sc));
+  if (code == IR_LOG || code == IR_LOG2) /* and the subnormal range */
+    xs = op3(&b, IR_SELECT, cmp(&b, CMP_LT, x, cst(&b, T(&b, x), 0.3)),
+             op2(&b, IR_MUL, x, cst(&b, T(&b, x), 1e-310)), xs);
+  store(&b, ptr_tile(&b, py, offs), op1(&b, code, xs), -1);
+  return end(&b);
+}
+
+/* z = (x * 10000) % y */
+static teeny_ir_func *k_fremscaled(teeny_arena *a, const char *name, teeny_dtype dt) {
+  bld b = begin(a, name);
+  int px = param(&b, "x", teeny__type_ptr(dt)), py = param(&b, "y", teeny__type_ptr(dt));
+  int pz = param(&b, "z", teeny__type_ptr(dt));
+  int offs = range(&b, 0, 256);
+  int x = load(&b, ptr_tile(&b, px, offs), -1, -1);
+  int y = load(&b, ptr_tile(&b, py, offs), -1, -1);
+  int xs = op2(&b, IR_MUL, x, cst(&b, T(&b, x), 10000.0));
+  store(&b, ptr_tile(&b, pz, offs), op2(&b, IR_REM, xs, y), -1);
+  return end(&b);
+}
+
 /* ---- 2-D kernels: row softmax, column sums, transposes, reshapes ---------------------- */
 
 /* rows of [R, C] per program: y = softmax(x, axis 1); s[row] = row sums */
@@ -740,6 +772,157 @@ static teeny_ir_func *k_ptr_loop(teeny_arena *a, int block) {
   return end(&b);
 }
 
+/* examples/kernels/layernorm.c as IR: three passes over a row in BLOCK
+ * chunks (loads prefetched several iterations ahead, the loop unrolled),
+ * reductions, scalar stores; rows of any length and stride */
+typedef struct forloop {
+  teeny_op *op;
+  bld body;     /* where the body's ops go */
+  int iv;       /* the induction variable */
+  int arg;      /* the carried value (or -1) */
+} forloop;
+
+static forloop for_begin(bld *b, int lb, int ub, int step, int init) {
+  forloop f;
+  int n = init >= 0 ? 1 : 0;
+  teeny_type rt = init >= 0 ? T(b, init) : teeny__type_scalar(TEENY_DT_I32);
+  f.op = teeny__ir_op_add(b->f, b->r, IR_FOR, LC, (int[]){lb, ub, step, init}, 3 + n, &rt, n);
+  teeny_region *body = teeny__ir_region_new(b->f);
+  f.iv = teeny__ir_region_arg_add(b->f, body, teeny__type_scalar(TEENY_DT_I32));
+  f.arg = n ? teeny__ir_region_arg_add(b->f, body, rt) : -1;
+  f.body.f = b->f;
+  f.body.r = body;
+  return f;
+}
+
+static int for_end(forloop *f, int yield) {
+  teeny__ir_op_add(f->body.f, f->body.r, IR_YIELD, LC, &yield, yield >= 0 ? 1 : 0, NULL, 0);
+  f->op->regions[0] = f->body.r;
+  f->op->nregions = 1;
+  return yield >= 0 ? f->op->res[0] : -1;
+}
+
+static teeny_ir_func *k_layernorm(teeny_arena *a, teeny_dtype D, int B) {
+  bld b = begin(a, "layernorm");
+  teeny_type i32 = teeny__type_scalar(TEENY_DT_I32), f32 = teeny__type_scalar(TEENY_DT_F32);
+  int px = param(&b, "x", teeny__type_ptr(D)), py = param(&b, "y", teeny__type_ptr(D));
+  int pw = param(&b, "w", teeny__type_ptr(D)), pb = param(&b, "b", teeny__type_ptr(D));
+  int pmean = param(&b, "mean", teeny__type_ptr(TEENY_DT_F32));
+  int prstd = param(&b, "rstd", teeny__type_ptr(TEENY_DT_F32));
+  int stride = param(&b, "stride", i32), ncols = param(&b, "n_cols", i32);
+  int eps = param(&b, "eps", f32);
+  int row = pid(&b, 0);
+  int xr = addptr(&b, px, op2(&b, IR_MUL, row, stride));
+  int yr = addptr(&b, py, op2(&b, IR_MUL, row, stride));
+  teeny_type tf = tile(TEENY_DT_F32, B, 0), td = tile(D, B, 0);
+  /* pass 1: sums */
+  forloop l1 = for_begin(&b, ci(&b, 0), ncols, ci(&b, B), cst(&b, tf, 0));
+  int cols = op2(&l1.body, IR_ADD, splat(&l1.body, l1.iv, B, 0), range(&l1.body, 0, B));
+  int m = cmp(&l1.body, CMP_LT, cols, splat(&l1.body, ncols, B, 0));
+  int v = cast(&l1.body, load(&l1.body, ptr_tile(&l1.body, xr, cols), m, cst(&l1.body, td, 0)),
+               TEENY_DT_F32);
+  int acc = for_end(&l1, op2(&l1.body, IR_ADD, l1.arg, v));
+  int nf = cast(&b, ncols, TEENY_DT_F32);
+  int mean = op2(&b, IR_DIV, reduce(&b, acc, 0, IR_ADD), nf);
+  /* pass 2: squared deviations */
+  forloop l2 = for_begin(&b, ci(&b, 0), ncols, ci(&b, B), cst(&b, tf, 0));
+  cols = op2(&l2.body, IR_ADD, splat(&l2.body, l2.iv, B, 0), range(&l2.body, 0, B));
+  m = cmp(&l2.body, CMP_LT, cols, splat(&l2.body, ncols, B, 0));
+  v = cast(&l2.body, load(&l2.body, ptr_tile(&l2.body, xr, cols), m, cst(&l2.body, td, 0)),
+           TEENY_DT_F32);
+  int d = op3(&l2.body, IR_SELECT, m, op2(&l2.body, IR_SUB, v, splat(&l2.body, mean, B, 0)),
+              cst(&l2.body, tf, 0));
+  int sq = for_end(&l2, op2(&l2.body, IR_ADD, l2.arg, op2(&l2.body, IR_MUL, d, d)));
+  int var = op2(&b, IR_DIV, reduce(&b, sq, 0, IR_ADD), nf);
+  int rstd = op1(&b, IR_RSQRT, op2(&b, IR_ADD, var, eps));
+  store(&b, addptr(&b, pmean, row), mean, -1);
+  store(&b, addptr(&b, prstd, row), rstd, -1);
+  /* pass 3: normalise */
+  forloop l3 = for_begin(&b, ci(&b, 0), ncols, ci(&b, B), -1);
+  bld *lb = &l3.body;
+  cols = op2(lb, IR_ADD, splat(lb, l3.iv, B, 0), range(lb, 0, B));
+  m = cmp(lb, CMP_LT, cols, splat(lb, ncols, B, 0));
+  int w = cast(lb, load(lb, ptr_tile(lb, pw, cols), m, cst(lb, td, 0)), TEENY_DT_F32);
+  int bb = cast(lb, load(lb, ptr_tile(lb, pb, cols), m, cst(lb, td, 0)), TEENY_DT_F32);
+  int xv = cast(lb, load(lb, ptr_tile(lb, xr, cols), m, cst(lb, td, 0)), TEENY_DT_F32);
+  int yv = op2(lb, IR_ADD, op2(lb, IR_MUL, op2(lb, IR_MUL, op2(lb, IR_SUB, xv, splat(lb, mean, B, 0)),
+                                               splat(lb, rstd, B, 0)), w), bb);
+  store(lb, ptr_tile(lb, yr, cols), cast(lb, yv, D), m);
+  for_end(&l3, -1);
+  return end(&b);
+}
+
+/* examples/kernels/matmul.c as IR: any strides (row-major or not: the
+ * vector accesses check contiguity at run time), grouped program order,
+ * pointer tiles advanced in the loop, masked edges, C in D */
+static teeny_ir_func *k_matmul_strided(teeny_arena *a, teeny_dtype D, int BM, int BN, int BK,
+                                       int GM) {
+  bld b = begin(a, "matmul_strided");
+  teeny_type i32 = teeny__type_scalar(TEENY_DT_I32);
+  int pa = param(&b, "a", teeny__type_ptr(D)), pb = param(&b, "b", teeny__type_ptr(D));
+  int pc = param(&b, "c", teeny__type_ptr(D));
+  int M = param(&b, "M", i32), N = param(&b, "N", i32), K = param(&b, "K", i32);
+  int sam = param(&b, "stride_am", i32), sak = param(&b, "stride_ak", i32);
+  int sbk = param(&b, "stride_bk", i32), sbn = param(&b, "stride_bn", i32);
+  int scm = param(&b, "stride_cm", i32), scn = param(&b, "stride_cn", i32);
+  (void)scn;
+  int pid0 = pid(&b, 0);
+#define CDIV(x, y) op2(&b, IR_DIV, op2(&b, IR_ADD, x, ci(&b, (y) - 1)), ci(&b, y))
+  int npm = CDIV(M, BM), npn = CDIV(N, BN);
+  int nig = op2(&b, IR_MUL, ci(&b, GM), npn);
+  int gid = op2(&b, IR_DIV, pid0, nig);
+  int fpm = op2(&b, IR_MUL, gid, ci(&b, GM));
+  int gsm = op2(&b, IR_MIN, op2(&b, IR_SUB, npm, fpm), ci(&b, GM));
+  int pim = op2(&b, IR_REM, pid0, nig);
+  int pidm = op2(&b, IR_ADD, fpm, op2(&b, IR_REM, pim, gsm));
+  int pidn = op2(&b, IR_DIV, pim, gsm);
+#undef CDIV
+  int rm = op2(&b, IR_ADD, splat(&b, op2(&b, IR_MUL, pidm, ci(&b, BM)), BM, 0), range(&b, 0, BM));
+  int rn = op2(&b, IR_ADD, splat(&b, op2(&b, IR_MUL, pidn, ci(&b, BN)), BN, 0), range(&b, 0, BN));
+  int rk = range(&b, 0, BK);
+  int cm = expand(&b, rm, 1), rkr = expand(&b, rk, 0), rkc = expand(&b, rk, 1), rnr = expand(&b, rn, 0);
+  int aoff = op2(&b, IR_ADD, to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, cm, splat(&b, sam, BM, 1)), BM, BK),
+                 to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, rkr, splat(&b, sak, 1, BK)), BM, BK));
+  int boff = op2(&b, IR_ADD, to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, rkc, splat(&b, sbk, BK, 1)), BK, BN),
+                 to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, rnr, splat(&b, sbn, 1, BN)), BK, BN));
+  int a0 = ptr_tile(&b, pa, aoff), b0 = ptr_tile(&b, pb, boff);
+  int acc0 = cst(&b, tile(TEENY_DT_F32, BM, BN), 0.0);
+  teeny_type rt[3] = {T(&b, a0), T(&b, b0), T(&b, acc0)};
+  teeny_op *loop = teeny__ir_op_add(b.f, b.r, IR_FOR, LC, (int[]){ci(&b, 0), K, ci(&b, BK), a0, b0, acc0},
+                                    6, rt, 3);
+  teeny_region *body = teeny__ir_region_new(b.f);
+  int k = teeny__ir_region_arg_add(b.f, body, i32);
+  int ap = teeny__ir_region_arg_add(b.f, body, rt[0]), bp = teeny__ir_region_arg_add(b.f, body, rt[1]);
+  int acc = teeny__ir_region_arg_add(b.f, body, rt[2]);
+  bld lb = {b.f, body};
+  int kleft = op2(&lb, IR_SUB, K, k);
+  teeny_type bmk = tile(TEENY_DT_BOOL, BM, BK), bkn = tile(TEENY_DT_BOOL, BK, BN);
+  int am = op2(&lb, IR_AND,
+               teeny__ir_unary(b.f, body, IR_BROADCAST, LC, cmp(&lb, CMP_LT, cm, splat(&lb, M, BM, 1)), bmk),
+               teeny__ir_unary(b.f, body, IR_BROADCAST, LC, cmp(&lb, CMP_LT, rkr, splat(&lb, kleft, 1, BK)), bmk));
+  int bm = op2(&lb, IR_AND,
+               teeny__ir_unary(b.f, body, IR_BROADCAST, LC, cmp(&lb, CMP_LT, rkc, splat(&lb, kleft, BK, 1)), bkn),
+               teeny__ir_unary(b.f, body, IR_BROADCAST, LC, cmp(&lb, CMP_LT, rnr, splat(&lb, N, 1, BN)), bkn));
+  int av = load(&lb, ap, am, cst(&lb, tile(D, BM, BK), 0));
+  int bv = load(&lb, bp, bm, cst(&lb, tile(D, BK, BN), 0));
+  teeny_type at = T(&lb, acc);
+  int acc2 = teeny__ir_op_add(b.f, body, IR_DOT, LC, (int[]){av, bv, acc}, 3, &at, 1)->res[0];
+  int ap2 = addptr(&lb, ap, splat(&lb, op2(&lb, IR_MUL, ci(&lb, BK), sak), BM, BK));
+  int bp2 = addptr(&lb, bp, splat(&lb, op2(&lb, IR_MUL, ci(&lb, BK), sbk), BK, BN));
+  teeny__ir_op_add(b.f, body, IR_YIELD, LC, (int[]){ap2, bp2, acc2}, 3, NULL, 0);
+  loop->regions[0] = body;
+  loop->nregions = 1;
+  int coff = op2(&b, IR_ADD, to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, cm, splat(&b, scm, BM, 1)), BM, BN),
+                 to_shape(&b, IR_BROADCAST, op2(&b, IR_MUL, rnr, splat(&b, scn, 1, BN)), BM, BN));
+  teeny_type bmn = tile(TEENY_DT_BOOL, BM, BN);
+  int cmask = op2(&b, IR_AND,
+                  to_shape(&b, IR_BROADCAST, cmp(&b, CMP_LT, cm, splat(&b, M, BM, 1)), BM, BN),
+                  to_shape(&b, IR_BROADCAST, cmp(&b, CMP_LT, rnr, splat(&b, N, 1, BN)), BM, BN));
+  (void)bmn;
+  store(&b, ptr_tile(&b, pc, coff), cast(&b, loop->res[2], D), cmask);
+  return end(&b);
+}
+
 /* x = range; 300 times x = x * 3 + i (a long chain of lazy index math) */
 static teeny_ir_func *k_chain(teeny_arena *a, int block, int len) {
   bld b = begin(a, "chain");
@@ -834,6 +1017,7 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   vector_add(&l, "vector_add_f32_128", a, TEENY_DT_F32, 128, 1001);
   softmax(&l, "softmax_1024", a, 1024, 1000, 1001, 3);
   softmax(&l, "softmax_4096_aligned", a, 4096, 4096, 4096, 2);
+  softmax(&l, "softmax_16384", a, 16384, 16000, 16003, 2);
   teeny_cg_case *c = add(&l, "row_sum_256", teeny_sample_row_sum_loop(a, 256), 2, 1, 1e-5);
   buf(c, 0, 1400, CG_FILL_RANDOM);
   buf(c, 1, 2, CG_FILL_ZERO);
@@ -841,6 +1025,39 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   matmul(&l, "matmul_f16_64", a, TEENY_DT_F16, 64, 64, 32, 70, 90, 50, 1e-4);
   matmul(&l, "matmul_f32_32", a, TEENY_DT_F32, 32, 32, 16, 40, 36, 50, 2e-2);
   matmul(&l, "matmul_bf16_128", a, TEENY_DT_BF16, 128, 128, 32, 130, 140, 70, 1e-3);
+  /* the benchmark's tile: 3 cp.async stages feeding wgmma m64n256k16 (two
+   * warpgroups along M with 8 warps; M repeats with 4) */
+  matmul(&l, "matmul_f16_128x256x64", a, TEENY_DT_F16, 128, 256, 64, 100, 200, 150, 1e-4);
+  l.v[l.n - 1].min_warps = 4;
+  /* the example kernel: row-major A and B (unit strides), then B transposed
+   * (stride_bn = K: the runtime contiguity check must fall back) */
+  for (int tr = 0; tr < 7; tr++) {
+    /* 3 k steps; B transposed; 128 tiles; fewer k steps than stages (K =
+     * 40: a masked tail; K = 16: one partial step); BLOCK_K 64 (wgmma on
+     * sm_90a), row-major and B transposed (the cp.async fallback) */
+    static const int kk[] = {96, 96, 96, 40, 16, 140, 140};
+    int Mm = 100, Nn = 72, Kk = kk[tr], bmn = tr == 2 || tr >= 5 ? 128 : 64;
+    int bk = tr >= 5 ? 64 : 32;
+    static const char *const nm[] = {"matmul_strided", "matmul_strided_bt",
+                                     "matmul_strided_128", "matmul_strided_k40",
+                                     "matmul_strided_k16", "matmul_strided_wg",
+                                     "matmul_strided_wg_bt"};
+    c = add(&l, nm[tr], k_matmul_strided(a, TEENY_DT_F16, bmn, bmn, bk, 8),
+            cdiv(Mm, bmn) * cdiv(Nn, bmn), 1, 3e-3);
+    c->min_warps = tr >= 5 ? 4 : 0;
+    buf(c, 0, (long)Mm * Kk, CG_FILL_RANDOM);
+    buf(c, 1, (long)Kk * Nn, CG_FILL_RANDOM);
+    buf(c, 2, (long)Mm * Nn, CG_FILL_ZERO);
+    val(c, 3, Mm);
+    val(c, 4, Nn);
+    val(c, 5, Kk);
+    val(c, 6, Kk);           /* stride_am */
+    val(c, 7, 1);            /* stride_ak */
+    val(c, 8, tr == 1 || tr == 6 ? 1 : Nn);  /* stride_bk */
+    val(c, 9, tr == 1 || tr == 6 ? Kk : 1);  /* stride_bn */
+    val(c, 10, Nn);          /* stride_cm */
+    val(c, 11, 1);           /* stride_cn */
+  }
 
   /* every element dtype through vector_add's masked 1-D path */
   static const teeny_dtype vdt[] = {TEENY_DT_BF16, TEENY_DT_F64, TEENY_DT_I8, TEENY_DT_I16,
@@ -874,6 +1091,15 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
       buf(m, 1, 500, CG_FILL_ZERO);
       val(m, 2, 500);
     }
+
+  /* f64 exp/exp2/log/log2/rsqrt, over a wide range (x scaled by 700) */
+  static const teeny_opcode dops[] = {IR_EXP, IR_EXP2, IR_LOG, IR_LOG2, IR_RSQRT};
+  for (size_t i = 0; i < TEENY_ARRAY_LEN(dops); i++) {
+    const char *nm = teeny__arena_printf(a, "math_%s_f64", teeny__opcode_name(dops[i]));
+    teeny_cg_case *m = add(&l, nm, k_scaled_math(a, nm, dops[i]), 1, 1, 1e-15);
+    buf(m, 0, 512, CG_FILL_RANDOM);
+    buf(m, 1, 512, CG_FILL_ZERO);
+  }
 
   /* casts, with saturation and rounding edges */
   static const struct { teeny_dtype from, to; } casts[] = {
@@ -915,6 +1141,15 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
       buf(m, 2, 250, CG_FILL_ZERO);
       val(m, 3, 250);
     }
+  /* float % (C's fmod) on f32 and f64, quotients up to ~1e4 */
+  for (int d = 0; d < 2; d++) {
+    teeny_dtype dt = d ? TEENY_DT_F64 : TEENY_DT_F32;
+    const char *nm = d ? "float_rem_f64" : "float_rem_f32";
+    teeny_cg_case *m = add(&l, nm, k_fremscaled(a, nm, dt), 1, 1, 0);
+    buf(m, 0, 256, CG_FILL_RANDOM);
+    buf(m, 1, 256, CG_FILL_RANDOM);
+    buf(m, 2, 256, CG_FILL_ZERO);
+  }
   for (int h = 0; h < 2; h++) {
     teeny_cg_case *m = add(&l, h ? "select_fma_f16" : "select_fma_f32",
                            k_select(a, h ? TEENY_DT_F16 : TEENY_DT_F32, 512), 1, 1,
@@ -996,6 +1231,32 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   c = add(&l, "lazy_chain", k_chain(a, 256, 300), 1, 1, 0);
   buf(c, 0, 256, CG_FILL_ZERO);
 
+  /* layernorm: row lengths that make 1, 2, 3, 7 and 9 iterations of the
+   * chunk loop (so every exit of the unrolled body runs), a partial last
+   * chunk, odd row strides (misaligned rows: the vector accesses fall back)
+   * and aligned ones */
+  static const struct { const char *nm; teeny_dtype dt; int block, ncols, stride; double tol; } lns[] = {
+      {"layernorm_f32_256_odd", TEENY_DT_F32, 256, 1795, 1797, 2e-5},
+      {"layernorm_f32_128_aligned", TEENY_DT_F32, 128, 1152, 1152, 2e-5},
+      {"layernorm_f16_256", TEENY_DT_F16, 256, 2300, 2304, 4e-3},
+      {"layernorm_f16_512_odd", TEENY_DT_F16, 512, 700, 701, 4e-3},
+      {"layernorm_bf16_128", TEENY_DT_BF16, 128, 100, 104, 3e-2},
+      {"layernorm_f32_64_short", TEENY_DT_F32, 64, 130, 131, 2e-5}};
+  for (size_t i = 0; i < TEENY_ARRAY_LEN(lns); i++) {
+    int rows = 3;
+    c = add(&l, lns[i].nm, k_layernorm(a, lns[i].dt, lns[i].block), (unsigned)rows, 1, lns[i].tol);
+    long nx = (long)rows * lns[i].stride;
+    buf(c, 0, nx, CG_FILL_RANDOM);
+    buf(c, 1, nx, CG_FILL_ZERO);
+    buf(c, 2, lns[i].ncols, CG_FILL_RANDOM);
+    buf(c, 3, lns[i].ncols, CG_FILL_RANDOM);
+    buf(c, 4, rows, CG_FILL_ZERO);
+    buf(c, 5, rows, CG_FILL_ZERO);
+    val(c, 6, lns[i].stride);
+    val(c, 7, lns[i].ncols);
+    val(c, 8, 1e-5);
+  }
+
   /* dot: every dtype, the mma shapes and the FMA fallback */
   static const struct { const char *nm; teeny_dtype dt, acc; int m, n, k; double tol; } dots[] = {
       {"dot_f16_64x64x32", TEENY_DT_F16, TEENY_DT_F32, 64, 64, 32, 1e-4},
@@ -1007,10 +1268,20 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
       {"dot_f16_16x8x32", TEENY_DT_F16, TEENY_DT_F32, 16, 8, 32, 1e-4},
       {"dot_f32_8x16x16_fma", TEENY_DT_F32, TEENY_DT_F32, 8, 16, 16, 1e-5},
       {"dot_i8_16x16x16_fma", TEENY_DT_I8, TEENY_DT_I32, 16, 16, 16, 0},
-      {"dot_f16_128x128x64", TEENY_DT_F16, TEENY_DT_F32, 128, 128, 64, 1e-4}};
+      {"dot_f16_128x128x64", TEENY_DT_F16, TEENY_DT_F32, 128, 128, 64, 1e-4},
+      /* wgmma (sm_90a, 4 and 8 warps; 128-byte swizzles only, K and the
+       * columns of a warpgroup >= 64): two K blocks of A, warpgroups along
+       * M and along N, several instructions along M and along N (N = 512:
+       * two of n256), bf16; and shapes that stay on mma.sync there */
+      {"dot_f16_64x16x16", TEENY_DT_F16, TEENY_DT_F32, 64, 16, 16, 1e-4},
+      {"dot_bf16_128x64x64", TEENY_DT_BF16, TEENY_DT_F32, 128, 64, 64, 1e-4},
+      {"dot_f16_64x128x128", TEENY_DT_F16, TEENY_DT_F32, 64, 128, 128, 1e-4},
+      {"dot_f16_128x64x64", TEENY_DT_F16, TEENY_DT_F32, 128, 64, 64, 1e-4},
+      {"dot_f16_64x512x64", TEENY_DT_F16, TEENY_DT_F32, 64, 512, 64, 1e-4}};
   for (size_t i = 0; i < TEENY_ARRAY_LEN(dots); i++) {
     c = add(&l, dots[i].nm, k_dot(a, dots[i].nm, dots[i].dt, dots[i].acc, dots[i].m, dots[i].n,
                                   dots[i].k), 1, 1, dots[i].tol);
+    c->min_warps = (long)dots[i].m * dots[i].n > 16384 ? 4 : 0;
     buf(c, 0, (long)dots[i].m * dots[i].k, CG_FILL_RANDOM);
     buf(c, 1, (long)dots[i].k * dots[i].n, CG_FILL_RANDOM);
     buf(c, 2, (long)dots[i].m * dots[i].n, CG_FILL_RANDOM);

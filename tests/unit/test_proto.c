@@ -1857,6 +1857,10 @@ END_TEST
 
 /* ---- fuzz regressions (tests/fuzz/fuzz_proto.c findings) ----------------------------- */
 
+/* None yet: ~4 million executions of tests/fuzz/fuzz_proto.c found no crash,
+ * leak or oracle failure.  Each future finding becomes a test here, named
+ * after what it exercises, with the reproducer's bytes inline. */
+
 /* ---- main ------------------------------------------------------------------------ */
 
 int main(void) {

@@ -1,0 +1,363 @@
+"""bench/gpu.py — teenyc kernels against Triton and torch, one run, one GPU.
+
+Every problem runs the three implementations on the same inputs; times are
+medians of CUDA-event timings (triton.testing.do_bench, return_mode
+"median").  The Triton kernels below implement the same algorithms as
+examples/kernels/ (written for this benchmark), so the comparison is of
+compilers, not of algorithms.  Also measured: the device-to-device copy
+ceiling.  Prints a table and writes JSON and a markdown table to $OUT (or
+the current directory).
+
+    python3 bench/gpu.py [--quick] [--only NAME]
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "gpu"))
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+from teeny_gpu import Driver, Kernel, rel_err, teenyc_path  # noqa: E402
+
+KDIR = "examples/kernels/"
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def next_pow2(n):
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def bench(fn):
+    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+
+
+# ---- Triton versions of the example kernels --------------------------------------
+
+@triton.jit
+def tr_vector_add(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0.0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, a + b, mask=mask)
+
+
+@triton.jit
+def tr_softmax(out_ptr, in_ptr, in_stride, out_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * out_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def tr_layernorm(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, stride, n_cols, eps,
+                 BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_ptr += row * stride
+    y_ptr += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / n_cols
+    sq = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        d = tl.where(mask, tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32) - mean, 0.0)
+        sq += d * d
+    rstd = 1 / tl.sqrt(tl.sum(sq, axis=0) / n_cols + eps)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+        xv = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(y_ptr + cols, (xv - mean) * rstd * w + b, mask=mask)
+
+
+@triton.jit
+def tr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    in_group = GM * num_n
+    first_m = (pid // in_group) * GM
+    size_m = tl.minimum(num_m - first_m, GM)
+    pid_m = first_m + (pid % in_group) % size_m
+    pid_n = (pid % in_group) // size_m
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        av = tl.load(a, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
+        bv = tl.load(b, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(av, bv, acc)
+        a += BK * sak
+        b += BK * sbk
+    c = c_ptr + rm[:, None] * scm + rn[None, :] * scn
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# ---- problems -------------------------------------------------------------------------
+
+rows = []
+
+
+def report(problem, unit, work, t_ours, t_triton, t_torch, err, extra=""):
+    def rate(t):
+        return work / (t * 1e-3) / (1e9 if unit == "GB/s" else 1e12) if t else None
+    r = {"problem": problem, "unit": unit, "ours_ms": t_ours, "triton_ms": t_triton,
+         "torch_ms": t_torch, "ours": rate(t_ours), "triton": rate(t_triton),
+         "torch": rate(t_torch), "rel_err": err, "note": extra}
+    r["vs_triton"] = r["ours"] / r["triton"] if r["ours"] and r["triton"] else None
+    rows.append(r)
+    fmt = lambda v: f"{v:9.1f}" if v else "       --"  # noqa: E731
+    vs = f"{100 * r['vs_triton']:6.1f}%" if r["vs_triton"] else "     --"
+    print(f"{problem:34s} {unit:7s} ours {fmt(r['ours'])} triton {fmt(r['triton'])} "
+          f"torch {fmt(r['torch'])}  {vs}  err {err:.1e} {extra}", flush=True)
+
+
+def safe(fn):
+    try:
+        return fn()
+    except Exception as e:  # keep going: one failure must not hide the rest
+        print(f"  ! {type(e).__name__}: {e}", flush=True)
+        return None
+
+
+def bench_copy():
+    n = 1 << 30  # 4 GiB of f32 read + written
+    x = torch.randn(n // 4, device="cuda")
+    y = torch.empty_like(x)
+    t = bench(lambda: y.copy_(x))
+    report("copy f32 1 GiB (ceiling)", "GB/s", 2 * x.numel() * 4, None, None, t, 0.0)
+
+
+def bench_vector_add(drv, tc):
+    n = 1 << 28
+    a = torch.randn(n, device="cuda")
+    b = torch.randn(n, device="cuda")
+    out = torch.empty_like(a)
+    best = None
+    for block, warps in ((1024, 4), (2048, 4), (4096, 8)):
+        k = safe(lambda: Kernel(drv, tc, KDIR + "vector_add.c", "vector_add",
+                                {"D": "f32", "BLOCK_SIZE": block}, num_warps=warps))
+        if not k:
+            continue
+        t = bench(lambda: k((cdiv(n, block),), a, b, out, n))
+        if best is None or t < best[0]:
+            best = (t, block, warps)
+    k = Kernel(drv, tc, KDIR + "vector_add.c", "vector_add", {"D": "f32", "BLOCK_SIZE": best[1]},
+               num_warps=best[2])
+    k((cdiv(n, best[1]),), a, b, out, n)
+    err = rel_err(out, a + b)
+    t_tr = bench(lambda: tr_vector_add[(cdiv(n, 1024),)](a, b, out, n, BLOCK=1024))
+    t_torch = bench(lambda: torch.add(a, b, out=out))
+    report("vector_add f32 2^28", "GB/s", 3 * n * 4, best[0], t_tr, t_torch, err,
+           f"ours BLOCK={best[1]} warps={best[2]}")
+
+
+def best_of(label, candidates):
+    """candidates: (note, fn) pairs; the fastest median and its note."""
+    best = None
+    for note, fn in candidates:
+        t = safe(lambda: bench(fn))
+        if t is not None and (best is None or t < best[0]):
+            best = (t, note)
+    if best is None:
+        raise RuntimeError(f"{label}: every configuration failed")
+    return best
+
+
+WARPS = (4, 8, 16)
+
+
+def bench_softmax(drv, tc, m, n):
+    x = torch.randn(m, n, device="cuda")
+    out = torch.empty_like(x)
+    block = next_pow2(n)
+    kernels = {w: safe(lambda: Kernel(drv, tc, KDIR + "softmax.c", "softmax",
+                                      {"D": "f32", "BLOCK_SIZE": block}, num_warps=w))
+               for w in WARPS}
+    kernels = {w: k for w, k in kernels.items() if k}
+    t, note = best_of("ours", [(f"w{w}", (lambda k=k: k((m,), out, x, n, n, n)))
+                               for w, k in kernels.items()])
+    kernels[int(note[1:])]((m,), out, x, n, n, n)
+    err = rel_err(out, torch.softmax(x.double(), 1))
+    t_tr, note_tr = best_of("triton", [(f"w{w}", (lambda w=w: tr_softmax[(m,)](
+        out, x, n, n, n, BLOCK=block, num_warps=w))) for w in WARPS])
+    t_torch = bench(lambda: torch.softmax(x, 1))
+    report(f"softmax f32 {m}x{n}", "GB/s", 2 * m * n * 4, t, t_tr, t_torch, err,
+           f"best warps: ours {note}, triton {note_tr}")
+
+
+def bench_layernorm(drv, tc, m, n, dt):
+    tdt = {"f32": torch.float32, "f16": torch.float16}[dt]
+    x = torch.randn(m, n, device="cuda").to(tdt)
+    w = torch.randn(n, device="cuda").to(tdt)
+    b = torch.randn(n, device="cuda").to(tdt)
+    y = torch.empty_like(x)
+    mean = torch.empty(m, device="cuda")
+    rstd = torch.empty(m, device="cuda")
+    block = 1024
+    kernels = {nw: safe(lambda: Kernel(drv, tc, KDIR + "layernorm.c", "layernorm",
+                                       {"D": dt, "BLOCK_SIZE": block}, num_warps=nw))
+               for nw in WARPS}
+    kernels = {nw: k for nw, k in kernels.items() if k}
+    t, note = best_of("ours", [(f"w{nw}", (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
+                               for nw, k in kernels.items()])
+    kernels[int(note[1:])]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
+    err = rel_err(y, torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double(), 1e-5))
+    t_tr, note_tr = best_of("triton", [(f"w{nw}", (lambda nw=nw: tr_layernorm[(m,)](
+        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=block, num_warps=nw))) for nw in WARPS])
+    t_torch = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5))
+    es = x.element_size()
+    report(f"layernorm {dt} {m}x{n}", "GB/s", 2 * m * n * es, t, t_tr, t_torch, err,
+           f"best warps: ours {note}, triton {note_tr}; bytes: x once, y once")
+
+
+# Tiles both sides are timed with (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), GROUP_M 8;
+# each side reports its best.  teenyc also runs each tile for sm_90 (mma.sync +
+# ldmatrix) next to sm_90a (wgmma), so the two lowerings can be compared
+# (TEENY_BENCH_MATMUL_TARGETS=sm_90 leaves wgmma out).
+MATMUL_TILES = ((128, 256, 64, 8), (128, 128, 64, 8), (256, 128, 64, 8), (128, 128, 32, 4),
+                (64, 128, 64, 4))
+MATMUL_TARGETS = tuple(os.environ.get("TEENY_BENCH_MATMUL_TARGETS", "sm_90a,sm_90").split(","))
+
+
+def matmul_edges_ok(k, bm, bn):
+    """The tile on sizes that are not multiples of it, B row-major and
+    transposed (tests/gpu/check.py's matmul tiles have BLOCK_K 32, which
+    stays on mma.sync; the wgmma tiles are checked here): max rel. error."""
+    m, n, kk = 333, 517, 250
+    worst = 0.0
+    for transposed in (False, True):
+        a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
+        b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+        if transposed:
+            b = b.t().contiguous().t()
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        k((cdiv(m, bm) * cdiv(n, bn),), a, b, c, m, n, kk, a.stride(0), a.stride(1),
+          b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+        torch.cuda.synchronize()
+        worst = max(worst, rel_err(c, a.double() @ b.double()))
+    return worst
+
+
+def bench_matmul(drv, tc, size):
+    m = n = kk = size
+    a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
+    b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    ref = (a.float() @ b.float())
+    flops = 2 * m * n * kk
+    best = None
+    for target in MATMUL_TARGETS:
+        for bm, bn, bk, warps in MATMUL_TILES:
+            k = safe(lambda: Kernel(drv, tc, KDIR + "matmul.c", "matmul",
+                                    {"D": "f16", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                                     "GROUP_M": 8}, num_warps=warps, target=target))
+            if not k:
+                continue
+            grid = (cdiv(m, bm) * cdiv(n, bn),)
+
+            def run():
+                k(grid, a, b, c, m, n, kk, kk, 1, n, 1, n, 1)
+            c.fill_(float("nan"))
+            run()
+            torch.cuda.synchronize()
+            edges = safe(lambda: matmul_edges_ok(k, bm, bn))
+            e = max(rel_err(c, ref), float("inf") if edges is None else edges)
+            t = safe(lambda: bench(run))
+            if t is None:
+                continue
+            ok = e <= 5e-3
+            print(f"  ours {target:6s} {bm}x{bn}x{bk} w{warps}: {flops / t / 1e9:.1f} TFLOP/s "
+                  f"err {e:.1e} smem {k.shared}{'' if ok else '  WRONG'}", flush=True)
+            if ok and (best is None or t < best[0]):
+                best = (t, e, f"ours {target} {bm}x{bn}x{bk} w{warps}")
+    best_tr = None
+    for bm, bn, bk, warps in MATMUL_TILES:
+        grid = (cdiv(m, bm) * cdiv(n, bn),)
+        t = safe(lambda: bench(lambda: tr_matmul[grid](a, b, c, m, n, kk, kk, 1, n, 1, n, 1,
+                                                       BM=bm, BN=bn, BK=bk, GM=8,
+                                                       num_warps=warps, num_stages=3)))
+        if t is None:
+            continue
+        print(f"  triton {bm}x{bn}x{bk} w{warps} s3: {flops / t / 1e9:.1f} TFLOP/s", flush=True)
+        if best_tr is None or t < best_tr[0]:
+            best_tr = (t, f"triton {bm}x{bn}x{bk} w{warps}")
+    t_torch = bench(lambda: torch.matmul(a, b))
+    report(f"matmul f16 {size}^3", "TFLOP/s", flops, best[0] if best else None,
+           best_tr[0] if best_tr else None, t_torch, best[1] if best else float("nan"),
+           (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed"))
+
+
+def gpu_facts():
+    q = "name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw"
+    try:
+        return subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except Exception as e:
+        return f"nvidia-smi: {e}"
+
+
+def main():
+    quick = "--quick" in sys.argv
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    tc = teenyc_path()
+    drv = Driver()
+    torch.manual_seed(0)
+    when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    facts = gpu_facts()
+    print(f"{when}; {facts}; torch {torch.__version__}; triton {triton.__version__}")
+    plan = [("copy", lambda: bench_copy()),
+            ("vector_add", lambda: bench_vector_add(drv, tc)),
+            ("softmax", lambda: bench_softmax(drv, tc, 4096, 4096)),
+            ("softmax", lambda: bench_softmax(drv, tc, 32768, 1024)),
+            ("softmax", lambda: bench_softmax(drv, tc, 8192, 16384)),
+            ("layernorm", lambda: bench_layernorm(drv, tc, 4096, 8192, "f32")),
+            ("layernorm", lambda: bench_layernorm(drv, tc, 4096, 8192, "f16")),
+            ("matmul", lambda: bench_matmul(drv, tc, 4096))]
+    if not quick:
+        plan.append(("matmul", lambda: bench_matmul(drv, tc, 8192)))
+    for name, fn in plan:
+        if only and name != only:
+            continue
+        safe(fn)
+    out = os.environ.get("OUT", ".")
+    with open(os.path.join(out, "gpu-bench.json"), "w") as f:
+        json.dump({"when": when, "gpu": facts, "torch": torch.__version__,
+                   "triton": triton.__version__, "rows": rows}, f, indent=1)
+    with open(os.path.join(out, "gpu-bench.md"), "w") as f:
+        f.write(f"Run {when} on {facts}; torch {torch.__version__}, triton {triton.__version__}.\n\n")
+        f.write("| problem | unit | teenyc | Triton | torch | teenyc / Triton | rel. error | note |\n")
+        f.write("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+        for r in rows:
+            def v(x):
+                return f"{x:.1f}" if x else "--"
+            vs = f"{100 * r['vs_triton']:.1f}%" if r["vs_triton"] else "--"
+            f.write(f"| {r['problem']} | {r['unit']} | {v(r['ours'])} | {v(r['triton'])} | "
+                    f"{v(r['torch'])} | {vs} | {r['rel_err']:.1e} | {r['note']} |\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

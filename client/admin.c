@@ -1,0 +1,221 @@
+/*
+ * client/admin.c — teeny_client_admin: ping, stats, list, show, purge,
+ * verify and shutdown through teenycd (PROTOCOL.md §4.2, §4.4-§4.9).
+ *
+ * The reply handed out keeps the decoded protocol reply alive and points
+ * into it; only the arrays whose public element type differs from the
+ * protocol's (counters, entries, problems) are built here.  Admin calls
+ * are rare and small: clarity over speed.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client/client_int.h"
+
+typedef struct admin_reply {
+  teeny_admin_reply pub;   /* must stay first */
+  teeny_msg_reply reply;   /* owns the strings pub points at */
+} admin_reply;
+
+void teeny_admin_reply_free(teeny_admin_reply *r) {
+  if (!r)
+    return;
+  admin_reply *a = (admin_reply *)r;
+  teeny__free(r->counters);
+  teeny__free(r->entries);
+  teeny__free(r->problems);
+  teeny_msg_reply_free(&a->reply);
+  teeny__free(a);
+}
+
+double teeny_admin_counter(const teeny_admin_reply *r, const char *name) {
+  for (size_t i = 0; r && i < r->ncounters; i++)
+    if (strcmp(r->counters[i].name, name) == 0)
+      return r->counters[i].value;
+  return NAN;
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+static const teeny_proto_op op_of[] = {
+    [TEENY_ADMIN_PING] = TEENY_OP_PING,     [TEENY_ADMIN_STATS] = TEENY_OP_STATS,
+    [TEENY_ADMIN_LIST] = TEENY_OP_LIST,     [TEENY_ADMIN_SHOW] = TEENY_OP_SHOW,
+    [TEENY_ADMIN_PURGE] = TEENY_OP_PURGE,   [TEENY_ADMIN_VERIFY] = TEENY_OP_VERIFY,
+    [TEENY_ADMIN_SHUTDOWN] = TEENY_OP_SHUTDOWN};
+
+static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
+  memset(m, 0, sizeof *m);
+  m->op = op_of[a->op];
+  switch (a->op) {
+  case TEENY_ADMIN_STATS:
+    m->u.stats.zero = a->zero;
+    break;
+  case TEENY_ADMIN_LIST:
+    m->u.list.name = a->name;
+    m->u.list.limit = a->limit;
+    m->u.list.sort = (teeny_msg_sort)a->sort;
+    break;
+  case TEENY_ADMIN_SHOW:
+    m->u.show.key = a->key;
+    m->u.show.emit = a->emit & (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE);
+    break;
+  case TEENY_ADMIN_PURGE:
+    m->u.purge.all = a->all;
+    m->u.purge.name = a->name;
+    m->u.purge.has_older_than = a->older_than_s > 0;
+    m->u.purge.older_than_s = a->older_than_s > 0 ? (uint64_t)a->older_than_s : 0;
+    m->u.purge.has_to_size = a->has_to_size;
+    m->u.purge.to_size = a->to_size > 0 ? (uint64_t)a->to_size : 0;
+    break;
+  case TEENY_ADMIN_VERIFY:
+    m->u.verify.repair = a->repair;
+    break;
+  default:
+    break;
+  }
+}
+
+/* ---- replies ------------------------------------------------------------------- */
+
+static int stats_counters(teeny_admin_reply *p, const teeny_msg_stats_reply *s) {
+  const teeny_counter fixed[] = {
+      {"requests", (double)s->requests},       {"hits", (double)s->hits},
+      {"memory_hits", (double)s->memory_hits}, {"disk_hits", (double)s->disk_hits},
+      {"misses", (double)s->misses},           {"compiles", (double)s->compiles},
+      {"joins", (double)s->joins},             {"errors", (double)s->errors},
+      {"entries", (double)s->entries},         {"bytes", (double)s->bytes},
+      {"evictions", (double)s->evictions},     {"compile_ms_total", s->compile_ms_total},
+      {"saved_ms_total", s->saved_ms_total},   {"uptime_s", (double)s->uptime_s}};
+  size_t nf = TEENY_ARRAY_LEN(fixed);
+  p->counters = teeny__calloc(nf + s->nextra, sizeof *p->counters);
+  if (!p->counters)
+    return TEENY_E_NOMEM;
+  memcpy(p->counters, fixed, sizeof fixed);
+  for (size_t i = 0; i < s->nextra; i++)
+    p->counters[nf + i] = (teeny_counter){s->extra[i].name, s->extra[i].value};
+  p->ncounters = nf + s->nextra;
+  return 0;
+}
+
+static void entry_of(teeny_cache_entry *d, const teeny_msg_entry *e) {
+  memcpy(d->key, e->key, sizeof d->key);
+  d->name = e->name;
+  d->id = e->id;
+  d->target = e->target;
+  d->num_warps = e->num_warps;
+  d->size = e->size;
+  d->created = e->created;
+  d->last_used = e->last_used;
+  d->hits = e->hits;
+  d->compile_ms = e->compile_ms;
+}
+
+static int entries_of(teeny_admin_reply *p, const teeny_msg_entry *v, size_t n) {
+  if (n == 0)
+    return 0;
+  p->entries = teeny__calloc(n, sizeof *p->entries);
+  if (!p->entries)
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < n; i++)
+    entry_of(&p->entries[i], &v[i]);
+  p->nentries = n;
+  return 0;
+}
+
+static int show_of(teeny_admin_reply *p, const teeny_msg_show_reply *s) {
+  p->source = s->source;
+  p->source_len = s->source_len;
+  p->mlir = s->mlir;
+  p->mlir_len = s->mlir_len;
+  p->ptx = s->ptx;
+  p->ptx_len = s->ptx_len;
+  return entries_of(p, &s->entry, 1);
+}
+
+static int verify_of(teeny_admin_reply *p, const teeny_msg_verify_reply *v) {
+  p->checked = v->checked;
+  p->repaired = v->repaired;
+  if (v->nproblems == 0)
+    return 0;
+  p->problems = teeny__calloc(v->nproblems, sizeof *p->problems);
+  if (!p->problems)
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < v->nproblems; i++)
+    p->problems[i] = (teeny_cache_problem){v->problems[i].key, v->problems[i].problem};
+  p->nproblems = v->nproblems;
+  return 0;
+}
+
+static int body_of(admin_reply *a) {
+  teeny_admin_reply *p = &a->pub;
+  const teeny_msg_reply *r = &a->reply;
+  p->status = r->status;
+  p->error = r->status ? (r->error ? r->error : teeny_strerror(r->status)) : NULL;
+  p->candidates = r->candidates;
+  p->ncandidates = r->ncandidates;
+  if (r->status)
+    return 0;
+  switch (r->op) {
+  case TEENY_OP_STATS:
+    return stats_counters(p, &r->u.stats);
+  case TEENY_OP_LIST:
+    return entries_of(p, r->u.list.entries, r->u.list.nentries);
+  case TEENY_OP_SHOW:
+    return show_of(p, &r->u.show);
+  case TEENY_OP_PURGE:
+    p->removed = r->u.purge.removed;
+    p->bytes = r->u.purge.bytes;
+    return 0;
+  case TEENY_OP_VERIFY:
+    return verify_of(p, &r->u.verify);
+  default:
+    return 0;
+  }
+}
+
+static int check_admin(teeny_client *c, const teeny_admin_req *req) {
+  if (c->active == TEENY_MODE_DEFAULT)
+    return TEENY_E_INVAL;
+  if (!req || (unsigned)req->op > TEENY_ADMIN_SHUTDOWN)
+    return teeny__seterr(c->err, sizeof c->err, TEENY_E_INVAL, "invalid admin request");
+  if (c->active != TEENY_MODE_DAEMON)
+    return teeny__seterr(c->err, sizeof c->err, TEENY_E_UNSUPPORTED,
+                         "'%s' needs teenycd; this client is in %s mode",
+                         teeny_proto_op_name(op_of[req->op]),
+                         teeny_client_mode_name(c->active));
+  return 0;
+}
+
+int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
+                       teeny_admin_reply **out) {
+  *out = NULL;
+  if (!c)
+    return TEENY_E_NOMEM;
+  pthread_mutex_lock(&c->lock);
+  admin_reply *a = NULL;
+  int rc = check_admin(c, req);
+  if (!rc && !(a = teeny__calloc(1, sizeof *a)))
+    rc = teeny__seterr(c->err, sizeof c->err, TEENY_E_NOMEM, "out of memory");
+  if (rc)
+    goto done;
+  teeny_msg_request m;
+  to_msg(req, &m);
+  teeny_msg_reply *rp = &a->reply;
+  bool answered = false;
+  rc = teeny__client_exchange(c, &m, &rp, &answered, 1,
+                              req->op != TEENY_ADMIN_SHUTDOWN);
+  if (!rc)
+    rc = body_of(a);
+  if (rc) {
+    teeny_admin_reply_free(&a->pub);
+    goto done;
+  }
+  *out = &a->pub;
+  rc = a->pub.status;
+  if (rc)
+    snprintf(c->err, sizeof c->err, "%s: %s", teeny_proto_op_name(m.op), a->pub.error);
+done:
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}

@@ -1,0 +1,493 @@
+/*
+ * client/client.c — the client handle: opening in one of the modes,
+ * compile and batch compile, the memo in front of both, and the one
+ * transparent reconnect after a lost connection.
+ *
+ * Invariants: c->active is the mode every call uses now (DAEMON with an
+ * open or reopenable connection, EMBEDDED with c->store open, OFFLINE), or
+ * TEENY_MODE_DEFAULT for a handle whose open failed.  c->lock is held for
+ * every use of the connection, the store and c->err; the memo is consulted
+ * before taking it, so hits never wait behind another thread's round trip.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client/client_int.h"
+
+_Static_assert(TEENY_EMIT_SOURCE == TEENY_MSG_EMIT_SOURCE, "emit bits differ");
+_Static_assert(TEENY_EMIT_PTX == TEENY_MSG_EMIT_PTX, "emit bits differ");
+_Static_assert(TEENY_EMIT_MLIR == TEENY_MSG_EMIT_MLIR, "emit bits differ");
+
+#define EMIT_MASK (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE)
+#define DEFAULT_MEMO_ENTRIES 4096
+#define DEFAULT_SOCKET "/run/teenycd/teenycd.sock"
+
+/* ---- names and paths ------------------------------------------------------------ */
+
+static const char *const mode_names[] = {"default", "auto", "daemon", "embedded",
+                                         "offline"};
+
+const char *teeny_client_mode_name(teeny_client_mode m) {
+  return (unsigned)m < TEENY_ARRAY_LEN(mode_names) ? mode_names[m] : "unknown";
+}
+
+int teeny_client_mode_parse(const char *name) {
+  for (size_t i = 1; name && i < TEENY_ARRAY_LEN(mode_names); i++)
+    if (strcmp(name, mode_names[i]) == 0)
+      return (int)i;
+  return -1;
+}
+
+static int put_path(char *out, size_t size, const char *a, const char *b) {
+  int n = snprintf(out, size, "%s%s", a, b);
+  if (n < 0 || (size_t)n >= size || (size_t)n >= TEENY__SOCKET_MAX)
+    return TEENY_E_LIMIT;
+  return 0;
+}
+
+int teeny_client_socket_path(const char *explicit_path, char *out, size_t size) {
+  const char *env = getenv("TEENYCD_SOCKET");
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if (explicit_path && *explicit_path)
+    return put_path(out, size, explicit_path, "");
+  if (env && *env)
+    return put_path(out, size, env, "");
+  if (xdg && xdg[0] == '/')
+    return put_path(out, size, xdg, "/teenycd.sock");
+  return put_path(out, size, DEFAULT_SOCKET, "");
+}
+
+/* ---- messages --------------------------------------------------------------------- */
+
+const char *teeny_client_errmsg(const teeny_client *c) {
+  return c ? c->err : "out of memory";
+}
+
+teeny_client_mode teeny_client_active_mode(const teeny_client *c) {
+  return c ? c->active : TEENY_MODE_DEFAULT;
+}
+
+const char *teeny_client_socket(const teeny_client *c) { return c ? c->socket : ""; }
+
+const char *teeny_client_store_root(const teeny_client *c) {
+  return c && c->store ? teeny_store_root(c->store) : "";
+}
+
+/* Set c's message; returns rc. */
+#define fail(c, rc, ...) teeny__seterr((c)->err, sizeof (c)->err, (rc), __VA_ARGS__)
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+static int requested_mode(teeny_client *c, const teeny_client_opts *o) {
+  if (o->mode != TEENY_MODE_DEFAULT) {
+    if ((unsigned)o->mode > TEENY_MODE_OFFLINE)
+      return fail(c, TEENY_E_INVAL, "invalid client mode %d (opts.mode)", (int)o->mode);
+    c->requested = o->mode;
+    return 0;
+  }
+  const char *env = getenv("TEENYC_MODE");
+  if (!env || !*env) {
+    c->requested = TEENY_MODE_AUTO;
+    return 0;
+  }
+  int m = teeny_client_mode_parse(env);
+  if (m < 0)
+    return fail(c, TEENY_E_INVAL,
+                "TEENYC_MODE='%.32s' is not auto, daemon, embedded or offline", env);
+  c->requested = (teeny_client_mode)m;
+  return 0;
+}
+
+/* Is a store root configured, rather than the built-in default? */
+static bool store_configured(const teeny_client *c) {
+  const char *env = getenv("TEENYC_CACHE_DIR");
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  return c->cache_dir || (env && *env) || (xdg && xdg[0] == '/');
+}
+
+/* Does the default store (the one a system teenycd uses) exist? */
+static bool default_store_exists(void) {
+  struct stat st;
+  return stat(TEENY_STORE_DEFAULT_ROOT, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int open_embedded(teeny_client *c) {
+  int rc = teeny__embedded_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  if (!rc)
+    c->active = TEENY_MODE_EMBEDDED;
+  return rc;
+}
+
+/* auto with no daemon: the daemon's store if one is configured (an error if
+ * it cannot be opened) or if the default one exists and opens; else
+ * offline.  auto never creates the system-wide default store. */
+static int fall_back(teeny_client *c) {
+  char why[TEENY__ERR_LEN];
+  snprintf(why, sizeof why, "%s", c->err);
+  bool configured = store_configured(c);
+  if (!configured && !default_store_exists()) {
+    c->active = TEENY_MODE_OFFLINE;
+    c->err[0] = '\0';
+    return 0;
+  }
+  int rc = open_embedded(c);
+  if (!rc)
+    return 0;
+  if (!configured) {
+    c->active = TEENY_MODE_OFFLINE;
+    c->err[0] = '\0';
+    return 0;
+  }
+  char serr[TEENY__ERR_LEN];
+  snprintf(serr, sizeof serr, "%s", c->err);
+  snprintf(c->err, sizeof c->err, "%.240s; and %.240s", why, serr);
+  return rc;
+}
+
+static int open_mode(teeny_client *c) {
+  switch (c->requested) {
+  case TEENY_MODE_DAEMON:
+    c->active = TEENY_MODE_DAEMON;
+    return teeny__client_connect(c);
+  case TEENY_MODE_EMBEDDED:
+    return open_embedded(c);
+  case TEENY_MODE_OFFLINE:
+    c->active = TEENY_MODE_OFFLINE;
+    return 0;
+  default:
+    c->active = TEENY_MODE_DAEMON;
+    if (teeny__client_connect(c) == 0)
+      return 0;
+    return fall_back(c);
+  }
+}
+
+static int init_fields(teeny_client *c, const teeny_client_opts *o) {
+  if (o->client_name && !*o->client_name)
+    return fail(c, TEENY_E_INVAL, "empty client name");
+  snprintf(c->name, sizeof c->name, "%s", o->client_name ? o->client_name : "");
+  if (!o->client_name)
+    snprintf(c->name, sizeof c->name, "%.64s/libteenyc-client-%s",
+             program_invocation_short_name, TEENY_CLIENT_VERSION_STRING);
+  if (o->cache_dir && *o->cache_dir && !(c->cache_dir = teeny__strdup(o->cache_dir)))
+    return fail(c, TEENY_E_NOMEM, "out of memory");
+  if (o->timeout_ms < 0)
+    return fail(c, TEENY_E_INVAL, "negative timeout");
+  c->timeout_ms = o->timeout_ms;
+  if (teeny_client_socket_path(o->socket_path, c->socket, sizeof c->socket))
+    return fail(c, TEENY_E_LIMIT, "socket path too long (%.64s...)",
+                o->socket_path ? o->socket_path : "$TEENYCD_SOCKET or $XDG_RUNTIME_DIR");
+  return 0;
+}
+
+int teeny_client_open(teeny_client **out, const teeny_client_opts *opts) {
+  static const teeny_client_opts defaults = {0};
+  const teeny_client_opts *o = opts ? opts : &defaults;
+  teeny_client *c = teeny__calloc(1, sizeof *c);
+  *out = c;
+  if (!c)
+    return TEENY_E_NOMEM;
+  pthread_mutex_init(&c->lock, NULL);
+  teeny__conn_init(&c->conn);
+  size_t cap = o->memo_entries < 0 ? 0
+               : o->memo_entries == 0 ? DEFAULT_MEMO_ENTRIES
+                                      : (size_t)o->memo_entries;
+  int rc = teeny__memo_init(&c->memo, cap);
+  if (rc)
+    rc = fail(c, rc, "out of memory");
+  if (!rc)
+    rc = init_fields(c, o);
+  if (!rc)
+    rc = requested_mode(c, o);
+  if (!rc)
+    rc = open_mode(c);
+  if (rc)
+    c->active = TEENY_MODE_DEFAULT;
+  return rc;
+}
+
+void teeny_client_close(teeny_client *c) {
+  if (!c)
+    return;
+  teeny__conn_close(&c->conn);
+  teeny_store_destroy(c->store);
+  teeny__memo_close(&c->memo);
+  teeny__free(c->cache_dir);
+  pthread_mutex_destroy(&c->lock);
+  teeny__free(c);
+}
+
+/* ---- the connection ------------------------------------------------------------------- */
+
+int teeny__client_connect(teeny_client *c) {
+  if (teeny__conn_is_open(&c->conn))
+    return 0;
+  return teeny__conn_open(&c->conn, c->socket, c->name, c->timeout_ms, c->err,
+                          sizeof c->err);
+}
+
+int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
+                           teeny_msg_reply **replies, bool *done, size_t n,
+                           bool may_retry) {
+  int rc = teeny__client_connect(c);
+  if (!rc)
+    rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
+                              c->err, sizeof c->err);
+  if (rc != TEENY_E_CLOSED || !may_retry)
+    return rc;
+  /* The daemon went away (a restart?): reconnect once and resend what is
+   * unanswered.  Compiles are idempotent, so a resend is always safe. */
+  rc = teeny__client_connect(c);
+  if (!rc)
+    rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
+                              c->err, sizeof c->err);
+  return rc;
+}
+
+/* ---- compiling ---------------------------------------------------------------------- */
+
+static int check_req(teeny_client *c, const teeny_compile_req *req) {
+  if (c->active == TEENY_MODE_DEFAULT)
+    return TEENY_E_INVAL; /* keep the message of the failed open */
+  if (!req || !req->kernel || (!req->source && req->source_len) ||
+      (req->ndtypes && !req->dtypes) || (req->nconsts && !req->consts))
+    return fail(c, TEENY_E_INVAL,
+                "invalid compile request (kernel, source and bindings are required)");
+  for (size_t i = 0; i < req->ndtypes; i++)
+    if (!req->dtypes[i].name || !req->dtypes[i].dtype)
+      return fail(c, TEENY_E_INVAL, "invalid compile request (NULL dtype binding)");
+  for (size_t i = 0; i < req->nconsts; i++)
+    if (!req->consts[i].name)
+      return fail(c, TEENY_E_INVAL, "invalid compile request (NULL const binding)");
+  return 0;
+}
+
+static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
+                        unsigned emit) {
+  memset(m, 0, sizeof *m);
+  m->op = TEENY_OP_COMPILE;
+  m->u.compile.req = *req;
+  m->u.compile.req.compiler_version = NULL;
+  m->u.compile.flags = (emit & TEENY_CLIENT_FORCE) ? TEENY_MSG_FORCE : 0;
+  m->u.compile.emit = emit & EMIT_MASK;
+}
+
+/* auto mode lost its daemon for good: continue in process. */
+static bool give_up_daemon(teeny_client *c, int rc) {
+  if (c->requested != TEENY_MODE_AUTO || rc != TEENY_E_CONNECT)
+    return false;
+  return fall_back(c) == 0;
+}
+
+/* Lock held.  Compile through the daemon; *core on success (status may be
+ * the request's error). */
+static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
+                          unsigned emit, teeny__core **core) {
+  teeny__core *k = teeny__core_new();
+  if (!k)
+    return fail(c, TEENY_E_NOMEM, "out of memory");
+  teeny_msg_request m;
+  compile_msg(&m, req, emit);
+  teeny_msg_reply *rp = &k->reply;
+  bool done = false;
+  int rc = teeny__client_exchange(c, &m, &rp, &done, 1, true);
+  if (rc) {
+    teeny__core_unref(k);
+    return rc;
+  }
+  teeny__core_from_reply(k, emit);
+  *core = k;
+  return 0;
+}
+
+static int compile_locked(teeny_client *c, const teeny_compile_req *req,
+                          unsigned emit, teeny__core **core) {
+  if (c->active == TEENY_MODE_DAEMON) {
+    int rc = compile_daemon(c, req, emit, core);
+    if (!give_up_daemon(c, rc))
+      return rc;
+  }
+  int rc = teeny__embedded_compile(c->store, req, emit, core);
+  return rc ? fail(c, rc, "out of memory") : 0;
+}
+
+/* The outcome of one request as the call's return value and message. */
+static int outcome(teeny_client *c, const teeny_compile_req *req,
+                   const teeny__core *k) {
+  int st = k->pub.status;
+  if (st)
+    snprintf(c->err, sizeof c->err, "%s: %s", req->kernel,
+             k->pub.error ? k->pub.error : teeny_strerror(st));
+  return st;
+}
+
+static teeny__core *memo_lookup(teeny_client *c, const teeny_compile_req *req,
+                                unsigned emit, uint64_t *hash) {
+  if (emit & (TEENY_CLIENT_FORCE | TEENY_CLIENT_NO_MEMO) || c->memo.cap == 0)
+    return NULL;
+  *hash = teeny__memo_hash(req);
+  return teeny__memo_get(&c->memo, req, *hash, emit);
+}
+
+static void memo_store(teeny_client *c, const teeny_compile_req *req,
+                       unsigned emit, uint64_t hash, teeny__core *k) {
+  if ((emit & TEENY_CLIENT_NO_MEMO) || c->memo.cap == 0)
+    return;
+  if (emit & TEENY_CLIENT_FORCE)
+    hash = teeny__memo_hash(req);
+  teeny__memo_put(&c->memo, req, hash, k);
+}
+
+/* Hand core k to the caller as a new result (dropping our reference). */
+static int hand_out(teeny_client *c, teeny__core *k, int cache,
+                    teeny_client_result **out) {
+  *out = teeny__result_wrap(k, cache);
+  teeny__core_unref(k);
+  return *out ? 0 : fail(c, TEENY_E_NOMEM, "out of memory");
+}
+
+int teeny_client_compile(teeny_client *c, const teeny_compile_req *req,
+                         unsigned emit, teeny_client_result **out) {
+  *out = NULL;
+  if (!c)
+    return TEENY_E_NOMEM;
+  uint64_t hash = 0;
+  if (req && req->kernel && (req->source || !req->source_len)) {
+    teeny__core *hit = memo_lookup(c, req, emit, &hash);
+    if (hit)
+      return hand_out(c, hit, TEENY_CLIENT_MEMO, out);
+  }
+  pthread_mutex_lock(&c->lock);
+  teeny__core *k = NULL;
+  int rc = check_req(c, req);
+  if (!rc)
+    rc = compile_locked(c, req, emit, &k);
+  if (!rc) {
+    memo_store(c, req, emit, hash, k);
+    rc = outcome(c, req, k);
+    int hrc = hand_out(c, k, -1, out);
+    rc = rc ? rc : hrc;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}
+
+/* ---- batches ------------------------------------------------------------------------ */
+
+/* Per-batch scratch: the requests still to send and their cores. */
+typedef struct batch {
+  size_t *idx;              /* request index of each miss */
+  teeny_msg_request *msgs;  /* their messages */
+  teeny__core **cores;      /* their result cores */
+  teeny_msg_reply **replies;/* &cores[j]->reply */
+  bool *done;               /* answered */
+  uint64_t *hash;           /* memo hash of every request */
+  size_t n;                 /* misses */
+} batch;
+
+static void batch_free(batch *b) {
+  for (size_t j = 0; j < b->n; j++)
+    teeny__core_unref(b->cores[j]);
+  teeny__free(b->idx);
+  teeny__free(b->msgs);
+  teeny__free(b->cores);
+  teeny__free(b->replies);
+  teeny__free(b->done);
+  teeny__free(b->hash);
+}
+
+static int batch_alloc(batch *b, size_t n) {
+  memset(b, 0, sizeof *b);
+  b->idx = teeny__calloc(n + 1, sizeof *b->idx);
+  b->msgs = teeny__calloc(n + 1, sizeof *b->msgs);
+  b->cores = teeny__calloc(n + 1, sizeof *b->cores);
+  b->replies = teeny__calloc(n + 1, sizeof *b->replies);
+  b->done = teeny__calloc(n + 1, sizeof *b->done);
+  b->hash = teeny__calloc(n + 1, sizeof *b->hash);
+  bool ok = b->idx && b->msgs && b->cores && b->replies && b->done && b->hash;
+  return ok ? 0 : TEENY_E_NOMEM;
+}
+
+/* Answer memo hits; queue the rest in b. */
+static int batch_plan(teeny_client *c, batch *b, const teeny_compile_req *reqs,
+                      size_t n, unsigned emit, teeny_client_result **out) {
+  for (size_t i = 0; i < n; i++) {
+    teeny__core *hit = memo_lookup(c, &reqs[i], emit, &b->hash[i]);
+    if (hit) {
+      if (hand_out(c, hit, TEENY_CLIENT_MEMO, &out[i]))
+        return TEENY_E_NOMEM;
+      continue;
+    }
+    size_t j = b->n;
+    if (!(b->cores[j] = teeny__core_new()))
+      return TEENY_E_NOMEM;
+    b->n++;
+    b->idx[j] = i;
+    compile_msg(&b->msgs[j], &reqs[i], emit);
+    b->replies[j] = &b->cores[j]->reply;
+  }
+  return 0;
+}
+
+/* Lock held: send every queued request through the daemon. */
+static int batch_daemon(teeny_client *c, batch *b, const teeny_compile_req *reqs,
+                        unsigned emit, teeny_client_result **out) {
+  int rc = teeny__client_exchange(c, b->msgs, b->replies, b->done, b->n, true);
+  for (size_t j = 0; j < b->n; j++) {
+    if (!b->done[j] || out[b->idx[j]])
+      continue;
+    teeny__core_from_reply(b->cores[j], emit);
+    memo_store(c, &reqs[b->idx[j]], emit, b->hash[b->idx[j]], b->cores[j]);
+    out[b->idx[j]] = teeny__result_wrap(b->cores[j], -1);
+    if (!out[b->idx[j]])
+      rc = rc ? rc : TEENY_E_NOMEM;
+  }
+  return rc;
+}
+
+/* Lock held: compile every unanswered request in process. */
+static int batch_local(teeny_client *c, batch *b, const teeny_compile_req *reqs,
+                       unsigned emit, teeny_client_result **out) {
+  for (size_t j = 0; j < b->n; j++) {
+    size_t i = b->idx[j];
+    if (out[i])
+      continue;
+    teeny__core *k = NULL;
+    if (teeny__embedded_compile(c->store, &reqs[i], emit, &k))
+      return fail(c, TEENY_E_NOMEM, "out of memory");
+    memo_store(c, &reqs[i], emit, b->hash[i], k);
+    if (hand_out(c, k, -1, &out[i]))
+      return TEENY_E_NOMEM;
+  }
+  return 0;
+}
+
+int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
+                               size_t n, unsigned emit, teeny_client_result **out) {
+  for (size_t i = 0; i < n; i++)
+    out[i] = NULL;
+  if (!c)
+    return TEENY_E_NOMEM;
+  pthread_mutex_lock(&c->lock);
+  batch b;
+  int rc = batch_alloc(&b, n);
+  for (size_t i = 0; !rc && i < n; i++)
+    rc = check_req(c, &reqs[i]);
+  if (!rc)
+    rc = batch_plan(c, &b, reqs, n, emit, out);
+  if (!rc && c->active == TEENY_MODE_DAEMON) {
+    rc = batch_daemon(c, &b, reqs, emit, out);
+    if (give_up_daemon(c, rc))
+      rc = 0;
+  }
+  if (!rc && c->active != TEENY_MODE_DAEMON)
+    rc = batch_local(c, &b, reqs, emit, out);
+  if (rc == TEENY_E_NOMEM)
+    fail(c, rc, "out of memory");
+  batch_free(&b);
+  pthread_mutex_unlock(&c->lock);
+  return rc;
+}

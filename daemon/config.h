@@ -1,0 +1,85 @@
+/*
+ * daemon/config.h — teenycd's settings: defaults, a `key = value` config
+ * file, command-line flags, and the environment fallbacks for the socket
+ * and cache paths.
+ *
+ * Every setting is one row of a table (config.c): its key (`max_size`), its
+ * flag (`--max-size`, the key with '-' for '_'), its type, its default and
+ * an example; `teenycd --help` is generated from the same table, so the
+ * help cannot drift from what is parsed.  Precedence: flag > file > env >
+ * default.  Errors name the file and line, or the flag.  Nothing here keeps
+ * global state; the one teeny_config lives in main().
+ */
+#ifndef TEENY_DAEMON_CONFIG_H
+#define TEENY_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TEENY_CONFIG_ERR_LEN 512          /* size of every err sink */
+#define TEENY_DEFAULT_SOCKET "/run/teenycd/teenycd.sock"
+
+typedef struct teeny_config {
+  char *socket;              /* socket path; NULL until resolved */
+  unsigned socket_mode;      /* mode of the socket file we bind */
+  char *cache_dir;           /* store root; NULL until resolved */
+  uint64_t max_size;         /* store size cap in bytes (0: no cap) */
+  uint64_t memcache_size;    /* byte cap of the in-memory map */
+  unsigned workers;          /* compile threads; 0 until resolved */
+  uint64_t max_frame;        /* largest request frame payload */
+  uint64_t max_source;       /* largest compile source */
+  uint64_t max_inflight;     /* unanswered requests per connection */
+  uint64_t max_connections;  /* open client connections */
+  uint64_t idle_timeout_ms;  /* close a connection idle this long (0: never) */
+  uint64_t read_timeout_ms;  /* close one stalled mid-frame this long */
+  uint64_t shutdown_timeout_ms; /* wait for running compiles at exit */
+  uint64_t flush_interval_ms;   /* batched last-used writes */
+  uint64_t busy_poll_us;     /* keep polling this long after I/O (0: off) */
+  char *admin_group;         /* group whose members are admins; NULL: none */
+  int log_level;             /* TEENY_LOG_* (syslog priority) */
+  char *log_file;            /* log here instead of stderr; NULL: stderr */
+  char *config_file;         /* --config FILE, for messages; NULL: none */
+} teeny_config;
+
+/* Fill c with the defaults (paths and workers stay unresolved). */
+void teeny__config_init(teeny_config *c);
+/* Free the strings c owns; c may be re-initialised.  NULL is a no-op. */
+void teeny__config_close(teeny_config *c);
+
+/* Set one setting by its key ("max_size"; '-' and '_' are the same) from
+ * text.  Returns 0, or TEENY_E_INVAL with "unknown key 'k'" or "bad value
+ * ..." in err (the caller adds where it came from). */
+int teeny__config_set(teeny_config *c, const char *key, const char *value,
+                      char *err);
+
+/* Read path: `key = value` lines, '#' starts a comment, blank lines are
+ * skipped, values may be "quoted".  The first error stops the read and is
+ * reported as "path:line: message" in err; returns TEENY_E_INVAL or
+ * TEENY_E_IO (cannot open). */
+int teeny__config_load(teeny_config *c, const char *path, char *err);
+
+/* Fill what is still unset: socket from $TEENYCD_SOCKET, else
+ * $XDG_RUNTIME_DIR/teenycd.sock, else TEENY_DEFAULT_SOCKET; cache_dir via
+ * teeny_store_root_from_env; workers from the online CPU count.  Checks
+ * limits that depend on each other.  Returns 0 or TEENY_E_INVAL/LIMIT. */
+int teeny__config_resolve(teeny_config *c, char *err);
+
+/* For getopt_long: the number of settings, and setting i's flag name
+ * ("max-size", in a static table) and whether it takes an argument. */
+size_t teeny__config_count(void);
+const char *teeny__config_flag(size_t i);
+const char *teeny__config_key(size_t i);
+
+/* The options part of --help: every setting with its argument, meaning,
+ * default and an example. */
+void teeny__config_help(FILE *out);
+
+/* Parse helpers, shared with tests: "2G", "512MiB", "4096" -> bytes;
+ * "10s", "250ms", "2m", "3" (seconds) -> milliseconds.  0 or
+ * TEENY_E_INVAL. */
+int teeny__parse_size(const char *s, uint64_t *out);
+int teeny__parse_duration_ms(const char *s, uint64_t *out);
+
+#endif /* TEENY_DAEMON_CONFIG_H */

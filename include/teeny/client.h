@@ -1,0 +1,405 @@
+/*
+ * teeny/client.h — libteenyc-client: compile kernels through teenycd (or in
+ * process), load and launch them through the CUDA driver, administer the
+ * cache.  Link with `pkg-config --libs teenyc-client` or CMake's
+ * find_package(teenyc) + teenyc::teenyc-client.
+ *
+ *   teeny_client *c;
+ *   if (teeny_client_open(&c, NULL)) { puts(teeny_client_errmsg(c)); ... }
+ *   teeny_client_result *r;
+ *   if (teeny_client_compile(c, &req, TEENY_EMIT_PTX, &r) == 0) {
+ *     teeny_module *m;
+ *     teeny_module_load(&r->art, &m, err, sizeof err);
+ *     teeny_launch(m, grid, NULL, args, err, sizeof err);
+ *   }
+ *   teeny_client_result_free(r);
+ *   teeny_client_close(c);
+ *
+ * Modes (teeny_client_opts.mode, else $TEENYC_MODE, else auto):
+ *   daemon    through teenycd's Unix socket (PROTOCOL.md); an error if it
+ *             cannot be reached.
+ *   embedded  in process with the compiler library, against the same store
+ *             teenycd uses (safe alongside a running daemon and other
+ *             embedded processes: atomic renames, SQLite locking).
+ *   offline   in process, no store at all (teenyc's historical behaviour).
+ *   auto      daemon if reachable; else embedded if a store root is
+ *             configured (cache_dir, $TEENYC_CACHE_DIR or $XDG_CACHE_HOME:
+ *             an error if it cannot be opened) or the default root
+ *             /var/cache/teenyc already exists and opens; else offline
+ *             (auto never creates the system-wide store).  If the daemon
+ *             goes away mid-session and does not come back, auto
+ *             continues in process the same way.
+ *
+ * Threads.  Every function here may be called from any thread.  A client
+ * has a mutex: calls that talk to the daemon or the store are serialised
+ * per client (one request at a time on its connection, or one batch), while
+ * memo hits take only the memo's own lock and never wait behind a compile.
+ * For parallel cold compiles use teeny_client_compile_batch (one pipelined
+ * round trip) or one client per thread.  Results are immutable and may be
+ * shared between threads; free each once.  teeny_client_errmsg() is the
+ * message of the last failed call on the client: with several threads on
+ * one client, read result->error (compile) or pass your own client.
+ *
+ * Global state: the CUDA loader keeps the dlopen()ed libcuda handle, its
+ * function table and the primary context in one structure initialised once
+ * under pthread_once (it cannot be per client: modules outlive clients).
+ * Nothing else is global.  The library never prints and never exits.
+ *
+ * Errors are teeny_err codes (teeny/error.h): 0 success, negative failure.
+ */
+#ifndef TEENY_CLIENT_H
+#define TEENY_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "teeny/compile.h"
+#include "teeny/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TEENY_CLIENT_VERSION_STRING TEENY_VERSION_STRING
+
+/* ---- opening a client ------------------------------------------------------ */
+
+typedef struct teeny_client teeny_client;
+
+typedef enum teeny_client_mode {
+  TEENY_MODE_DEFAULT = 0, /* $TEENYC_MODE if set, else auto */
+  TEENY_MODE_AUTO,        /* daemon, else embedded, else offline (above) */
+  TEENY_MODE_DAEMON,      /* through teenycd only */
+  TEENY_MODE_EMBEDDED,    /* in process, against the store */
+  TEENY_MODE_OFFLINE      /* in process, no store */
+} teeny_client_mode;
+
+typedef struct teeny_client_opts {
+  teeny_client_mode mode;  /* TEENY_MODE_DEFAULT: $TEENYC_MODE, else auto */
+  const char *socket_path; /* NULL: $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/
+                              teenycd.sock, /run/teenycd/teenycd.sock */
+  const char *cache_dir;   /* embedded store root; NULL: $TEENYC_CACHE_DIR,
+                              $XDG_CACHE_HOME/teenyc, /var/cache/teenyc */
+  const char *client_name; /* "program/version" sent in HELLO; NULL:
+                              "libteenyc-client/<version>" */
+  int timeout_ms;          /* connect and per-request limit; 0: none */
+  long memo_entries;       /* memo capacity; 0: 4096; < 0: no memo */
+} teeny_client_opts;
+
+/* Open a client (opts may be NULL: all defaults).  Returns 0, or
+ * TEENY_E_CONNECT (daemon mode and no daemon at the socket), TEENY_E_VERSION
+ * (the daemon speaks another protocol), TEENY_E_STORE/IO/PERM (embedded:
+ * the store cannot be opened), TEENY_E_INVAL (bad opts or $TEENYC_MODE),
+ * TEENY_E_NOMEM.  Whether or not it fails, *out gets a handle (NULL only
+ * when memory ran out) whose teeny_client_errmsg() explains a failure; a
+ * failed handle can only be closed.  Close every handle. */
+int teeny_client_open(teeny_client **out, const teeny_client_opts *opts);
+/* Close the connection or store, drop the memo.  NULL is a no-op. */
+void teeny_client_close(teeny_client *c);
+
+/* One line about the last failure on c ("" if none); "out of memory" for
+ * c == NULL.  Valid until the next call on c. */
+const char *teeny_client_errmsg(const teeny_client *c);
+/* The mode c is working in now: DAEMON, EMBEDDED or OFFLINE. */
+teeny_client_mode teeny_client_active_mode(const teeny_client *c);
+/* "auto", "daemon", "embedded", "offline" (and "default"). */
+const char *teeny_client_mode_name(teeny_client_mode m);
+/* Parse a mode name; returns -1 for an unknown one. */
+int teeny_client_mode_parse(const char *name);
+/* The socket path used (daemon mode) or that would be ("" if unknown). */
+const char *teeny_client_socket(const teeny_client *c);
+/* The store root used in embedded mode ("" in the other modes). */
+const char *teeny_client_store_root(const teeny_client *c);
+
+/* The daemon's socket: explicit if non-empty, else $TEENYCD_SOCKET, else
+ * $XDG_RUNTIME_DIR/teenycd.sock (absolute only), else
+ * /run/teenycd/teenycd.sock.  Returns 0 or TEENY_E_LIMIT (does not fit in
+ * size bytes, or longer than a Unix socket path may be). */
+int teeny_client_socket_path(const char *explicit_path, char *out, size_t size);
+
+/* ---- compiling ----------------------------------------------------------------- */
+
+/* emit bits: TEENY_EMIT_PTX, TEENY_EMIT_MLIR (teeny/compile.h) and: */
+#define TEENY_EMIT_SOURCE (1u << 8)   /* fill art.source (generated source) */
+/* flags, or-ed into emit: */
+#define TEENY_CLIENT_FORCE (1u << 16)   /* recompile even if cached (no memo) */
+#define TEENY_CLIENT_NO_MEMO (1u << 17) /* skip the memo for this call */
+
+/* Where a result came from. */
+typedef enum teeny_client_cache {
+  TEENY_CLIENT_MISS = 0, /* compiled for this request */
+  TEENY_CLIENT_MEMORY,   /* the daemon's in-memory map */
+  TEENY_CLIENT_DISK,     /* the store (daemon or embedded) */
+  TEENY_CLIENT_JOINED,   /* waited on another request's compile */
+  TEENY_CLIENT_MEMO      /* this client's memo: no round trip at all */
+} teeny_client_cache;
+
+/* "miss", "memory", "disk", "joined", "memo". */
+const char *teeny_client_cache_name(teeny_client_cache c);
+
+/* A compile result.  Read-only: the memo and other callers may share the
+ * memory it points to.  Free with teeny_client_result_free. */
+typedef struct teeny_client_result {
+  int status;              /* 0, or the request's negative teeny_err */
+  const char *error;       /* status < 0: one line; else NULL */
+  teeny_artifact art;      /* status 0: name, id, key, entry, target,
+                              num_warps, params, threads_per_block,
+                              shared_bytes, compile_ns; ptx, mlir, source
+                              when emit asked for them (else NULL, 0 —
+                              more may be present).  Never pass to
+                              teeny_artifact_destroy */
+  teeny_client_cache cache;/* where it came from */
+  teeny_client_mode mode;  /* DAEMON, EMBEDDED or OFFLINE */
+  double compile_ms;       /* how long its compile took (hits: back then) */
+  const teeny_diag *diags; /* errors (status < 0) or warnings, in order */
+  size_t ndiags;           /* how many */
+} teeny_client_result;
+
+/* Compile req (teeny/compile.h) for the artifacts in emit, through the
+ * daemon, the store or the compiler according to the mode; a repeat of an
+ * identical request (every field compared byte for byte, emit a subset of
+ * what was fetched) is answered from the client's memo with no round trip.
+ * Returns 0 with *out a new result; or a negative teeny_err:
+ *   - the request failed (TEENY_E_COMPILE, _BINDING, _INVAL, _NAME, _LIMIT,
+ *     _LLVM, ...): *out is a result carrying status, error and diagnostics;
+ *   - the transport failed (TEENY_E_CONNECT, _CLOSED, _TIMEOUT, _PROTO,
+ *     _NOMEM, ...): *out is NULL.
+ * Either way teeny_client_errmsg(c) has a one-line message.  A connection
+ * lost before the reply (EPIPE, ECONNRESET, end of stream: a daemon
+ * restart) is reopened and the request sent once more. */
+int teeny_client_compile(teeny_client *c, const teeny_compile_req *req,
+                         unsigned emit, teeny_client_result **out);
+
+/* Compile n requests at once: all are sent before any reply is read (up to
+ * the daemon's in-flight limit), replies are collected out of order by id;
+ * memo hits are answered without being sent.  out[i] gets request i's
+ * result, NULL only where a transport error left it unanswered.  Returns 0
+ * when every request got a result (check each status), else the first
+ * transport error; free every non-NULL out[i]. */
+int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
+                               size_t n, unsigned emit,
+                               teeny_client_result **out);
+
+/* Release a result (NULL is a no-op). */
+void teeny_client_result_free(teeny_client_result *r);
+
+/* Memo statistics of c. */
+typedef struct teeny_client_memo_stats {
+  uint64_t hits;    /* compiles answered from the memo */
+  uint64_t misses;  /* compiles that looked and did not find */
+  size_t entries;   /* results held now */
+} teeny_client_memo_stats;
+void teeny_client_memo_stats_get(teeny_client *c, teeny_client_memo_stats *out);
+/* Drop every memoised result (results handed out stay valid). */
+void teeny_client_memo_clear(teeny_client *c);
+
+/* ---- administration (daemon mode; teenyctl is built on these) ------------ */
+
+typedef enum teeny_admin_op {
+  TEENY_ADMIN_PING,    /* liveness */
+  TEENY_ADMIN_STATS,   /* counters (zero: also reset them; admin) */
+  TEENY_ADMIN_LIST,    /* entries */
+  TEENY_ADMIN_SHOW,    /* one entry by key prefix, with artifacts */
+  TEENY_ADMIN_PURGE,   /* remove entries (admin) */
+  TEENY_ADMIN_VERIFY,  /* check the store (repair: admin) */
+  TEENY_ADMIN_SHUTDOWN /* stop the daemon (admin) */
+} teeny_admin_op;
+
+typedef enum teeny_admin_sort {
+  TEENY_ADMIN_SORT_USED = 0, /* most recently used first */
+  TEENY_ADMIN_SORT_SIZE,     /* largest first */
+  TEENY_ADMIN_SORT_HITS      /* most hits first */
+} teeny_admin_sort;
+
+typedef struct teeny_admin_req {
+  teeny_admin_op op;      /* what to do */
+  bool zero;              /* stats: reset the counters after reading */
+  const char *name;       /* list, purge: glob on kernel names; NULL: all */
+  unsigned limit;         /* list: at most this many; 0: all */
+  teeny_admin_sort sort;  /* list: order */
+  const char *key;        /* show: a key or a prefix (hex) */
+  unsigned emit;          /* show: TEENY_EMIT_PTX/MLIR/SOURCE to include */
+  bool all;               /* purge: everything */
+  int64_t older_than_s;   /* purge: > 0: unused for this many seconds */
+  int64_t to_size;        /* purge: >= 0 with has_to_size: LRU down to bytes */
+  bool has_to_size;       /* purge: to_size given */
+  bool repair;            /* verify: fix what it finds (admin) */
+} teeny_admin_req;
+
+typedef struct teeny_counter {
+  const char *name; /* "requests", "hits", ..., "uptime_s", extras */
+  double value;     /* its value */
+} teeny_counter;
+
+typedef struct teeny_cache_entry {
+  char key[65];       /* 64 hex digits */
+  const char *name;   /* kernel name */
+  const char *id;     /* name__dtypes__consts */
+  const char *target; /* "sm_90a" */
+  int num_warps;      /* as compiled */
+  uint64_t size;      /* bytes of its artifacts */
+  int64_t created;    /* Unix seconds */
+  int64_t last_used;  /* Unix seconds */
+  uint64_t hits;      /* times served from the cache */
+  double compile_ms;  /* its compile time */
+} teeny_cache_entry;
+
+typedef struct teeny_cache_problem {
+  const char *key;     /* entry key, or a file no entry names */
+  const char *problem; /* one line */
+} teeny_cache_problem;
+
+typedef struct teeny_admin_reply {
+  int status;                 /* 0 or a negative teeny_err */
+  const char *error;          /* status < 0: one line */
+  teeny_counter *counters;    /* stats: every counter, PROTOCOL.md order
+                                 first, then extras as the daemon sent them */
+  size_t ncounters;
+  teeny_cache_entry *entries; /* list: the entries; show: the one entry */
+  size_t nentries;
+  const char **candidates;    /* show, TEENY_E_AMBIGUOUS: matching keys */
+  size_t ncandidates;
+  const char *source, *mlir, *ptx; /* show: as asked; else NULL */
+  size_t source_len, mlir_len, ptx_len;
+  uint64_t removed, bytes;    /* purge: entries and bytes removed */
+  uint64_t checked, repaired; /* verify */
+  teeny_cache_problem *problems; /* verify: what was found */
+  size_t nproblems;
+} teeny_admin_reply;
+
+/* Send one admin request to the daemon (any mode's client may call this; a
+ * client not in daemon mode gets TEENY_E_UNSUPPORTED).  Returns 0, or the
+ * reply's status (then *out still has the reply: error, candidates), or a
+ * transport error (then *out is NULL).  Free *out with
+ * teeny_admin_reply_free.  Requests other than shutdown are resent once
+ * after a lost connection. */
+int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
+                       teeny_admin_reply **out);
+void teeny_admin_reply_free(teeny_admin_reply *r); /* NULL is a no-op */
+/* The counter named name in a stats reply; NAN when absent. */
+double teeny_admin_counter(const teeny_admin_reply *r, const char *name);
+
+/* ---- CUDA: loading and launching (libcuda is dlopen()ed at first use) ----- */
+
+/* A device address (CUdeviceptr).  Typed variants below let generated
+ * launch functions check element types at compile time. */
+typedef struct teeny_dptr {
+  uint64_t addr; /* 0: null */
+} teeny_dptr;
+
+#define TEENY_DTYPE_NAMES(X)                                                  \
+  X(bool) X(i8) X(i16) X(i32) X(i64) X(u8) X(u16) X(u32) X(u64) X(f16)       \
+  X(bf16) X(f32) X(f64)
+#define TEENY__DPTR_TYPE(t) typedef struct teeny_dptr_##t { uint64_t addr; } teeny_dptr_##t;
+TEENY_DTYPE_NAMES(TEENY__DPTR_TYPE)
+#undef TEENY__DPTR_TYPE
+/* A typed device pointer from an untyped one: TEENY_DPTR_AS(f32, p). */
+#define TEENY_DPTR_AS(t, p) ((teeny_dptr_##t){(p).addr})
+
+/* A launch grid in programs; 0 counts as 1, so (teeny_grid){.x = n} is 1-D. */
+typedef struct teeny_grid {
+  unsigned x, y, z;
+} teeny_grid;
+
+typedef struct teeny_module teeny_module;
+
+/* Every CUDA function takes err (may be NULL), a buffer of errsz bytes that
+ * gets one line naming the failing call ("cuModuleLoadDataEx:
+ * CUDA_ERROR_INVALID_PTX: ...", with the JIT log).  Without libcuda they
+ * return TEENY_E_NOCUDA.  The library to load is $TEENY_CUDA_LIBRARY if
+ * set (read once), else "libcuda.so.1"; the device is $TEENY_CUDA_DEVICE
+ * (default 0).  The current context of the calling thread is used; if it
+ * has none, the device's primary context is made current. */
+
+/* 0 if libcuda loads, initialises and has a device; else TEENY_E_NOCUDA or
+ * TEENY_E_CUDA with the reason. */
+int teeny_cuda_available(char *err, size_t errsz);
+/* The compile target for the device: "sm_90a" (9.x), "sm_89", "sm_86",
+ * "sm_80" (other 8.x).  TEENY_E_UNSUPPORTED for older devices. */
+int teeny_cuda_target(char *target, size_t size, char *err, size_t errsz);
+
+/* Load a's PTX (cuModuleLoadDataEx, JIT error log captured into err) and
+ * find its entry symbol.  Keeps a's launch shape (threads_per_block,
+ * shared_bytes) and parameter count; a need not outlive the module.
+ * Returns 0 (*out owns the module), TEENY_E_INVAL (no PTX in a),
+ * TEENY_E_NOCUDA, TEENY_E_CUDA, TEENY_E_NOMEM. */
+int teeny_module_load(const teeny_artifact *a, teeny_module **out, char *err,
+                      size_t errsz);
+/* cuModuleUnload; NULL is a no-op. */
+void teeny_module_unload(teeny_module *m);
+/* Launch grid[0] x grid[1] x grid[2] programs (0 counts as 1) of
+ * threads_per_block threads with shared_bytes of dynamic shared memory on
+ * stream (a CUstream; NULL: the default stream).  args has one pointer per
+ * kernel parameter, as for cuLaunchKernel.  Asynchronous: errors of the
+ * kernel itself show up at the next synchronisation. */
+int teeny_launch(teeny_module *m, const unsigned grid[3], void *stream,
+                 void **args, char *err, size_t errsz);
+
+/* Device memory and synchronisation, for apps and tests. */
+int teeny_cuda_alloc(teeny_dptr *p, size_t bytes, char *err, size_t errsz);
+void teeny_cuda_free(teeny_dptr p); /* null is a no-op */
+int teeny_cuda_to_device(teeny_dptr dst, const void *src, size_t bytes,
+                         char *err, size_t errsz);
+int teeny_cuda_to_host(void *dst, teeny_dptr src, size_t bytes, char *err,
+                       size_t errsz);
+int teeny_cuda_memset(teeny_dptr dst, unsigned char byte, size_t bytes,
+                      char *err, size_t errsz);
+/* Wait for all work on the current context (cuCtxSynchronize). */
+int teeny_cuda_sync(char *err, size_t errsz);
+
+/* ---- typed kernels: the runtime under teenyc-gen's generated code ---------- */
+
+#define TEENY_KERNEL_MAX_GENERICS 32
+#define TEENY_KERNEL_ERR_LEN 512
+
+/* One specialisation of one kernel.  Generated code embeds it as `base`
+ * in each typed kernel struct and fills req and the bindings; apps use the
+ * typed wrappers (name_init, name_compile, name_launch, name_close). */
+typedef struct teeny_kernel {
+  teeny_compile_req req;  /* source, filename, kernel, bindings, target */
+  teeny_dtype_binding dtypes[TEENY_KERNEL_MAX_GENERICS]; /* req.dtypes */
+  teeny_const_binding consts[TEENY_KERNEL_MAX_GENERICS]; /* req.consts */
+  char *id;               /* name__dtypes__consts (teeny_kernel_prepare) */
+  char key[65];           /* cache key of the generated source */
+  char *source;           /* the generated source */
+  const char *entry_point_source; /* its generated entry point (in source) */
+  teeny_client_result *result;    /* after teeny_kernel_compile */
+  teeny_module *module;   /* loaded at the first launch */
+  char err[TEENY_KERNEL_ERR_LEN]; /* the last failure, one line */
+} teeny_kernel;
+
+/* Check k's bindings against the kernel and compute id, key, source and
+ * entry_point_source (teeny_spec_create: microseconds, no compile).
+ * Returns 0 or a teeny_err with k->err set (e.g. a dtype outside the
+ * kernel's list). */
+int teeny_kernel_prepare(teeny_kernel *k);
+/* Change target (NULL: default) and num_warps (0: default), then prepare
+ * again. */
+int teeny_kernel_set_options(teeny_kernel *k, const char *target,
+                             int num_warps);
+/* Compile k through c (PTX); on failure k->err has the message and the
+ * first diagnostic.  A second call is a no-op once compiled. */
+int teeny_kernel_compile(teeny_kernel *k, teeny_client *c);
+/* Launch the compiled kernel (loading its module at the first call);
+ * nargs must be its parameter count.  TEENY_E_INVAL if not compiled. */
+int teeny_kernel_launch(teeny_kernel *k, teeny_grid grid, void *stream,
+                        void **args, size_t nargs);
+/* Free what k owns (result, module, strings); k may be prepared again. */
+void teeny_kernel_close(teeny_kernel *k);
+
+/* Storage for a scalar argument whose dtype is a generic: the value is
+ * converted to dt when the launch packs it. */
+typedef union teeny_scalar_slot {
+  int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+  uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+  float f32; double f64; uint16_t half; bool b;
+} teeny_scalar_slot;
+/* Convert v to dt into s (f16/bf16 rounded to nearest even) and return a
+ * pointer to it for the launch's argument array. */
+void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TEENY_CLIENT_H */

@@ -1,0 +1,184 @@
+"""tests/gpu/check.py — every example kernel on the GPU against torch.
+
+For each kernel, several bindings and sizes that are not multiples of the
+block: compile with teenyc, load with the CUDA Driver API, launch on fresh
+random inputs with a poisoned output, compare with a float64 torch
+reference.  Tolerances (METHOD.md): f32 1e-5 (exact for element-wise), tf32
+matmul 2e-3, f16 5e-3, bf16 2e-2 (output rounding dominates).  Prints one
+line per case and exits 1 if any failed.
+
+    python3 tests/gpu/check.py [--quick]
+"""
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch  # noqa: E402
+
+from teeny_gpu import Driver, Kernel, poison, rel_err, teenyc_path  # noqa: E402
+
+K = "examples/kernels/"
+DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}
+TOL = {"f32": 1e-5, "f16": 5e-3, "bf16": 2e-2}
+results = []
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def next_pow2(n):
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def record(name, err, tol, extra=""):
+    ok = err <= tol
+    results.append(ok)
+    print(f"{'PASS' if ok else 'FAIL'}  {name:58s} err {err:.2e} (tol {tol:.0e}) {extra}",
+          flush=True)
+
+
+def check_vector_add(drv, tc, quick):
+    for dt in ("f32", "f16", "bf16"):
+        for block in (1024, 256):
+            k = Kernel(drv, tc, K + "vector_add.c", "vector_add", {"D": dt, "BLOCK_SIZE": block})
+            for n in (1, 127, 1000003) + (() if quick else ((1 << 22) + 5,)):
+                a = torch.randn(n, device="cuda").to(DT[dt])
+                b = torch.randn(n, device="cuda").to(DT[dt])
+                out = poison(torch.empty(n, device="cuda", dtype=DT[dt]))
+                k((cdiv(n, block),), a, b, out, n)
+                torch.cuda.synchronize()
+                exact = torch.equal(out, a + b)
+                record(f"{k.id} n={n}", 0.0 if exact else rel_err(out, a + b), 0.0)
+
+
+def check_softmax(drv, tc, quick):
+    shapes = [(7, 1), (300, 1000), (64, 4097)] + ([] if quick else [(1000, 2048)])
+    for dt in ("f32", "f16", "bf16"):
+        for rows, cols in shapes:
+            block = next_pow2(cols)
+            warps = 4 if block <= 2048 else 8
+            k = Kernel(drv, tc, K + "softmax.c", "softmax", {"D": dt, "BLOCK_SIZE": block},
+                       num_warps=warps)
+            x = (torch.randn(rows, cols + 3, device="cuda") * 3).to(DT[dt])[:, :cols]
+            out = poison(torch.empty(rows, cols + 1, device="cuda", dtype=DT[dt]))[:, :cols]
+            k((rows,), out, x, x.stride(0), out.stride(0), cols)
+            torch.cuda.synchronize()
+            ref = torch.softmax(x.double(), dim=1)
+            record(f"{k.id} {rows}x{cols}", rel_err(out, ref), TOL[dt])
+
+
+def check_layernorm(drv, tc, quick):
+    shapes = [(5, 1), (100, 3000), (32, 8192)]
+    for dt in ("f32", "f16", "bf16"):
+        for rows, cols in shapes:
+            k = Kernel(drv, tc, K + "layernorm.c", "layernorm", {"D": dt, "BLOCK_SIZE": 1024},
+                       num_warps=8)
+            x = (torch.randn(rows, cols, device="cuda") * 2 + 1).to(DT[dt])
+            w = torch.randn(cols, device="cuda").to(DT[dt])
+            b = torch.randn(cols, device="cuda").to(DT[dt])
+            y = poison(torch.empty_like(x))
+            mean = poison(torch.empty(rows, device="cuda"))
+            rstd = poison(torch.empty(rows, device="cuda"))
+            k((rows,), x, y, w, b, mean, rstd, cols, cols, 1e-5)
+            torch.cuda.synchronize()
+            ref = torch.nn.functional.layer_norm(x.double(), (cols,), w.double(), b.double(), 1e-5)
+            err = max(rel_err(y, ref), rel_err(mean, x.double().mean(1)))
+            record(f"{k.id} {rows}x{cols}", err, TOL[dt])
+
+
+def check_matmul(drv, tc, quick):
+    sizes = [(1, 1, 1), (127, 255, 129), (512, 512, 512), (1000, 300, 70)]
+    # BLOCK_K 64 with 8 warps takes the wgmma path on sm_90a; 32 stays on mma.sync
+    configs = [(64, 64, 32, 8, 4), (128, 128, 32, 8, 8), (128, 128, 64, 8, 8),
+               (128, 256, 64, 8, 8)]
+    for dt in ("f16", "bf16", "f32"):
+        for bm, bn, bk, gm, warps in configs:
+            k = Kernel(drv, tc, K + "matmul.c", "matmul",
+                       {"D": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": gm},
+                       num_warps=warps)
+            for m, n, kk in sizes:
+                a = torch.randn(m, kk, device="cuda").to(DT[dt])
+                b = torch.randn(kk, n, device="cuda").to(DT[dt]).t().contiguous().t()
+                c = poison(torch.empty(m, n, device="cuda", dtype=DT[dt]))
+                k((cdiv(m, bm) * cdiv(n, bn),), a, b, c, m, n, kk, a.stride(0), a.stride(1),
+                  b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+                torch.cuda.synchronize()
+                ref = a.double() @ b.double()
+                tol = {"f16": 5e-3, "bf16": 2e-2, "f32": 2e-3}[dt]
+                record(f"{k.id} {m}x{n}x{kk}", rel_err(c, ref), tol)
+
+
+def check_absmax(drv, tc, quick):
+    for dt in ("f32", "f16"):
+        k = Kernel(drv, tc, K + "absmax.c", "absmax", {"D": dt, "BLOCK_SIZE": 1024})
+        for n in (1, 1000, 1000003):
+            x = (torch.randn(n, device="cuda") * 100).to(DT[dt])
+            progs = cdiv(n, 1024)
+            out = poison(torch.empty(progs, device="cuda"))
+            k((progs,), x, out, n)
+            torch.cuda.synchronize()
+            pad = torch.zeros(progs * 1024, device="cuda")
+            pad[:n] = x.float().abs()
+            ref = pad.view(progs, 1024).max(1).values
+            record(f"{k.id} n={n}", 0.0 if torch.equal(out, ref) else rel_err(out, ref), 0.0)
+
+
+def check_cumsum(drv, tc, quick):
+    for dt in ("f32", "i32"):
+        for cols in (1, 100, 1000):
+            block = next_pow2(cols)
+            k = Kernel(drv, tc, K + "cumsum.c", "cumsum_rows", {"D": dt, "BLOCK_SIZE": block})
+            rows = 7
+            if dt == "i32":
+                x = torch.randint(-1000, 1000, (rows, cols + 5), device="cuda", dtype=torch.int32)
+            else:
+                x = torch.randn(rows, cols + 5, device="cuda")
+            out = poison(torch.empty_like(x))
+            k((rows,), x, out, cols, x.stride(0))
+            torch.cuda.synchronize()
+            ref = torch.cumsum(x[:, :cols].double(), 1)
+            if dt == "i32":
+                err = 0.0 if torch.equal(out[:, :cols].long(), ref.long()) else 1.0
+                record(f"{k.id} {rows}x{cols}", err, 0.0)
+            else:
+                record(f"{k.id} {rows}x{cols}", rel_err(out[:, :cols], ref), 1e-5)
+
+
+def check_histogram(drv, tc, quick):
+    k = Kernel(drv, tc, K + "histogram.c", "histogram", {"BLOCK_SIZE": 1024, "NUM_BINS": 256})
+    for n in (1, 1000, 10000003):
+        data = torch.randint(-5, 262, (n,), device="cuda", dtype=torch.int32)
+        counts = torch.zeros(256, device="cuda", dtype=torch.int32)
+        k((cdiv(n, 1024),), data, counts, n)
+        torch.cuda.synchronize()
+        valid = data[(data >= 0) & (data < 256)].long()
+        ref = torch.bincount(valid, minlength=256).int()
+        record(f"{k.id} n={n}", 0.0 if torch.equal(counts, ref) else 1.0, 0.0)
+
+
+def main():
+    quick = "--quick" in sys.argv
+    tc = teenyc_path()
+    torch.manual_seed(int(time.time()))
+    drv = Driver()
+    print(f"teenyc {tc}; GPU {torch.cuda.get_device_name()}; torch {torch.__version__}")
+    # matmul last: a bad tensor-core instruction can take the context down
+    for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
+                  check_cumsum, check_histogram, check_matmul):
+        try:
+            check(drv, tc, quick)
+        except Exception as e:  # a failed compile or launch fails the check, not the run
+            results.append(False)
+            print(f"FAIL  {check.__name__}: {type(e).__name__}: {e}", flush=True)
+            if "illegal" in str(e).lower() or "ILLEGAL" in str(e):
+                break  # the context is gone; nothing after this can run
+    passed = sum(results)
+    print(f"gpu-check: {passed}/{len(results)} passed")
+    return 0 if passed == len(results) and results else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
