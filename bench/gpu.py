@@ -174,11 +174,15 @@ def bench_vector_add(drv, tc):
            f"ours BLOCK={best[1]} warps={best[2]}")
 
 
-def best_of(label, candidates):
-    """candidates: (note, fn) pairs; the fastest median and its note."""
+def best_of(label, candidates, work=None, unit=None):
+    """candidates: (note, fn) pairs; the fastest median and its note (each
+    candidate's rate is printed when work and unit are given)."""
     best = None
     for note, fn in candidates:
         t = safe(lambda: bench(fn))
+        if t is not None and work:
+            scale = 1e9 if unit == "GB/s" else 1e12
+            print(f"  {label} {note}: {work / (t * 1e-3) / scale:.1f} {unit}", flush=True)
         if t is not None and (best is None or t < best[0]):
             best = (t, note)
     if best is None:
@@ -221,14 +225,15 @@ def bench_layernorm(drv, tc, m, n, dt):
                                        {"D": dt, "BLOCK_SIZE": block}, num_warps=nw))
                for nw in WARPS}
     kernels = {nw: k for nw, k in kernels.items() if k}
+    es = x.element_size()
     t, note = best_of("ours", [(f"w{nw}", (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
-                               for nw, k in kernels.items()])
+                               for nw, k in kernels.items()], 2 * m * n * es, "GB/s")
     kernels[int(note[1:])]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
     err = rel_err(y, torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double(), 1e-5))
     t_tr, note_tr = best_of("triton", [(f"w{nw}", (lambda nw=nw: tr_layernorm[(m,)](
-        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=block, num_warps=nw))) for nw in WARPS])
+        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=block, num_warps=nw))) for nw in WARPS],
+        2 * m * n * es, "GB/s")
     t_torch = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5))
-    es = x.element_size()
     report(f"layernorm {dt} {m}x{n}", "GB/s", 2 * m * n * es, t, t_tr, t_torch, err,
            f"best warps: ours {note}, triton {note_tr}; bytes: x once, y once")
 
@@ -239,6 +244,11 @@ def bench_layernorm(drv, tc, m, n, dt):
 # (TEENY_BENCH_MATMUL_TARGETS=sm_90 leaves wgmma out).
 MATMUL_TILES = ((128, 256, 64, 8), (128, 128, 64, 8), (256, 128, 64, 8), (128, 128, 32, 4),
                 (64, 128, 64, 4))
+# TEENY_BENCH_MATMUL_TILES=128x256x64x8,128x128x64x8 times only those tiles
+# (both sides), for quick A/B runs of the code generator.
+if os.environ.get("TEENY_BENCH_MATMUL_TILES"):
+    MATMUL_TILES = tuple(tuple(int(v) for v in t.split("x"))
+                         for t in os.environ["TEENY_BENCH_MATMUL_TILES"].split(","))
 MATMUL_TARGETS = tuple(os.environ.get("TEENY_BENCH_MATMUL_TARGETS", "sm_90a,sm_90").split(","))
 
 

@@ -394,6 +394,9 @@ typedef struct astages {
   int n;
   cg_stile *tiles;         /* their tiles within a stage (base: offset) */
   int S;                   /* stages */
+  int AD;                  /* iterations the copies run ahead: S - 1, or
+                              S - 2 when a wgmma stays in flight */
+  const teeny_op *inflight; /* that wgmma dot (see deferrable_dot), or NULL */
   int stage_bytes;         /* bytes of one stage */
   int region;              /* start in the dot buffers */
   bool wg;                 /* a wgmma dot reads them: aligned tiles, and
@@ -447,6 +450,20 @@ static const teeny_op *deferrable_dot(cg *g, const teeny_region *body) {
   return NULL;
 }
 
+/* Can the deferred wgmma dot stay in flight across the back edge (wait
+ * for all but the newest group, Triton's `wgmma.wait_group 1`)?  Only if
+ * nothing but the next iteration's dot touches its accumulator: the body
+ * arg it is yielded into is used only as that dot's C operand.  Then the
+ * tensor cores never drain between k steps. */
+static bool inflight_ok(const teeny_region *body, const teeny_op *dot) {
+  const teeny_op *y = body->ops[body->nops - 1], *user = NULL;
+  for (int i = 0; i < y->nargs; i++)
+    if (y->args[i] == dot->res[0])
+      return i + 1 < body->nargs && dot->args[2] == body->args[i + 1] &&
+             count_uses(body, body->args[i + 1], &user) == 1 && user == dot;
+  return false;
+}
+
 /* Shared memory per block on the target (KiB, opt-in maximum). */
 static int smem_budget(cg *g) {
   return g->sm >= 90 ? 227 * 1024 : g->sm == 80 ? 163 * 1024 : 99 * 1024;
@@ -458,6 +475,8 @@ static void plan_async(cg *g, pipe *P, astages *A) {
   A->n = 0;
   int bytes = 0;
   A->wg = false;
+  A->AD = 0;
+  A->inflight = NULL;
   for (int j = 0; j < P->nloads; j++) {
     const teeny_op *ld = P->loads[j];
     const teeny_op *dot = teeny__cg_async_ok(g, ld) ? feeds_one_dot(g, P->body, ld->res[0]) : NULL;
@@ -484,6 +503,19 @@ static void plan_async(cg *g, pipe *P, astages *A) {
   if (!A->n || A->S * bytes > budget) {
     A->n = 0; /* too big: stay with register prefetching */
     return;
+  }
+  /* A wgmma kept in flight across the back edge still reads the stage of
+   * the previous iteration while this one's copies are issued, so the
+   * stage they refill must be two back: one stage more for the same
+   * distance (Triton keeps 3 and adds a second barrier per iteration). */
+  A->AD = A->S - 1;
+  A->inflight = NULL;
+  const teeny_op *dot = A->wg ? deferrable_dot(g, P->body) : NULL;
+  if (dot && inflight_ok(P->body, dot) && A->S == CG_STAGES &&
+      (CG_STAGES + 1) * bytes <= budget) {
+    A->S = CG_STAGES + 1;
+    A->AD = A->S - 2;
+    A->inflight = dot;
   }
   /* the rest keep register prefetching */
   int k = 0;
@@ -531,10 +563,16 @@ static LLVMValueRef stage_base(cg *g, const astages *A, LLVMValueRef stage) {
 /* ---- for --------------------------------------------------------------------------------- */
 
 /* Register prefetching keeps the loads of several iterations in flight: as
- * many as make about CG_PREFETCH_BYTES per thread (at most CG_MAX_AHEAD),
- * since one iteration's worth (e.g. 8 bytes per thread in a 16-warp row
- * loop) is too little to cover the latency of device memory. */
+ * many as make about CG_PREFETCH_BYTES per thread, or CG_PREFETCH_ELEMS
+ * elements if that is more (at most CG_MAX_AHEAD iterations), since one
+ * iteration's worth (e.g. 8 bytes per thread in a 16-warp row loop) is too
+ * little to cover the latency of device memory.  Measured on the H200
+ * (layernorm 4096x8192, docs/perf-notes.md): f32 and f16 both peak near 32
+ * elements per thread (f32 w4: 2542 GB/s at 8 elements, 3122 at 32; f16
+ * w4: 2501 at 24, 2583 at 32, 2310 at 64): each unrolled copy costs issue
+ * slots per element (f16 also converts), its latency cover is per byte. */
 #define CG_PREFETCH_BYTES 48
+#define CG_PREFETCH_ELEMS 32
 #define CG_MAX_AHEAD 8
 
 static int elem_bytes(teeny_dtype dt) {
@@ -550,15 +588,18 @@ static int prefetch_depth(cg *g, const pipe *P, bool async) {
   for (int i = 1; i < P->body->nargs; i++) /* each stage would carry its own */
     if (P->need[i] && vtype(g, P->body->args[i]).rank) /* copy of the tile */
       return 1;
-  long bytes = 0;
+  long bytes = 0, elems = 0;
   for (int j = 0; j < P->nloads; j++) {
     const cg_layout *L = g->vi[P->loads[j]->res[0]].nat;
     long owned = 0;
     for (long r = 0; r < (1L << L->nreg); r++)
       owned += teeny__cg_reg_owner(L, r);
     bytes += owned * elem_bytes(vtype(g, P->loads[j]->res[0]).dt);
+    elems += owned;
   }
   long d = bytes ? CG_PREFETCH_BYTES / bytes : CG_MAX_AHEAD;
+  if (elems && CG_PREFETCH_ELEMS / elems > d)
+    d = CG_PREFETCH_ELEMS / elems;
   return d < 1 ? 1 : d > CG_MAX_AHEAD ? CG_MAX_AHEAD : (int)d;
 }
 
@@ -587,6 +628,27 @@ static LLVMValueRef iter_exists(cg *g, teeny_dtype ivt, LLVMValueRef iv, LLVMVal
     return LLVMBuildICmp(g->b, LLVMIntSLT, iv_plus(g, i, st, k), u, "");
   }
   return LLVMBuildICmp(g->b, s ? LLVMIntSLT : LLVMIntULT, iv_plus(g, iv, step, k), ub, "");
+}
+
+/* The same for an iv known to be an existing iteration (iv < ub: inside the
+ * body) and a constant step C > 0 with k * C representable: iteration
+ * iv + k * C exists iff the distance ub - iv, which is then exact as an
+ * unsigned number of the iv's width, exceeds k * C.  Two instructions in
+ * the iv's width instead of a widened add and compare (the prefetches of
+ * every unrolled copy of a layernorm row loop make this per 8 bytes). */
+static LLVMValueRef iter_exists_in(cg *g, teeny_dtype ivt, LLVMValueRef iv, LLVMValueRef ub,
+                                   LLVMValueRef step, int k) {
+  int bits = teeny__dt_bits(ivt);
+  if (LLVMIsAConstantInt(step) && bits >= 8 && bits <= 64) {
+    long long c = LLVMConstIntGetSExtValue(step);
+    long long lim = bits == 64 ? (1LL << 62) : (1LL << (bits - 2));
+    if (c > 0 && c <= lim / (k > 0 ? k : 1)) {
+      LLVMValueRef dist = LLVMBuildSub(g->b, ub, iv, "");
+      LLVMValueRef kc = LLVMConstInt(LLVMTypeOf(iv), (unsigned long long)(c * k), 0);
+      return LLVMBuildICmp(g->b, LLVMIntUGT, dist, kc, "");
+    }
+  }
+  return iter_exists(g, ivt, iv, ub, step, k);
 }
 
 static void emit_for(cg *g, const teeny_op *op) {
@@ -658,10 +720,10 @@ static void emit_for(cg *g, const teeny_op *op) {
         rahead0[k] = vals[rmap[k]];
     }
   }
-  if (A.n) { /* stages 0 .. S-2 for iterations 0 .. S-2 */
+  if (A.n) { /* stages 0 .. AD-1 for iterations 0 .. AD-1 */
     LLVMValueRef **vals = init;
     LLVMValueRef nonempty = LLVMBuildICmp(g->b, lt, lb, ub, "");
-    for (int s = 0; s < A.S - 1; s++) {
+    for (int s = 0; s < A.AD; s++) {
       LLVMValueRef ivs = iv_plus(g, lb, step, s);
       LLVMValueRef go = s ? LLVMBuildAnd(g->b, nonempty, iter_exists(g, ivt, lb, ub, step, s), "")
                           : nonempty;
@@ -674,7 +736,16 @@ static void emit_for(cg *g, const teeny_op *op) {
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef head = new_block(g, "for.head"), bbody = new_block(g, "for.body");
   LLVMBasicBlockRef exit = new_block(g, "for.end");
-  LLVMBuildBr(g->b, head);
+  /* A loop whose wgmma stays in flight is a guarded do-while: the header
+   * has no exit, so no path leads from a wgmma to the code after the loop
+   * without the wait in its last iteration (for.last below).  ptxas checks
+   * this over the control-flow graph and, where it finds such a path
+   * (e.g. back through a header test that cannot fail), serialises every
+   * wgmma of the kernel (C7514/C7515). */
+  if (A.inflight)
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, lb, ub, ""), head, exit);
+  else
+    LLVMBuildBr(g->b, head);
   LLVMPositionBuilderAtEnd(g->b, head);
   LLVMValueRef iv = LLVMBuildPhi(g->b, ivty, "iv");
   LLVMValueRef phase = dbuf ? LLVMBuildPhi(g->b, g->t_i32, "phase") : NULL;
@@ -690,7 +761,10 @@ static void emit_for(cg *g, const teeny_op *op) {
   LLVMValueRef ***stage = teeny__cg_alloc(g, sizeof *stage * (size_t)(D + 1));
   LLVMValueRef **rj = phis(g, &rc);
   LLVMValueRef **av = phis(g, &ac);
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), bbody, exit);
+  if (A.inflight)
+    LLVMBuildBr(g->b, bbody);
+  else
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, iv, ub, ""), bbody, exit);
 
   for (int j = 0; j < P.nloads; j++)
     g->vi[lid[j]].prefetched = true;
@@ -701,7 +775,7 @@ static void emit_for(cg *g, const teeny_op *op) {
   int nx = 0;
   LLVMValueRef phase2 = NULL, cur2 = NULL, aiv = NULL, awst = NULL, **afull = NULL;
   LLVMBasicBlockRef latch = NULL;
-  const teeny_op *defer = A.wg ? deferrable_dot(g, body) : NULL;
+  const teeny_op *defer = A.n && A.wg ? deferrable_dot(g, body) : NULL;
   LLVMPositionBuilderAtEnd(g->b, bbody);
   for (int cp = 0; cp < U; cp++) { /* copy cp runs iteration iv + cp*step */
     int saved = teeny__cg_scope_push(g);
@@ -712,21 +786,23 @@ static void emit_for(cg *g, const teeny_op *op) {
     if (A.n) {
       /* this iteration's stage has landed and everyone is past the previous
        * iteration's reads of the stage we refill now */
-      teeny__cg_cp_async_wait(g, A.S - 2);
+      teeny__cg_cp_async_wait(g, A.AD - 1);
       if (A.wg) /* the copies landed through the generic proxy */
         teeny__cg_fence_proxy_async(g);
       teeny__cg_barrier(g);
-      LLVMValueRef iva = iv_plus(g, iv, step, A.S - 1);
-      LLVMValueRef wst = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, cur, teeny__cg_i32(g, 0), ""),
-                                         teeny__cg_i32(g, A.S - 1),
-                                         LLVMBuildSub(g->b, cur, teeny__cg_i32(g, 1), ""), "");
+      LLVMValueRef iva = iv_plus(g, iv, step, A.AD);
+      /* the stage of iteration i + AD: (cur + AD) % S */
+      LLVMValueRef wsum = LLVMBuildAdd(g->b, cur, teeny__cg_i32(g, A.AD), "");
+      LLVMValueRef wst = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSGE, wsum, teeny__cg_i32(g, A.S), ""),
+                                         LLVMBuildSub(g->b, wsum, teeny__cg_i32(g, A.S), ""),
+                                         wsum, "");
       afull = teeny__cg_alloc(g, sizeof *afull * (size_t)(n + 1));
       for (int i = 0; i < n; i++)
         afull[i] = av[i];
       aiv = iva;
       awst = wst;
       if (!defer) {
-        issue(g, &P, &A, &c, iva, afull, iter_exists(g, ivt, iv, ub, step, A.S - 1),
+        issue(g, &P, &A, &c, iva, afull, iter_exists_in(g, ivt, iv, ub, step, A.AD),
               stage_base(g, &A, wst), body_scope);
         anext = advance(g, &P, &c, iva, afull, body_scope);
       }
@@ -748,7 +824,7 @@ static void emit_for(cg *g, const teeny_op *op) {
           eval_pure(g, &P, y->args[i]);
           next[i] = regs_of(g, &c, i, y->args[i]);
         }
-      ahead = prefetch(g, &P, &c, ivn, next, iter_exists(g, ivt, ivj, ub, step, 1), body_scope);
+      ahead = prefetch(g, &P, &c, ivn, next, iter_exists_in(g, ivt, ivj, ub, step, 1), body_scope);
     } else if (D > 1) {
       bind(g, &lc[cp], lid, stage[cp]);
     }
@@ -764,10 +840,15 @@ static void emit_for(cg *g, const teeny_op *op) {
     g->db_body = db_body;
     g->db_phase = db_phase;
     if (defer) { /* the copies go out while the wgmma runs; then wait */
-      issue(g, &P, &A, &c, aiv, afull, iter_exists(g, ivt, iv, ub, step, A.S - 1),
+      issue(g, &P, &A, &c, aiv, afull, iter_exists_in(g, ivt, iv, ub, step, A.AD),
             stage_base(g, &A, awst), body_scope);
       anext = advance(g, &P, &c, aiv, afull, body_scope);
-      teeny__cg_wgmma_finish(g);
+      if (A.inflight) /* for the previous iteration's group only: this one
+                         runs on into the next iteration (waited after the
+                         loop); its registers reach the next dot untouched */
+        teeny__cg_wgmma_wait_prev(g);
+      else
+        teeny__cg_wgmma_finish(g);
     }
     g->wg_defer = wg_defer;
     LLVMValueRef **vnext = terminator_vals(g, body, 0, &c);
@@ -785,7 +866,7 @@ static void emit_for(cg *g, const teeny_op *op) {
       for (int i = 0; i < n; i++)
         teeny__cg_pin(g, vnext[i], nregs(c.L[i]));
       g->ordered_loads = true;
-      refill[cp] = prefetch(g, &P, &c, ivd, full, iter_exists(g, ivt, ivj, ub, step, D),
+      refill[cp] = prefetch(g, &P, &c, ivd, full, iter_exists_in(g, ivt, ivj, ub, step, D),
                             body_scope);
       g->ordered_loads = false;
       LLVMValueRef **nx2 = advance(g, &P, &c, ivd, full, body_scope);
@@ -810,6 +891,28 @@ static void emit_for(cg *g, const teeny_op *op) {
       xfrom[nx++] = LLVMGetInsertBlock(g->b);
       LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, ivj, ub, ""), next, exit);
       LLVMPositionBuilderAtEnd(g->b, next);
+    } else if (A.inflight) {
+      /* the last iteration's wgmma group is waited for on the way out,
+       * before the exit joins the path that skipped the loop (waiting at
+       * the join, after the skip path set the same registers to the
+       * initial accumulator, makes ptxas serialise: C7515) */
+      latch = LLVMGetInsertBlock(g->b);
+      LLVMBasicBlockRef last = new_block(g, "for.last");
+      LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, lt, ivj, ub, ""), head, last);
+      LLVMPositionBuilderAtEnd(g->b, last);
+      LLVMValueRef **w = teeny__cg_alloc(g, sizeof *w * (size_t)(n + 1));
+      for (int i = 0; i < n; i++) {
+        w[i] = vals[i];
+        if (body->args[i + 1] == A.inflight->args[2]) {
+          long k = nregs(c.L[i]);
+          w[i] = teeny__cg_alloc(g, sizeof *w[i] * (size_t)k);
+          memcpy(w[i], vals[i], sizeof *w[i] * (size_t)k);
+          teeny__cg_wgmma_wait_all(g, w[i], k);
+        }
+      }
+      xvals[nx] = w;
+      xfrom[nx++] = LLVMGetInsertBlock(g->b);
+      LLVMBuildBr(g->b, exit);
     } else {
       latch = LLVMGetInsertBlock(g->b);
       LLVMBuildBr(g->b, head);
@@ -848,7 +951,10 @@ static void emit_for(cg *g, const teeny_op *op) {
   LLVMPositionBuilderAtEnd(g->b, exit);
   carried ce = carried_new(g, body->args + 1, n); /* the results, from every exit */
   make_phis(g, &ce);
-  add_incoming(g, &ce, hv, head);
+  if (A.inflight) /* skipped: the initial values, from the guard */
+    add_incoming(g, &ce, init, pre);
+  else
+    add_incoming(g, &ce, hv, head);
   for (int k = 0; k < nx; k++)
     add_incoming(g, &ce, xvals[k], xfrom[k]);
   if (A.n) /* no copy may land after the loop */

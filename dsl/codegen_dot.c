@@ -782,7 +782,12 @@ static void emit_mma(cg *g, const teeny_op *op, const dot_plan *p) {
  * across either.  Shared memory written by ordinary stores (or cp.async)
  * is published to the tensor cores' async proxy by fence.proxy.async in
  * every writing thread before the barrier.  The emulator runs the same
- * descriptors through a reference (codegen_emu.c). */
+ * descriptors through a reference (codegen_emu.c).
+ *
+ * In a cp.async-pipelined k loop (codegen_ctrl.c) the wait moves: after the
+ * next stage's copies (g->wg_defer), and where the accumulator only feeds
+ * the next iteration's dot, to `wait_group 1` there and `wait_group 0`
+ * after the loop, so one group is always queued on the tensor cores. */
 
 static bool wg_make(cg *g, const dot_plan *p, wg_plan *w) {
   memset(w, 0, sizeof *w);
@@ -1039,6 +1044,18 @@ void teeny__cg_wgmma_finish(cg *g) {
   wg_pass(g, "wgmma.wait_group.sync.aligned 0;", v, (int)n);
   teeny__cg_set(g, g->wg_defer->res[0], g->wg_pend_L, v);
   g->wg_pend = NULL;
+}
+
+void teeny__cg_wgmma_wait_prev(cg *g) {
+  if (!g->wg_pend)
+    return;
+  g->wg_pend = NULL; /* the result stays bound to the in-flight registers */
+  if (!g->emu)
+    teeny__cg_asm(g, g->t_void, "wgmma.wait_group.sync.aligned 1;", "~{memory}", NULL, 0, true);
+}
+
+void teeny__cg_wgmma_wait_all(cg *g, LLVMValueRef *v, long n) {
+  wg_pass(g, "wgmma.wait_group.sync.aligned 0;", v, (int)n);
 }
 
 void teeny__cg_fence_proxy_async(cg *g) {

@@ -426,6 +426,15 @@ void teeny__cg_fence_proxy_async(cg *g);
 /* Wait for the deferred wgmma dot (g->wg_defer) and rebind its result to
  * the waited registers; nothing if none is pending. */
 void teeny__cg_wgmma_finish(cg *g);
+/* Instead, keep the deferred dot's group in flight (its result stays bound
+ * to registers the tensor cores still write, which only the next
+ * iteration's dot may take as its accumulator) and wait for the groups
+ * before it: `wgmma.wait_group 1` (codegen_ctrl.c, a loop whose stages
+ * allow it). */
+void teeny__cg_wgmma_wait_prev(cg *g);
+/* Wait for every wgmma group, passing v[0..n) (the in-flight result)
+ * through the wait. */
+void teeny__cg_wgmma_wait_all(cg *g, LLVMValueRef *v, long n);
 
 /* ============================================================================
  * codegen_emu.c — the emulator's side of code generation (g->emu)

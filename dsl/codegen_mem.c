@@ -464,6 +464,18 @@ static void fallback_init(cg *g, fallback *fb, long groups) {
   fb->n = 0;
 }
 
+/* When the per-element fallbacks of an access can be skipped: every group
+ * passed its check, or the access is off as a whole (`extra` false: a
+ * prefetch of a loop iteration that does not exist, where every element
+ * keeps its default).  Without the second case each prefetch past the end
+ * of a loop (D of them per loop) ran the whole fallback for nothing. */
+static LLVMValueRef skip_fallbacks(cg *g, const fallback *fb, LLVMValueRef extra) {
+  LLVMValueRef all = and_all(g, fb->ok, fb->n);
+  if (extra)
+    all = LLVMBuildOr(g->b, all, LLVMBuildNot(g->b, extra, ""), "");
+  return all;
+}
+
 /* The run-time condition of a dynamic group: aligned and fully unmasked. */
 static LLVMValueRef contig_check(cg *g, LLVMValueRef first, LLVMValueRef last, int bytes) {
   LLVMValueRef d = LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, last, g->t_i64, ""),
@@ -529,7 +541,7 @@ static void load_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtyp
                            LLVMValueRef extra, LLVMValueRef *out) {
   if (!fb->n)
     return;
-  LLVMValueRef all = and_all(g, fb->ok, fb->n);
+  LLVMValueRef all = skip_fallbacks(g, fb, extra);
   LLVMBasicBlockRef fast = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ld.slow");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ld.join");
@@ -732,7 +744,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
   if (!fb.n)
     return;
   /* if (!all ok) for each failed group: each element loaded (or 0) and stored */
-  LLVMValueRef all = and_all(g, fb.ok, fb.n);
+  LLVMValueRef all = skip_fallbacks(g, &fb, extra);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.slow");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.join");
   LLVMBuildCondBr(g->b, all, join, slow);

@@ -1025,9 +1025,13 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   matmul(&l, "matmul_f16_64", a, TEENY_DT_F16, 64, 64, 32, 70, 90, 50, 1e-4);
   matmul(&l, "matmul_f32_32", a, TEENY_DT_F32, 32, 32, 16, 40, 36, 50, 2e-2);
   matmul(&l, "matmul_bf16_128", a, TEENY_DT_BF16, 128, 128, 32, 130, 140, 70, 1e-3);
-  /* the benchmark's tile: 3 cp.async stages feeding wgmma m64n256k16 (two
+  /* the benchmark's tile: 4 cp.async stages feeding wgmma m64n256k16 (two
    * warpgroups along M with 8 warps; M repeats with 4) */
   matmul(&l, "matmul_f16_128x256x64", a, TEENY_DT_F16, 128, 256, 64, 100, 200, 150, 1e-4);
+  l.v[l.n - 1].min_warps = 4;
+  /* 8 k steps (the last one masked): the 4 stages of a loop whose wgmma
+   * stays in flight across the back edge wrap around twice */
+  matmul(&l, "matmul_f16_wg_long", a, TEENY_DT_F16, 128, 128, 64, 70, 130, 460, 1e-4);
   l.v[l.n - 1].min_warps = 4;
   /* the example kernel: row-major A and B (unit strides), then B transposed
    * (stride_bn = K: the runtime contiguity check must fall back) */
