@@ -75,9 +75,15 @@ static const opt opts[] = {
     {"idle_timeout", "idle-timeout", T_MS, F(idle_timeout_ms), 0, UINT64_MAX, "TIME",
      "close a connection idle this long (0: never)", "300s", "10m"},
     {"read_timeout", "read-timeout", T_MS, F(read_timeout_ms), 1, UINT64_MAX, "TIME",
-     "close a connection stalled mid-frame this long", "10s", "2s"},
+     "close a connection stalled mid-frame, or not reading its replies, "
+     "this long", "10s", "2s"},
     {"shutdown_timeout", "shutdown-timeout", T_MS, F(shutdown_timeout_ms), 0, UINT64_MAX, "TIME",
      "on SIGTERM, wait this long for running compiles", "10s", "30s"},
+    {"compile_timeout", "compile-timeout", T_MS, F(compile_timeout_ms), 0, UINT64_MAX, "TIME",
+     "cancel a compile that runs this long; its waiters get TIMEOUT (0: never)",
+     "60s", "5m"},
+    {"compile_memory", "compile-memory", T_SIZE, F(compile_memory), 0, UINT64_MAX, "BYTES",
+     "address-space limit of each compile process (0: none)", "4G", "8G"},
     {"flush_interval", "flush-interval", T_MS, F(flush_interval_ms), 10, UINT64_MAX, "TIME",
      "write batched last-used times this often", "2s", "500ms"},
     {"busy_poll_us", "busy-poll-us", T_COUNT, F(busy_poll_us), 0, 10000, "N",
@@ -111,6 +117,8 @@ void teeny__config_init(teeny_config *c) {
   c->idle_timeout_ms = 300000;
   c->read_timeout_ms = 10000;
   c->shutdown_timeout_ms = 10000;
+  c->compile_timeout_ms = 60000;
+  c->compile_memory = 4ull << 30;
   c->flush_interval_ms = 2000;
   c->busy_poll_us = 50;
   c->log_level = TEENY_LOG_INFO;

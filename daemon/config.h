@@ -20,6 +20,11 @@
 
 #define TEENY_CONFIG_ERR_LEN 512          /* size of every err sink */
 #define TEENY_DEFAULT_SOCKET "/run/teenycd/teenycd.sock"
+/* Modes of what teenycd creates in its store: the artifacts hold users'
+ * kernel sources, so the teenyc group may read them and others may not
+ * (the systemd units give the root 0750 as well). */
+#define TEENY_DAEMON_DIR_MODE 0750
+#define TEENY_DAEMON_FILE_MODE 0640
 
 typedef struct teeny_config {
   char *socket;              /* socket path; NULL until resolved */
@@ -33,8 +38,11 @@ typedef struct teeny_config {
   uint64_t max_inflight;     /* unanswered requests per connection */
   uint64_t max_connections;  /* open client connections */
   uint64_t idle_timeout_ms;  /* close a connection idle this long (0: never) */
-  uint64_t read_timeout_ms;  /* close one stalled mid-frame this long */
+  uint64_t read_timeout_ms;  /* close one stalled mid-frame, or not reading
+                                its replies, this long */
   uint64_t shutdown_timeout_ms; /* wait for running compiles at exit */
+  uint64_t compile_timeout_ms;  /* cancel a compile running this long (0: never) */
+  uint64_t compile_memory;      /* address-space cap of a compile process (0: none) */
   uint64_t flush_interval_ms;   /* batched last-used writes */
   uint64_t busy_poll_us;     /* keep polling this long after I/O (0: off) */
   char *admin_group;         /* group whose members are admins; NULL: none */

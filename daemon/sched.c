@@ -11,8 +11,9 @@
  *              resolutions are every request waiting on that compile, the
  *              one that started it first
  * A resolution owns the first request (its source and bindings) and the
- * spec made from it; the compile job borrows its leader's spec, which
- * lives until the compile is done because the leader waits on it.
+ * key the spec step (in a helper process, helper.h) found for it; the
+ * compile job borrows its leader's request, which lives until the compile
+ * is done because the leader waits on it.
  * Load: a cold request costs two worker hops; hits never get here.
  */
 #include <stdio.h>
@@ -43,8 +44,9 @@ struct teeny_resolution {
   waiter *waiters;            /* who to answer, first = who asked first */
   waiter **wtail;             /* where the next waiter goes */
   /* filled by the worker */
-  int rc;                     /* teeny_spec_create's result */
-  teeny_spec *spec;           /* on success */
+  int rc;                     /* the spec step's result */
+  char key[65];               /* on success: the cache key */
+  teeny_helper_outcome what;  /* of the spec step */
   teeny_diags diags;          /* its diagnostics (+ the compile's) */
   teeny_store_rec rec;        /* a disk hit */
   bool disk;                  /* rec is the answer */
@@ -65,6 +67,8 @@ struct teeny_compile_job {
   teeny_artifact *art;        /* on success */
   teeny_diags diags;          /* compile diagnostics */
   double ms;                  /* wall time of the compile */
+  teeny_helper_outcome what;  /* timed out, helper died, ... */
+  bool not_stored;            /* the put failed (disk full, I/O) */
   teeny_store_counts evicted; /* what the size cap removed */
 };
 
@@ -232,7 +236,6 @@ static void resolution_free(teeny_resolution *r) {
     teeny__conn_release(w->conn);
     teeny__free(w);
   }
-  teeny_spec_destroy(r->spec);
   teeny_diags_close(&r->diags);
   teeny_store_rec_close(&r->rec);
   teeny_msg_request_free(&r->req);
@@ -278,9 +281,10 @@ static void finish_disk(teeny_resolution *r) {
   resolution_free(r);
 }
 
-/* r's request was compiled by c; lead says r started the compile. */
+/* r's request was compiled by c; lead says r started the compile; keep:
+ * remember the answer in the memory map. */
 static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
-                            bool lead) {
+                            bool lead, bool keep) {
   teeny_sched *s = r->s;
   teeny_artifact v = *art;
   view_trim(&v, r->emit);
@@ -294,7 +298,8 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
     s->stats->misses++;
     s->stats->joins += !first;
   }
-  remember(s, r, &v);
+  if (keep)
+    remember(s, r, &v);
   resolution_free(r);
 }
 
@@ -361,9 +366,19 @@ static void store_artifact(teeny_compile_job *c, teeny_store *st) {
   bool created = false;
   if (!c->check || !stored_intact(c, st)) {
     int rc = teeny_store_put(st, c->art, NULL, NULL, &created, err);
-    if (rc)
+    if (rc) {
+      /* the artifact is still right: answer it, with a warning, and keep
+       * it out of the memory map so the next request tries to store it */
       TEENY_LOGW(c->s->log, "cannot store %s (%.16s...): %s", c->art->id,
                  c->key, err);
+      char msg[TEENY_STORE_ERR_LEN + 64];
+      snprintf(msg, sizeof msg, "compiled but not cached: %s (%s)",
+               teeny_strerror(rc), err);
+      const char *file = c->rs->req.u.compile.req.filename;
+      teeny_diags_add(&c->diags, TEENY_DIAG_WARNING, file ? file : "<source>",
+                      0, 0, NULL, msg);
+      c->not_stored = true;
+    }
   }
   teeny__touchlog_apply(&c->touches, st);
   int rc = created && c->s->max_size
@@ -376,8 +391,9 @@ static void store_artifact(teeny_compile_job *c, teeny_store *st) {
 static void compile_work(teeny_job *j, teeny_store *st) {
   teeny_compile_job *c = (teeny_compile_job *)j;
   uint64_t t0 = teeny__now_ns();
-  c->rc = teeny_spec_compile(c->rs->spec, TEENY_EMIT_MLIR | TEENY_EMIT_PTX,
-                             &c->art, &c->diags);
+  c->rc = teeny__helpers_run(c->s->helpers, &c->rs->req.u.compile,
+                             TEENY_EMIT_MLIR | TEENY_EMIT_PTX, c->key, &c->art,
+                             &c->diags, &c->what);
   c->ms = (double)(teeny__now_ns() - t0) / 1e6;
   char err[TEENY_STORE_ERR_LEN];
   if (!c->rc) { /* stored before anyone is answered (DESIGN.md §2) */
@@ -405,6 +421,8 @@ static void compile_done(teeny_job *j, int status) {
   if (status != UV_ECANCELED) {
     s->stats->compiles++;
     s->stats->compile_ms_total += c->ms;
+    s->stats->compile_timeouts += c->what.timed_out;
+    s->stats->compiler_deaths += c->what.died;
   }
   TEENY_LOGD(s->log, "compile of %.16s... %s in %.1f ms", c->key,
              rc ? teeny_err_name(rc) : "done", c->ms);
@@ -423,7 +441,7 @@ static void compile_done(teeny_job *j, int status) {
       finish_error(r, rc, status == UV_ECANCELED ? "daemon is shutting down"
                                                  : NULL);
     else
-      finish_compiled(r, c->art, lead);
+      finish_compiled(r, c->art, lead, !c->not_stored);
   }
   compile_free(c);
 }
@@ -431,7 +449,7 @@ static void compile_done(teeny_job *j, int status) {
 /* Start a compile of r's key, or join the one running. */
 static void compile_or_join(teeny_resolution *r) {
   teeny_sched *s = r->s;
-  const char *key = teeny_spec_key(r->spec);
+  const char *key = r->key;
   teeny_compile_job *c = find_compile(s, key);
   if (c) {
     *c->rtail = r;
@@ -476,11 +494,16 @@ static unsigned get_flags(unsigned emit) {
 
 static void resolve_work(teeny_job *j, teeny_store *st) {
   teeny_resolution *r = (teeny_resolution *)j;
-  r->rc = teeny_spec_create(&r->req.u.compile.req, &r->spec, &r->diags);
+  teeny_artifact *a = NULL;
+  r->rc = teeny__helpers_run(r->s->helpers, &r->req.u.compile, 0, NULL, &a,
+                             &r->diags, &r->what);
+  if (!r->rc)
+    memcpy(r->key, a->key, sizeof r->key);
+  teeny_artifact_destroy(a);
   if (r->rc || r->force)
     return;
   char err[TEENY_STORE_ERR_LEN];
-  const char *key = teeny_spec_key(r->spec);
+  const char *key = r->key;
   int rc = teeny_store_get(st, key, get_flags(r->emit), &r->rec, err);
   if (!rc)
     r->disk = true;
@@ -492,6 +515,8 @@ static void resolve_work(teeny_job *j, teeny_store *st) {
 
 static void resolve_done(teeny_job *j, int status) {
   teeny_resolution *r = (teeny_resolution *)j;
+  r->s->stats->compile_timeouts += r->what.timed_out;
+  r->s->stats->compiler_deaths += r->what.died;
   if (status == UV_ECANCELED)
     finish_error(r, TEENY_E_SHUTDOWN, "daemon is shutting down");
   else if (r->rc)
@@ -620,7 +645,7 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
     goto fail;
   rc = TEENY_E_NOMEM;
   s->mc = teeny__memcache_create((size_t)o->memcache_size);
-  if (!s->mc)
+  if (!s->mc || teeny__helpers_create(&o->helper, o->workers, &s->helpers))
     goto fail;
   uv_timer_init(o->loop, &s->flush_timer);
   s->flush_timer.data = s;
@@ -628,6 +653,7 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   *out = s;
   return 0;
 fail:
+  teeny__memcache_destroy(s->mc);
   teeny__pool_destroy(s->pool);
   teeny__free(s);
   return rc;
@@ -637,7 +663,10 @@ unsigned teeny__sched_busy(const teeny_sched *s) {
   return teeny__pool_outstanding(s->pool);
 }
 
-void teeny__sched_cancel(teeny_sched *s) { teeny__pool_cancel(s->pool); }
+void teeny__sched_cancel(teeny_sched *s) {
+  teeny__pool_cancel(s->pool);
+  teeny__helpers_abort(s->helpers);
+}
 
 void teeny__sched_close(teeny_sched *s) {
   if (s->closed)
@@ -659,6 +688,7 @@ void teeny__sched_destroy(teeny_sched *s) {
     teeny__pool_return(s->pool, st);
   }
   teeny__touchlog_free(&s->touches);
+  teeny__helpers_destroy(s->helpers);
   teeny__pool_destroy(s->pool);
   teeny__memcache_destroy(s->mc);
   teeny__buf_free(&s->scratch);

@@ -8,11 +8,12 @@
  *   1. memory   the in-memory map (memcache.h) on the loop thread
  *   2. join     an identical request (same request key) is already being
  *               resolved: wait for its answer
- *   3. disk     worker: teeny_spec_create (parse, bind, key), then
- *               teeny_store_get by key (files re-hashed, so corruption is
- *               never served)
+ *   3. disk     worker: teeny_spec_create (parse, bind, key) in a helper
+ *               process (helper.h), then teeny_store_get by key (files
+ *               re-hashed, so corruption is never served)
  *   4. compile  back on the loop: join a running compile of the same key,
- *               or start one — worker: teeny_spec_compile(MLIR|PTX) and
+ *               or start one — worker: teeny_spec_compile(MLIR|PTX) in a
+ *               helper process under --compile-timeout (helper.h), then
  *               teeny_store_put, then evict to --max-size
  *
  * and every waiter gets the answer: "memory", "disk", "miss" (the request
@@ -37,6 +38,7 @@
 #include <uv.h>
 
 #include "common/common.h"
+#include "daemon/helper.h"
 #include "daemon/log.h"
 #include "daemon/memcache.h"
 #include "daemon/pool.h"
@@ -60,6 +62,7 @@ typedef struct teeny_sched_opts {
   uint64_t max_size;         /* store cap (0: none) */
   uint64_t memcache_size;    /* byte cap of the in-memory map */
   uint64_t flush_ms;         /* last-used flush interval */
+  teeny_helper_opts helper;  /* compile processes: binary, time, memory */
 } teeny_sched_opts;
 
 typedef struct teeny_sched {
@@ -68,6 +71,7 @@ typedef struct teeny_sched {
   teeny_stats *stats;        /* the server's counters */
   teeny_pool *pool;          /* workers and their store handles */
   teeny_memcache *mc;        /* request -> reply frame */
+  teeny_helpers *helpers;    /* compile processes, one per worker */
   teeny_touchlog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
@@ -91,7 +95,8 @@ void teeny__sched_compile(teeny_sched *s, teeny_conn *c,
 void teeny__sched_touch(teeny_sched *s, const char *key);
 /* Jobs queued or running (shutdown waits for 0). */
 unsigned teeny__sched_busy(const teeny_sched *s);
-/* Cancel jobs that have not started; their waiters get TEENY_E_SHUTDOWN. */
+/* Cancel jobs that have not started and kill the compiles that are
+ * running; their waiters get TEENY_E_SHUTDOWN. */
 void teeny__sched_cancel(teeny_sched *s);
 /* Stop the flush timer (its handle closes with the loop). */
 void teeny__sched_close(teeny_sched *s);

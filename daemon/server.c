@@ -53,6 +53,9 @@ struct teeny_conn {
   uv_write_t wreq;          /* that write */
   uint64_t last_ms;         /* loop time of the last traffic */
   uint64_t partial_ms;      /* loop time a partial frame started; 0: none */
+  uint64_t wq_ms;           /* loop time output was last seen to move; 0:
+                               nothing pending */
+  size_t wq_size;           /* libuv's write queue size then */
   teeny_conn *prev, *next;  /* all open connections */
   teeny_conn *dnext;        /* write list */
 };
@@ -259,6 +262,7 @@ static void reply_fatal(teeny_conn *c, uint64_t id, int status,
 static void on_written(uv_write_t *req, int status) {
   teeny_conn *c = req->data;
   c->writing = false;
+  c->wq_ms = 0; /* the peer read: progress */
   c->wbuf.len = 0;
   if (c->wbuf.cap > OUT_KEEP)
     teeny__buf_free(&c->wbuf);
@@ -614,8 +618,36 @@ static void on_connection(uv_stream_t *server, int status) {
 
 /* ---- timeouts ---------------------------------------------------------------- */
 
+/* Output pending and not moving for the read timeout: the peer does not
+ * read its replies (they may hold up to OUT_PAUSE of our memory).  True
+ * when c was closed. */
+static bool write_stalled(teeny_server *s, teeny_conn *c, uint64_t now) {
+  if (!c->writing && !c->out.len) {
+    c->wq_ms = 0;
+    return false;
+  }
+  size_t q = c->writing
+                 ? uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe)
+                 : c->out.len;
+  if (!c->wq_ms || q < c->wq_size) {
+    c->wq_ms = now;
+    c->wq_size = q;
+    return false;
+  }
+  if (now - c->wq_ms < s->cfg->read_timeout_ms)
+    return false;
+  TEENY_LOGI(s->log, "connection %llu (uid %u): %zu reply bytes unread for "
+                     "%llu ms; closing",
+             (unsigned long long)c->serial, (unsigned)c->peer.uid,
+             q + c->out.len, (unsigned long long)(now - c->wq_ms));
+  conn_close(c);
+  return true;
+}
+
 static void sweep_one(teeny_server *s, teeny_conn *c, uint64_t now) {
   const teeny_config *cfg = s->cfg;
+  if (write_stalled(s, c, now))
+    return;
   if (c->partial_ms && now - c->partial_ms >= cfg->read_timeout_ms) {
     TEENY_LOGI(s->log, "connection %llu (uid %u): frame incomplete after "
                        "%llu ms; closing",
@@ -835,10 +867,21 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
   int rc = teeny__admin_policy_init(&s->admin, o->cfg->admin_group, err, errsz);
   if (rc)
     goto fail;
-  teeny_store_opts so = {.root = o->cfg->cache_dir};
+  teeny_store_opts so = {.root = o->cfg->cache_dir,
+                         .dir_mode = TEENY_DAEMON_DIR_MODE,
+                         .file_mode = TEENY_DAEMON_FILE_MODE};
+  char exe[4096];
+  if (teeny__helper_self_exe(exe, sizeof exe)) {
+    snprintf(err, errsz, "cannot find teenycd's own executable for the "
+                         "compile processes (/proc/self/exe)");
+    rc = TEENY_E_IO;
+    goto fail;
+  }
   teeny_sched_opts sopts = {loop, o->log, &s->stats, &so, o->cfg->workers,
                             o->cfg->max_size, o->cfg->memcache_size,
-                            o->cfg->flush_interval_ms};
+                            o->cfg->flush_interval_ms,
+                            {exe, o->cfg->compile_timeout_ms,
+                             o->cfg->compile_memory, o->log}};
   char serr[TEENY_STORE_ERR_LEN] = "";
   if ((rc = teeny__sched_create(&sopts, &s->sched, serr))) {
     snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);

@@ -36,6 +36,9 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
                                  (double)snap->memcache_entries};
   extra[2] = (teeny_msg_counter){"memcache_bytes", (double)snap->memcache_bytes};
   extra[3] = (teeny_msg_counter){"connections", (double)snap->connections};
+  extra[4] = (teeny_msg_counter){"compile_timeouts",
+                                 (double)s->compile_timeouts};
+  extra[5] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

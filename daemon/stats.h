@@ -8,7 +8,8 @@
  * names are exactly: requests, hits, memory_hits, disk_hits, misses,
  * compiles, joins, errors, entries, bytes, evictions, compile_ms_total,
  * saved_ms_total, uptime_s; a few extras follow (compile_ms_avg,
- * memcache_entries, memcache_bytes, connections).
+ * memcache_entries, memcache_bytes, connections, compile_timeouts,
+ * compiler_deaths).
  */
 #ifndef TEENY_DAEMON_STATS_H
 #define TEENY_DAEMON_STATS_H
@@ -27,13 +28,15 @@ typedef struct teeny_stats {
   uint64_t joins;          /* requests that waited on another's work */
   uint64_t errors;         /* replies with status < 0 */
   uint64_t evictions;      /* entries removed by the size cap */
+  uint64_t compile_timeouts; /* compiles cancelled at --compile-timeout */
+  uint64_t compiler_deaths;  /* compile processes that died mid-compile */
   double compile_ms_total; /* wall time of all compiles */
   double saved_ms_total;   /* stored compile_ms of every hit */
   uint64_t start_ns;       /* teeny__now_ns() at startup */
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 4
+#define TEENY_STATS_NEXTRA 6
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */

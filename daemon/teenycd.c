@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "daemon/config.h"
+#include "daemon/helper.h"
 #include "daemon/log.h"
 #include "daemon/sd.h"
 #include "daemon/server.h"
@@ -213,7 +214,9 @@ static void recover_store(daemon_ctx *d) {
 /* Open the store and take its daemon lock; 0 or an exit status. */
 static int lock_store(daemon_ctx *d) {
   char err[TEENY_STORE_ERR_LEN];
-  teeny_store_opts so = {.root = d->cfg.cache_dir};
+  teeny_store_opts so = {.root = d->cfg.cache_dir,
+                         .dir_mode = TEENY_DAEMON_DIR_MODE,
+                         .file_mode = TEENY_DAEMON_FILE_MODE};
   if (teeny_store_create(&so, &d->store, err) ||
       teeny_store_lock_daemon(d->store, err)) {
     TEENY_LOGE(&d->log, "cannot use the store: %s", err);
@@ -222,7 +225,7 @@ static int lock_store(daemon_ctx *d) {
   snprintf(d->marker, sizeof d->marker, "%s/" MARKER,
            teeny_store_root(d->store));
   int fd = open(d->marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                0644);
+                TEENY_DAEMON_FILE_MODE);
   if (fd < 0 && errno == EEXIST)
     recover_store(d);
   else if (fd < 0)
@@ -250,6 +253,8 @@ static void set_threadpool(daemon_ctx *d) {
 
 static void on_signal(uv_signal_t *h, int signum) {
   daemon_ctx *d = h->data;
+  if (!d->server)
+    return;
   if (signum == SIGHUP) {
     if (teeny__log_reopen(&d->log))
       TEENY_LOGE(&d->log, "SIGHUP: cannot reopen %s", d->log.path);
@@ -308,7 +313,6 @@ static int start_server(daemon_ctx *d) {
 }
 
 static int serve(daemon_ctx *d) {
-  start_signals(d);
   teeny__sd_notifyf(&d->notify, "READY=1\nSTATUS=serving on %s",
                     d->cfg.socket);
   uv_run(&d->loop, UV_RUN_DEFAULT);
@@ -335,6 +339,8 @@ static void cleanup(daemon_ctx *d, bool clean_stop) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], TEENY_HELPER_FLAG) == 0)
+    return teeny__helper_main(argc, argv); /* a compile process (helper.h) */
   daemon_ctx d;
   memset(&d, 0, sizeof d);
   ensure_std_fds();
@@ -356,8 +362,15 @@ int main(int argc, char **argv) {
   raise_fd_limit(&d);
   set_threadpool(&d);
   uv_loop_init(&d.loop);
-  if (!(rc = lock_store(&d)) && !(rc = start_server(&d)))
-    rc = serve(&d);
+  if (!(rc = lock_store(&d))) {
+    /* before the socket exists: a SIGTERM right after it appears is an
+     * orderly stop, not the default action */
+    start_signals(&d);
+    if (!(rc = start_server(&d)))
+      rc = serve(&d);
+    else
+      stop_signals(&d);
+  }
   if (d.server && teeny__server_abandoned(d.server)) {
     /* Workers still compile and may be inside a put: no cleanup under
      * them.  The store is crash-safe and the marker stays, so the next
@@ -367,6 +380,10 @@ int main(int argc, char **argv) {
     _exit(0);
   }
   cleanup(&d, rc == 0);
+  /* join libuv's worker threads: per-thread state of the libraries they
+   * used (OpenSSL's error queue) is freed as each thread exits, not left
+   * behind unreachable (memcheck's "definitely lost") */
+  uv_library_shutdown();
   if (rc == 0)
     TEENY_LOGI(&d.log, "stopped");
 out:

@@ -74,5 +74,18 @@ int it_sigterm_notify(void);
 int it_sigterm_inflight(void);
 int it_listen_fds(void);
 int it_config_help(void);
+/* it_reliability.c, it_reliability_sec.c (issue 6) */
+int it_compile_timeout(void);
+int it_compiler_crash(void);
+int it_compile_memory(void);
+int it_hostile_kernels(void);
+int it_disk_full(void);
+int it_crash_storm(void);
+int it_load_mixed(void);
+int it_hostile_names(void);
+int it_store_symlinks(void);
+int it_modes(void);
+int it_slow_clients(void);
+int it_nonadmin(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

@@ -27,6 +27,18 @@ static const it_test tests[] = {
     {"sigterm_inflight", it_sigterm_inflight},
     {"listen_fds", it_listen_fds},
     {"config_help", it_config_help},
+    {"compile_timeout", it_compile_timeout},
+    {"compiler_crash", it_compiler_crash},
+    {"compile_memory", it_compile_memory},
+    {"hostile_kernels", it_hostile_kernels},
+    {"disk_full", it_disk_full},
+    {"crash_storm", it_crash_storm},
+    {"load_mixed", it_load_mixed},
+    {"hostile_names", it_hostile_names},
+    {"store_symlinks", it_store_symlinks},
+    {"modes", it_modes},
+    {"slow_clients", it_slow_clients},
+    {"nonadmin", it_nonadmin},
 };
 
 int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
