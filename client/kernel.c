@@ -20,8 +20,11 @@
 #define ENTRY_MARKER "/* ---- generated entry point ---- */\n"
 
 static int kerr(teeny_kernel *k, int rc, const char *what, const char *detail) {
-  snprintf(k->err, sizeof k->err, "%s: %s%s%s", k->req.kernel ? k->req.kernel : "kernel",
-           what, detail ? ": " : "", detail ? detail : "");
+  int n = snprintf(k->err, sizeof k->err, "%s: %s%s%s",
+                   k->req.kernel ? k->req.kernel : "kernel", what,
+                   detail ? ": " : "", detail ? detail : "");
+  if (n >= (int)sizeof k->err) /* a long detail is cut; mark the cut */
+    memcpy(k->err + sizeof k->err - 4, "...", 4);
   return rc;
 }
 

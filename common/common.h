@@ -31,6 +31,19 @@
 #define TEENY_PRINTF(f, a)
 #endif
 
+/* TEENY_ASAN is 1 in a build with AddressSanitizer, which reserves
+ * terabytes of address space: address-space limits cannot apply there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEENY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEENY_ASAN 1
+#endif
+#endif
+#ifndef TEENY_ASAN
+#define TEENY_ASAN 0
+#endif
+
 /* ---- allocation (one wrapper, so tests can make it fail) ---------------- */
 
 void *teeny__malloc(size_t n);
@@ -110,5 +123,13 @@ int teeny__diags_addf_at(teeny_diags *diags, teeny_diag_level level,
 
 /* Time in nanoseconds from CLOCK_MONOTONIC. */
 uint64_t teeny__now_ns(void);
+
+/* ---- parameter lists (param.c) ----------------------------------------------- */
+
+/* An owned deep copy of v[0..n) (n + 1 entries, the last zeroed), or NULL
+ * when out of memory. */
+teeny_param *teeny__params_dup(const teeny_param *v, size_t n);
+/* Free a copy of n entries (NULL is a no-op). */
+void teeny__params_free(teeny_param *p, size_t n);
 
 #endif /* TEENY_COMMON_H */

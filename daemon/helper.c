@@ -27,6 +27,7 @@
 
 #include "daemon/helper.h"
 #include "proto/frame.h"
+#include "common/common.h"
 
 extern char **environ;
 
@@ -35,16 +36,6 @@ extern char **environ;
 #define HELPER_READ_BUF (64u * 1024)         /* read chunk */
 #define DESTROY_GRACE_MS 2000                /* exit on EOF, else SIGKILL */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HELPER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HELPER_ASAN 1
-#endif
-#endif
-#ifndef HELPER_ASAN
-#define HELPER_ASAN 0
-#endif
 
 typedef struct helper {
   pid_t pid;             /* the process, 0: none (mu) */
@@ -319,17 +310,11 @@ static teeny_artifact *copy_artifact(const teeny_artifact *v) {
   a->mlir_len = v->mlir_len;
   a->ptx = dup_bytes(v->ptx, v->ptx_len);
   a->ptx_len = v->ptx_len;
-  a->params = teeny__calloc(v->nparams + 1, sizeof *a->params);
-  bool ok = a->name && a->id && a->entry && a->target && a->params &&
-            (!v->source || a->source) && (!v->mlir || a->mlir) &&
-            (!v->ptx || a->ptx);
-  for (size_t i = 0; ok && i < v->nparams; i++) {
-    a->params[i] = v->params[i];
-    a->params[i].name = teeny__strdup(v->params[i].name);
-    ok = a->params[i].name != NULL;
-    a->nparams = i + 1;
-  }
-  if (!ok) {
+  a->params = teeny__params_dup(v->params, v->nparams);
+  a->nparams = a->params ? v->nparams : 0;
+  if (!a->name || !a->id || !a->entry || !a->target || !a->params ||
+      (v->source && !a->source) || (v->mlir && !a->mlir) ||
+      (v->ptx && !a->ptx)) {
     teeny_artifact_destroy(a);
     return NULL;
   }
@@ -356,7 +341,7 @@ static int take_reply(const char *p, size_t n, const char *key,
                     g->message);
   }
   rc = rep.status;
-  if (rc == TEENY_E_NOMEM && mem && !HELPER_ASAN) {
+  if (rc == TEENY_E_NOMEM && mem && !TEENY_ASAN) {
     snprintf(msg, msgsz,
              "the compile ran out of its memory budget (%" PRIu64
              " MiB, --compile-memory)",
@@ -400,7 +385,7 @@ static int death(teeny_helpers *hs, helper *h, char *msg, size_t msgsz) {
    * SIGABRT) with much of the budget resident (the rest is libraries and
    * reservations: ~200 MiB of address space at rest); a crash from a bug
    * rarely holds a quarter of the budget. */
-  if (WIFSIGNALED(st) && mem && HELPER_ASAN == 0 &&
+  if (WIFSIGNALED(st) && mem && TEENY_ASAN == 0 &&
       (uint64_t)maxrss_kb * 1024 * 4 >= mem) {
     snprintf(msg, msgsz,
              "the compile ran out of its memory budget (%" PRIu64
@@ -703,7 +688,7 @@ int teeny__helper_main(int argc, char **argv) {
     return 1;
   struct rlimit none = {0, 0};
   setrlimit(RLIMIT_CORE, &none);
-  if (mem && !HELPER_ASAN) { /* ASan reserves terabytes of address space */
+  if (mem && !TEENY_ASAN) { /* ASan reserves terabytes of address space */
     struct rlimit as = {(rlim_t)mem, (rlim_t)mem};
     if (setrlimit(RLIMIT_AS, &as)) /* stderr is the daemon's: the log */
       fprintf(stderr, "teenycd compile process %ld: cannot set its memory "

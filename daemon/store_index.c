@@ -363,12 +363,6 @@ int teeny__store_params_encode(const teeny_param *p, size_t n, char **out,
   return TEENY_OK;
 }
 
-void teeny__store_params_free(teeny_param *p, size_t n) {
-  for (size_t i = 0; p && i < n; i++)
-    teeny__free(p[i].name);
-  teeny__free(p);
-}
-
 /* One "dtype[*] name" item of len bytes. */
 static int param_decode(const char *item, size_t len, teeny_param *out) {
   const char *sp = memchr(item, ' ', len);
@@ -409,7 +403,7 @@ int teeny__store_params_decode(const char *text, teeny_param **out, size_t *n) {
     size_t len = end ? (size_t)(end - item) : strlen(item);
     int rc = param_decode(item, len, &p[i]);
     if (rc) {
-      teeny__store_params_free(p, count);
+      teeny__params_free(p, count);
       return rc;
     }
     item = end ? end + 2 : item + len;
@@ -552,7 +546,7 @@ void teeny_store_rec_close(teeny_store_rec *r) {
   teeny__free(r->id);
   teeny__free(r->target);
   teeny__free(r->entry);
-  teeny__store_params_free(r->params, r->nparams);
+  teeny__params_free(r->params, r->nparams);
   teeny__free(r->compiler_version);
   teeny__free(r->ptx);
   teeny__free(r->mlir);

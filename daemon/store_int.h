@@ -106,7 +106,6 @@ int teeny__store_params_encode(const teeny_param *p, size_t n, char **out,
                                char *err);
 /* Decode that text; TEENY_E_CORRUPT if malformed. */
 int teeny__store_params_decode(const char *text, teeny_param **out, size_t *n);
-void teeny__store_params_free(teeny_param *p, size_t n);
 
 /* ---- store_evict.c: removing rows, then files ---------------------------- */
 

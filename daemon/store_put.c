@@ -170,14 +170,9 @@ static int rec_copy(teeny_store_rec *dst, const teeny_store_rec *src,
   bool oom = !dst->name || !dst->id || !dst->target || !dst->entry ||
              !dst->compiler_version;
   if (!oom && src->nparams) {
-    dst->params = teeny__calloc(src->nparams, sizeof *dst->params);
+    dst->params = teeny__params_dup(src->params, src->nparams);
     oom = !dst->params;
-    for (size_t i = 0; !oom && i < src->nparams; i++) {
-      dst->params[i] = src->params[i];
-      dst->params[i].name = teeny__strdup(src->params[i].name);
-      dst->nparams = i + 1;
-      oom = !dst->params[i].name;
-    }
+    dst->nparams = oom ? 0 : src->nparams;
   }
   if (oom) {
     teeny_store_rec_close(dst);

@@ -245,9 +245,7 @@ const teeny_param *teeny_spec_param(const teeny_spec *s, size_t i) {
 void teeny_artifact_destroy(teeny_artifact *a) {
   if (!a)
     return;
-  for (size_t i = 0; i < a->nparams; i++)
-    teeny__free(a->params[i].name);
-  teeny__free(a->params);
+  teeny__params_free(a->params, a->nparams);
   teeny__free(a->name);
   teeny__free(a->id);
   teeny__free(a->entry);
@@ -271,15 +269,9 @@ static teeny_artifact *artifact_new(const struct teeny_spec *s) {
   a->target = teeny__strdup(s->target);
   a->source = teeny__strndup(s->source, s->source_len);
   a->source_len = s->source_len;
-  a->params = teeny__calloc(s->nparams + 1, sizeof *a->params);
-  bool ok = a->name && a->id && a->entry && a->target && a->source && a->params;
-  for (size_t i = 0; ok && i < s->nparams; i++) {
-    a->params[i] = s->params[i];
-    a->params[i].name = teeny__strdup(s->params[i].name);
-    ok = a->params[i].name != NULL;
-    a->nparams = i + 1;
-  }
-  if (!ok) {
+  a->params = teeny__params_dup(s->params, s->nparams);
+  a->nparams = a->params ? s->nparams : 0;
+  if (!a->name || !a->id || !a->entry || !a->target || !a->source || !a->params) {
     teeny_artifact_destroy(a);
     return NULL;
   }

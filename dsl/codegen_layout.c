@@ -221,7 +221,7 @@ static int map_bcast_fwd(const void *c, int b) {
 }
 
 const cg_layout *teeny__cg_slice(cg *g, const cg_layout *L, int axis) {
-  int shape[TEENY_MAX_RANK], n = 0;
+  int shape[TEENY_MAX_RANK] = {0}, n = 0;
   for (int d = 0; d < L->rank; d++)
     if (d != axis)
       shape[n++] = L->shape[d];

@@ -142,18 +142,6 @@ static int corrupt_ptx(const tdaemon *d, const char *key) {
   return fclose(f);
 }
 
-static int verify_problems(tclient *c) {
-  teeny_msg_request req;
-  memset(&req, 0, sizeof req);
-  req.op = TEENY_OP_VERIFY;
-  teeny_msg_reply rep;
-  if (tc_call(c, &req, &rep) || rep.status)
-    return -1;
-  int n = (int)rep.u.verify.nproblems;
-  teeny_msg_reply_free(&rep);
-  return n;
-}
-
 int it_corrupt_entry(void) {
   tdaemon d;
   tclient c;
@@ -172,11 +160,11 @@ int it_corrupt_entry(void) {
   CHECK(corrupt_ptx(&d, k1) == 0);
   CHECK(td_start(&d, NULL, NULL) == 0); /* memory is empty: the store answers */
   CHECK(tc_open(&c, d.sock) == 0);
-  CHECK_INT(verify_problems(&c), ==, 1);
+  CHECK_INT(tc_verify(&c, false), ==, 1);
   /* not served: compiled again, the broken entry replaced */
   CHECK_INT(va_compile(&c, src, n, 0, NULL, k2, &p2), ==, TEENY_CACHE_MISS);
   CHECK(strcmp(k1, k2) == 0 && strcmp(p1, p2) == 0);
-  CHECK_INT(verify_problems(&c), ==, 0);
+  CHECK_INT(tc_verify(&c, false), ==, 0);
   /* and served from the store after the next restart */
   tc_close(&c);
   CHECK_INT(td_stop(&d), ==, 0);

@@ -20,17 +20,8 @@
 #include "tests/integration/hostile.h"
 #include "tests/integration/itest.h"
 #include "tests/integration/reliability.h"
+#include "common/common.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define REL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define REL_ASAN 1
-#endif
-#endif
-#ifndef REL_ASAN
-#define REL_ASAN 0
-#endif
 
 static const char *const va_f32[] = {"D=f32", "BLOCK_SIZE=1024", NULL};
 
@@ -257,7 +248,7 @@ fail:
 /* ---- the memory budget ---------------------------------------------------------- */
 
 int it_compile_memory(void) {
-  if (REL_ASAN) {
+  if (TEENY_ASAN) {
     fprintf(stderr, "SKIP: an ASan build does not limit its compile "
                     "processes' address space\n");
     return IT_SKIP;
@@ -334,7 +325,7 @@ int it_hostile_kernels(void) {
   fprintf(stderr, "daemon VmRSS %ld KiB at start, peak %ld KiB\n", rss0, hwm);
   /* no kernel source is parsed in the daemon: its memory does not grow
    * with what clients send (1 MiB requests: a few buffers) */
-  if (!REL_ASAN)
+  if (!TEENY_ASAN)
     CHECK(hwm < rss0 + 64 * 1024);
   CHECK_INT(rel_counter(d.sock, "compile_timeouts"), ==, timeouts);
   CHECK(timeouts >= 3);
@@ -394,22 +385,6 @@ static char *slow_fresh(int lines, size_t *len) {
   teeny_artifact_destroy(a);
   free(src);
   return ptx;
-}
-
-/* verify (no repair) over c: problems found, or -1. */
-static int verify_problems(tclient *c) {
-  teeny_msg_request req;
-  memset(&req, 0, sizeof req);
-  req.op = TEENY_OP_VERIFY;
-  teeny_msg_reply rep;
-  if (tc_call(c, &req, &rep) || rep.status)
-    return -1;
-  int n = (int)rep.u.verify.nproblems;
-  for (size_t i = 0; i < rep.u.verify.nproblems; i++)
-    fprintf(stderr, "verify: %s: %s\n", rep.u.verify.problems[i].key,
-            rep.u.verify.problems[i].problem);
-  teeny_msg_reply_free(&rep);
-  return n;
 }
 
 /* Every listed entry's PTX against a fresh compile of slow(lines) for
@@ -497,7 +472,7 @@ int it_disk_full(void) {
           stored, i, warned_n);
   CHECK(warned_n >= 5);
   /* the store is consistent and every entry it has is right */
-  CHECK_INT(verify_problems(&c), ==, 0);
+  CHECK_INT(tc_verify(&c, false), ==, 0);
   int matched = entries_fresh(&c, 10, 10 + i);
   fprintf(stderr, "%d stored entries match a fresh compile\n", matched);
   CHECK(matched >= 1);
@@ -507,14 +482,14 @@ int it_disk_full(void) {
   td_kill(&d);
   CHECK(td_start(&d, args, NULL) == 0);
   CHECK(tc_open(&c, d.sock) == 0);
-  CHECK_INT(verify_problems(&c), ==, 0);
+  CHECK_INT(tc_verify(&c, false), ==, 0);
   /* room again: new compiles are stored */
   CHECK(mount("tmpfs", d.cache, "tmpfs", MS_REMOUNT, "size=16m") == 0);
   char key[65];
   bool warned = true;
   CHECK_INT(slow_call(&c, 9, key, &warned, NULL, NULL), ==, 0);
   CHECK(!warned);
-  CHECK_INT(verify_problems(&c), ==, 0);
+  CHECK_INT(tc_verify(&c, false), ==, 0);
   failed = false;
 fail:
   tc_close(&c);
@@ -647,7 +622,7 @@ static int storm_check(const char *sock) {
   if (tc_open(&c, sock))
     return -1;
   int checked = -1;
-  if (verify_problems(&c) != 0)
+  if (tc_verify(&c, false) != 0)
     goto done;
   teeny_msg_request req;
   memset(&req, 0, sizeof req);
@@ -804,7 +779,7 @@ int it_load_mixed(void) {
   CHECK_INT(r.lost, ==, 0);
   CHECK_INT(r.failed_procs, ==, 0);
   CHECK_INT(r.replies, ==, (uint64_t)o.procs * (uint64_t)o.requests);
-  if (!REL_ASAN)
+  if (!TEENY_ASAN)
     CHECK(r.rss_max_kb < r.rss_start_kb + 128 * 1024);
   failed = false;
 fail:

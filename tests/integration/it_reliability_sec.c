@@ -22,19 +22,10 @@
 
 #include "tests/integration/itest.h"
 #include "tests/integration/reliability.h"
+#include "common/common.h"
 
 #define NOBODY 65534
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SEC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SEC_ASAN 1
-#endif
-#endif
-#ifndef SEC_ASAN
-#define SEC_ASAN 0
-#endif
 
 static const char *const va_f32[] = {"D=f32", "BLOCK_SIZE=1024", NULL};
 
@@ -303,29 +294,6 @@ static int va_matches(const char *sock, const char *src, size_t n,
   return rc;
 }
 
-/* verify over a new connection: problems found (repair as asked), or -1. */
-static int verify_count(const char *sock, bool repair) {
-  tclient c;
-  tc_init(&c);
-  if (tc_open(&c, sock))
-    return -1;
-  teeny_msg_request req;
-  memset(&req, 0, sizeof req);
-  req.op = TEENY_OP_VERIFY;
-  req.u.verify.repair = repair;
-  teeny_msg_reply rep;
-  int n = -1;
-  if (!tc_call(&c, &req, &rep) && rep.status == 0) {
-    n = (int)rep.u.verify.nproblems;
-    for (size_t i = 0; i < rep.u.verify.nproblems; i++)
-      fprintf(stderr, "  verify%s: %s: %s\n", repair ? " --repair" : "",
-              rep.u.verify.problems[i].key, rep.u.verify.problems[i].problem);
-    teeny_msg_reply_free(&rep);
-  }
-  tc_close(&c);
-  return n;
-}
-
 /* Start must fail (exit 1) with want in the log; the outside is untouched. */
 static int start_refused(tdaemon *d, const char *want) {
   unlink(d->log);
@@ -377,8 +345,8 @@ int it_store_symlinks(void) {
   fprintf(stderr, "object file symlink: answered '%s' (not the link target)\n",
           it_cache_name((teeny_msg_cache)cache));
   CHECK(cache != TEENY_CACHE_DISK && cache != TEENY_CACHE_MEMORY);
-  CHECK(verify_count(d.sock, true) >= 0);
-  CHECK_INT(verify_count(d.sock, false), ==, 0);
+  CHECK(tc_verify_at(d.sock, true) >= 0);
+  CHECK_INT(tc_verify_at(d.sock, false), ==, 0);
   struct stat st;
   CHECK(lstat(obj, &st) == 0 && S_ISREG(st.st_mode)); /* replaced by a file */
   CHECK_INT(td_stop(&d), ==, 0);
@@ -396,7 +364,7 @@ int it_store_symlinks(void) {
   /* the lookup found the link unusable and repaired the entry away:
    * the link itself went, not what it pointed at */
   CHECK(lstat(path, &st) == 0 && S_ISDIR(st.st_mode));
-  CHECK_INT(verify_count(d.sock, false), ==, 0);
+  CHECK_INT(tc_verify_at(d.sock, false), ==, 0);
   CHECK_INT(td_stop(&d), ==, 0);
   CHECK((outside1 = rel_tree(outside)) != NULL);
   CHECK(strcmp(outside0, outside1) == 0); /* nothing outside was touched */
@@ -422,7 +390,7 @@ int it_store_symlinks(void) {
   fprintf(stderr, "the root as a symlink: refused at startup\n");
   CHECK(unlink(d.cache) == 0 && rename(path2, d.cache) == 0);
   CHECK(td_start(&d, NULL, NULL) == 0);
-  CHECK_INT(verify_count(d.sock, false), ==, 0);
+  CHECK_INT(tc_verify_at(d.sock, false), ==, 0);
   failed = false;
 fail:
   free(src);
@@ -653,7 +621,7 @@ int it_slow_clients(void) {
   CHECK_INT(tr.closed, ==, NTRICKLE);
   long rss = rel_status_kb(d.pid, "VmRSS");
   fprintf(stderr, "daemon VmRSS %ld KiB before, %ld KiB after\n", rss0, rss);
-  if (!SEC_ASAN)
+  if (!TEENY_ASAN)
     CHECK(rss < rss0 + 96 * 1024);
   tc_close(&c); /* idle for longer than --idle-timeout: closed */
   CHECK(tc_open(&c, d.sock) == 0);

@@ -300,6 +300,33 @@ int tc_ping(tclient *c) {
   return rc;
 }
 
+int tc_verify(tclient *c, bool repair) {
+  teeny_msg_request req;
+  memset(&req, 0, sizeof req);
+  req.op = TEENY_OP_VERIFY;
+  req.u.verify.repair = repair;
+  teeny_msg_reply rep;
+  if (tc_call(c, &req, &rep))
+    return -1;
+  int n = -1;
+  if (rep.status == 0) {
+    n = (int)rep.u.verify.nproblems;
+    for (size_t i = 0; i < rep.u.verify.nproblems; i++)
+      fprintf(stderr, "  verify%s: %s: %s\n", repair ? " --repair" : "",
+              rep.u.verify.problems[i].key, rep.u.verify.problems[i].problem);
+  }
+  teeny_msg_reply_free(&rep);
+  return n;
+}
+
+int tc_verify_at(const char *sock, bool repair) {
+  tclient c;
+  tc_init(&c);
+  int n = tc_open(&c, sock) ? -1 : tc_verify(&c, repair);
+  tc_close(&c);
+  return n;
+}
+
 /* ---- files ------------------------------------------------------------------ */
 
 char *tc_read_file(const char *path, size_t *len) {

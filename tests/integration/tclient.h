@@ -77,6 +77,11 @@ void tc_compile_init(tc_compile *t, const char *source, size_t len,
 /* Convenience ops: 0 and *out filled, or a negative status. */
 int tc_stats(tclient *c, teeny_msg_stats_reply *out);
 int tc_ping(tclient *c);
+/* verify (with repair as asked) over c: the problems found, each printed
+ * to stderr, or -1 when the call fails. */
+int tc_verify(tclient *c, bool repair);
+/* verify over a new connection to sock (-1 if it cannot connect). */
+int tc_verify_at(const char *sock, bool repair);
 
 /* ---- files ----------------------------------------------------------------- */
 
