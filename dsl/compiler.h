@@ -10,6 +10,8 @@
  *   ir.c       tile IR data structure, builder, verifier
  *   mlir.c     tile IR             -> Triton-dialect MLIR text
  *   interp.c   tile IR             -> runs on host buffers
+ *   scalar.c   one element's arithmetic and conversions (dsl/scalar.h),
+ *              shared by irgen's constant folding and interp.c
  *   codegen_*  tile IR             -> PTX (the only part that links LLVM)
  *   api.c      include/teeny/compile.h on top of all of the above
  *

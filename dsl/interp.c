@@ -10,26 +10,23 @@
  * copied through the loop op's own result slots, which no region can name,
  * so yields have parallel-copy semantics without extra temporaries.
  *
- * Invariant: a slot always holds its dtype's canonical value — ints wrapped
- * to their width and sign- or zero-extended to 64 bits, bools 0/1, floats
- * rounded to their format (f16/bf16 in software, nearest-even).  Every op
- * restores it, so comparisons and casts can read any member directly.
- * Pointers are host addresses; every element access is checked against the
- * pointer arguments' buffers.  Budgets on steps and slot bytes stop runaway
- * kernels.  The language defines every edge case (docs/dsl.md §4), so this
- * file uses unsigned arithmetic for wrapping and guards shifts, divisions
- * and float-to-int conversions: it has no undefined behaviour of its own.
+ * Invariant: a slot always holds its dtype's canonical value (dsl/scalar.h:
+ * ints wrapped and extended to 64 bits, bools 0/1, floats rounded to their
+ * format).  What one element op computes — the language's edge cases
+ * included (docs/dsl.md §4) — is dsl/scalar.c, shared with constant
+ * folding; this file is the machine around it.  Pointers are host
+ * addresses; every element access is checked against the pointer
+ * arguments' buffers.  Budgets on steps and slot bytes stop runaway
+ * kernels.
  */
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "dsl/compiler.h"
+#include "dsl/scalar.h"
 
 typedef teeny_scalar elem; /* one element of a value slot */
-
-/* ---- integers ---------------------------------------------------------------- */
 
 /* The int64 whose two's complement bits are u (without implementation-
  * defined conversions). */
@@ -37,134 +34,11 @@ static int64_t u2i(uint64_t u) {
   return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
 }
 
-/* u wrapped to dt's width, extended by dt's signedness; bool keeps bit 0. */
-static elem mk_int(teeny_dtype dt, uint64_t u) {
-  elem r;
-  int w = teeny__dt_bits(dt);
-  if (w < 64) {
-    uint64_t mask = ((uint64_t)1 << w) - 1;
-    u &= mask;
-    if (teeny__dt_is_signed(dt) && (u >> (w - 1)) & 1)
-      u |= ~mask;
-  }
-  r.u = u;
-  return r;
-}
-
-static uint64_t sdiv(int64_t a, int64_t b) {
-  if (b == 0)
-    return UINT64_MAX; /* -1 */
-  if (b == -1)
-    return 0 - (uint64_t)a; /* MIN / -1 = MIN */
-  return (uint64_t)(a / b);
-}
-
-static uint64_t srem(int64_t a, int64_t b) {
-  if (b == 0)
-    return (uint64_t)a;
-  if (b == -1)
-    return 0;
-  return (uint64_t)(a % b);
-}
-
-/* Arithmetic right shift by 0 <= n < 64, without shifting a negative. */
-static uint64_t ashr(int64_t a, unsigned n) {
-  return a >= 0 ? (uint64_t)(a >> n) : ~((uint64_t)(~a) >> n);
-}
-
-/* A shift amount that gives 0 (or -1): negative, or the width or more. */
-static bool shift_too_far(teeny_dtype dt, elem b) {
-  if (teeny__dt_is_signed(dt) && b.i < 0)
-    return true;
-  return b.u >= (uint64_t)teeny__dt_bits(dt);
-}
-
-static uint64_t int_shift(teeny_opcode code, teeny_dtype dt, elem a, elem b) {
-  bool s = teeny__dt_is_signed(dt);
-  if (shift_too_far(dt, b))
-    return code == IR_SHR && s && a.i < 0 ? UINT64_MAX : 0;
-  if (code == IR_SHL)
-    return a.u << b.u;
-  return s ? ashr(a.i, (unsigned)b.u) : a.u >> b.u;
-}
-
-static bool int_le(teeny_dtype dt, elem a, elem b) {
-  return teeny__dt_is_signed(dt) ? a.i <= b.i : a.u <= b.u;
-}
-
-static elem int_binop(teeny_opcode code, teeny_dtype dt, elem a, elem b) {
-  bool s = teeny__dt_is_signed(dt);
-  uint64_t r;
-  switch (code) {
-  case IR_ADD: r = a.u + b.u; break;
-  case IR_SUB: r = a.u - b.u; break;
-  case IR_MUL: r = a.u * b.u; break;
-  case IR_DIV: r = s ? sdiv(a.i, b.i) : b.u ? a.u / b.u : UINT64_MAX; break;
-  case IR_REM: r = s ? srem(a.i, b.i) : b.u ? a.u % b.u : a.u; break;
-  case IR_AND: r = a.u & b.u; break;
-  case IR_OR: r = a.u | b.u; break;
-  case IR_XOR: r = a.u ^ b.u; break;
-  case IR_SHL:
-  case IR_SHR: r = int_shift(code, dt, a, b); break;
-  case IR_MIN: r = int_le(dt, a, b) ? a.u : b.u; break;
-  case IR_MAX: r = int_le(dt, a, b) ? b.u : a.u; break;
-  default: r = 0; break;
-  }
-  return mk_int(dt, r);
-}
-
-static elem int_unop(teeny_opcode code, teeny_dtype dt, elem a) {
-  switch (code) {
-  case IR_NEG:
-    return mk_int(dt, 0 - a.u);
-  case IR_NOT:
-    return mk_int(dt, ~a.u); /* bool: bit 0 flips */
-  case IR_ABS:
-    return mk_int(dt, teeny__dt_is_signed(dt) && a.i < 0 ? 0 - a.u : a.u);
-  default:
-    return mk_int(dt, 0);
-  }
-}
-
-/* ---- float formats ---------------------------------------------------------- */
-
-/* x rounded to the float dtype dt.  f16 and bf16 use the compiler's one
- * software rounding (common/fpround.c), so constants folded at compile
- * time and values computed here agree bit for bit. */
-static double round_f32(double x) {
-  /* (float) is exact IEEE rounding in range; past FLT_MAX ISO C leaves it
-   * undefined, so that case is decided here: up to half an ulp above
-   * FLT_MAX rounds down (a tie goes to inf, FLT_MAX being odd) */
-  if (!(fabs(x) > FLT_MAX) || isinf(x))
-    return (float)x;
-  return copysign(fabs(x) < ldexp(2.0 - ldexp(1.0, -24), 127) ? FLT_MAX : INFINITY, x);
-}
-
-static double round_f16(double x) { return teeny__round_dtype(TEENY_DT_F16, x); }
-static double round_bf16(double x) { return teeny__round_dtype(TEENY_DT_BF16, x); }
-
-static double round_float(teeny_dtype dt, double x) {
-  switch (dt) {
-  case TEENY_DT_F16: return round_f16(x);
-  case TEENY_DT_BF16: return round_bf16(x);
-  case TEENY_DT_F32: return round_f32(x);
-  default: return x;
-  }
-}
-
-/* Significant bits of a float dtype. */
-static int float_precision(teeny_dtype dt) {
-  switch (dt) {
-  case TEENY_DT_F16: return 11;
-  case TEENY_DT_BF16: return 8;
-  case TEENY_DT_F32: return 24;
-  default: return 53;
-  }
-}
+/* ---- float encodings ------------------------------------------------------------ */
 
 /* IEEE binary16 bits of x (rounded first); NaN becomes the quiet NaN. */
 static uint16_t f16_bits(double x) {
-  x = round_f16(x);
+  x = teeny__scalar_round(TEENY_DT_F16, x);
   uint16_t sign = signbit(x) ? 0x8000 : 0;
   double a = fabs(x);
   if (isnan(x))
@@ -193,7 +67,7 @@ static double f16_value(uint16_t h) {
 
 /* bfloat16 bits of x (rounded first): the top half of the f32 bits. */
 static uint16_t bf16_bits(double x) {
-  x = round_bf16(x);
+  x = teeny__scalar_round(TEENY_DT_BF16, x);
   if (isnan(x))
     return signbit(x) ? 0xffc0 : 0x7fc0;
   float f = (float)x; /* exact: bf16 values are f32 values */
@@ -207,164 +81,6 @@ static double bf16_value(uint16_t h) {
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
-}
-
-/* ---- conversions ------------------------------------------------------------ */
-
-/* m rounded to nearest-even to p significant bits (exact as a double). */
-static double round_mag(uint64_t m, int p) {
-  if (m >> p == 0)
-    return (double)m;
-  int msb = 63;
-  while (!(m >> msb & 1))
-    msb--;
-  int shift = msb + 1 - p;
-  uint64_t q = m >> shift, rest = m & (((uint64_t)1 << shift) - 1);
-  uint64_t half = (uint64_t)1 << (shift - 1);
-  if (rest > half || (rest == half && (q & 1)))
-    q++;
-  return ldexp((double)q, shift);
-}
-
-/* An int (signedness from `from`) to the float dtype `to`, one rounding. */
-static double int_to_float(teeny_dtype from, teeny_dtype to, elem v) {
-  bool neg = teeny__dt_is_signed(from) && v.i < 0;
-  double r = round_mag(neg ? 0 - v.u : v.u, float_precision(to));
-  return round_float(to, neg ? -r : r); /* exact, or inf past the range */
-}
-
-/* Truncate toward zero and saturate to the int dtype `to`; NaN gives 0. */
-static elem float_to_int(teeny_dtype to, double x) {
-  int w = teeny__dt_bits(to);
-  if (isnan(x))
-    return mk_int(to, 0);
-  double t = trunc(x);
-  if (teeny__dt_is_signed(to)) {
-    double lim = ldexp(1.0, w - 1);
-    if (t >= lim)
-      return mk_int(to, ((uint64_t)1 << (w - 1)) - 1);
-    if (t <= -lim)
-      return mk_int(to, (uint64_t)1 << (w - 1));
-    return mk_int(to, (uint64_t)(int64_t)t);
-  }
-  if (t <= 0)
-    return mk_int(to, 0);
-  if (t >= ldexp(1.0, w))
-    return mk_int(to, UINT64_MAX);
-  return mk_int(to, (uint64_t)t);
-}
-
-/* v of dtype from as dtype to (docs/dsl.md §4 "Conversions").  Float to
- * bool is `!= 0` (so NaN is true), as C and LLVM's fcmp une do. */
-static elem cast_elem(teeny_dtype from, teeny_dtype to, elem v) {
-  elem r;
-  bool ffrom = teeny__dt_is_float(from);
-  if (to == TEENY_DT_BOOL) {
-    r.u = ffrom ? v.f != 0 : v.u != 0;
-  } else if (teeny__dt_is_float(to)) {
-    r.f = ffrom ? round_float(to, v.f) : int_to_float(from, to, v);
-  } else {
-    r = ffrom ? float_to_int(to, v.f) : mk_int(to, v.u);
-  }
-  return r;
-}
-
-/* A value from outside (a constant, a scalar argument) made canonical. */
-static elem normalize(teeny_dtype dt, elem v) {
-  if (teeny__dt_is_float(dt)) {
-    v.f = round_float(dt, v.f);
-    return v;
-  }
-  if (dt == TEENY_DT_BOOL) {
-    v.u = v.u != 0;
-    return v;
-  }
-  return dt == TEENY_DT_PTR ? v : mk_int(dt, v.u);
-}
-
-/* ---- float arithmetic ----------------------------------------------------------
- * Operands are exact values of their format, so one IEEE double operation
- * followed by one rounding gives the correctly rounded +, -, *, / of f32,
- * f16 and bf16 (double has more than 2p+2 bits for each). */
-
-static double float_binop(teeny_opcode code, double a, double b) {
-  switch (code) {
-  case IR_ADD: return a + b;
-  case IR_SUB: return a - b;
-  case IR_MUL: return a * b;
-  case IR_DIV: return a / b;
-  case IR_REM: return fmod(a, b);
-  case IR_MIN: return fmin(a, b);
-  case IR_MAX: return fmax(a, b);
-  default: return NAN;
-  }
-}
-
-static double float_math(teeny_opcode code, double a) {
-  switch (code) {
-  case IR_NEG: return -a;
-  case IR_ABS: return fabs(a);
-  case IR_FLOOR: return floor(a);
-  case IR_CEIL: return ceil(a);
-  case IR_EXP: return exp(a);
-  case IR_EXP2: return exp2(a);
-  case IR_LOG: return log(a);
-  case IR_LOG2: return log2(a);
-  case IR_SQRT: return sqrt(a);
-  case IR_RSQRT: return 1.0 / sqrt(a);
-  case IR_SIN: return sin(a);
-  case IR_COS: return cos(a);
-  case IR_TANH: return tanh(a);
-  case IR_ERF: return erf(a);
-  default: return NAN;
-  }
-}
-
-/* A unary float op in dtype dt: libm in double, rounded to the dtype;
- * f16/bf16 go through f32 first, as the GPU computes them in f32. */
-static double float_unop(teeny_opcode code, teeny_dtype dt, double a) {
-  double r = float_math(code, a);
-  if (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16)
-    r = round_f32(r);
-  return round_float(dt, r);
-}
-
-static double float_fma(teeny_dtype dt, double a, double b, double c) {
-  if (dt == TEENY_DT_F64)
-    return fma(a, b, c);
-  return round_float(dt, fmaf((float)a, (float)b, (float)c));
-}
-
-static elem binop(teeny_opcode code, teeny_dtype dt, elem a, elem b) {
-  elem r;
-  if (!teeny__dt_is_float(dt))
-    return int_binop(code, dt, a, b);
-  r.f = round_float(dt, float_binop(code, a.f, b.f));
-  return r;
-}
-
-static bool compare(teeny_cmp_pred pred, teeny_dtype dt, elem a, elem b) {
-  if (teeny__dt_is_float(dt)) {
-    switch (pred) {
-    case CMP_EQ: return a.f == b.f;
-    case CMP_NE: return a.f != b.f;
-    case CMP_LT: return a.f < b.f;
-    case CMP_LE: return a.f <= b.f;
-    case CMP_GT: return a.f > b.f;
-    case CMP_GE: return a.f >= b.f;
-    }
-    return false;
-  }
-  bool s = teeny__dt_is_signed(dt);
-  switch (pred) {
-  case CMP_EQ: return a.u == b.u;
-  case CMP_NE: return a.u != b.u;
-  case CMP_LT: return s ? a.i < b.i : a.u < b.u;
-  case CMP_LE: return s ? a.i <= b.i : a.u <= b.u;
-  case CMP_GT: return s ? a.i > b.i : a.u > b.u;
-  case CMP_GE: return s ? a.i >= b.i : a.u >= b.u;
-  }
-  return false;
 }
 
 /* ---- element memory access ---------------------------------------------------- */
@@ -419,7 +135,7 @@ static void mem_write(teeny_dtype dt, unsigned char *p, elem v) {
   case TEENY_DT_U64: STORE_AS(uint64_t, v.u); break;
   case TEENY_DT_F16: STORE_AS(uint16_t, f16_bits(v.f)); break;
   case TEENY_DT_BF16: STORE_AS(uint16_t, bf16_bits(v.f)); break;
-  case TEENY_DT_F32: STORE_AS(float, (float)round_f32(v.f)); break;
+  case TEENY_DT_F32: STORE_AS(float, (float)teeny__scalar_round(TEENY_DT_F32, v.f)); break;
   case TEENY_DT_F64: STORE_AS(double, v.f); break;
   default: break;
   }
@@ -593,9 +309,9 @@ static int exec_store(interp *it, const teeny_op *op) {
 
 static elem rmw_new(teeny_rmw_kind k, teeny_dtype dt, elem old, elem v) {
   switch (k) {
-  case RMW_ADD: return binop(IR_ADD, dt, old, v);
-  case RMW_MAX: return binop(IR_MAX, dt, old, v);
-  case RMW_MIN: return binop(IR_MIN, dt, old, v);
+  case RMW_ADD: return teeny__scalar_binop(IR_ADD, dt, old, v);
+  case RMW_MAX: return teeny__scalar_binop(IR_MAX, dt, old, v);
+  case RMW_MIN: return teeny__scalar_binop(IR_MIN, dt, old, v);
   default: return v;
   }
 }
@@ -654,13 +370,13 @@ static void fill(elem *r, long n, elem v) {
 
 static int exec_const(interp *it, const teeny_op *op) {
   teeny_type t = type_of(it, op->res[0]);
-  fill(val(it, op->res[0]), numel(it, op->res[0]), normalize(t.dt, op->cval));
+  fill(val(it, op->res[0]), numel(it, op->res[0]), teeny__scalar_normalize(t.dt, op->cval));
   return TEENY_OK;
 }
 
 static int exec_grid_query(interp *it, const teeny_op *op) {
   unsigned v = op->code == IR_PROGRAM_ID ? it->pid[op->axis] : it->grid[op->axis];
-  val(it, op->res[0])[0] = mk_int(TEENY_DT_I32, v);
+  val(it, op->res[0])[0] = teeny__scalar_int(TEENY_DT_I32, v);
   return TEENY_OK;
 }
 
@@ -668,7 +384,7 @@ static int exec_make_range(interp *it, const teeny_op *op) {
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
-    r[i] = mk_int(TEENY_DT_I32, (uint64_t)((int64_t)op->start + i));
+    r[i] = teeny__scalar_int(TEENY_DT_I32, (uint64_t)((int64_t)op->start + i));
   return TEENY_OK;
 }
 
@@ -717,12 +433,8 @@ static int exec_unary(interp *it, const teeny_op *op) {
   const elem *a = val(it, op->args[0]);
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
-  if (teeny__dt_is_float(dt))
-    for (long i = 0; i < n; i++)
-      r[i].f = float_unop(op->code, dt, a[i].f);
-  else
-    for (long i = 0; i < n; i++)
-      r[i] = int_unop(op->code, dt, a[i]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_unop(op->code, dt, a[i]);
   return TEENY_OK;
 }
 
@@ -732,7 +444,7 @@ static int exec_binary(interp *it, const teeny_op *op) {
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
-    r[i] = binop(op->code, dt, a[i], b[i]);
+    r[i] = teeny__scalar_binop(op->code, dt, a[i], b[i]);
   return TEENY_OK;
 }
 
@@ -743,7 +455,7 @@ static int exec_fma(interp *it, const teeny_op *op) {
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
-    r[i].f = float_fma(dt, a[i].f, b[i].f, c[i].f);
+    r[i].f = teeny__scalar_fma(dt, a[i].f, b[i].f, c[i].f);
   return TEENY_OK;
 }
 
@@ -753,7 +465,7 @@ static int exec_cmp(interp *it, const teeny_op *op) {
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
-    r[i].u = compare(op->pred, dt, a[i], b[i]);
+    r[i].u = teeny__scalar_compare(op->pred, dt, a[i], b[i]);
   return TEENY_OK;
 }
 
@@ -773,7 +485,7 @@ static int exec_cast(interp *it, const teeny_op *op) {
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
-    r[i] = cast_elem(from, to, a[i]);
+    r[i] = teeny__scalar_cast(from, to, a[i]);
   return TEENY_OK;
 }
 
@@ -892,10 +604,12 @@ static double dot_float(teeny_dtype ad, teeny_dtype cd, const elem *a,
       c += as_double(ad, a[k]) * as_double(ad, b[k * N]);
     return c;
   }
-  float s = (float)round_f32(c);
+  const teeny_dtype f32 = TEENY_DT_F32;
+  float s = (float)teeny__scalar_round(f32, c);
   for (long k = 0; k < K; k++) {
-    float p = (float)round_f32(as_double(ad, a[k]) * as_double(ad, b[k * N]));
-    s = (float)round_f32((double)s + (double)p);
+    double prod = as_double(ad, a[k]) * as_double(ad, b[k * N]);
+    float p = (float)teeny__scalar_round(f32, prod);
+    s = (float)teeny__scalar_round(f32, (double)s + (double)p);
   }
   return s;
 }
@@ -919,11 +633,11 @@ static int exec_dot(interp *it, const teeny_op *op) {
         uint64_t s = cv.u;
         for (long k = 0; k < K; k++)
           s += a[m * K + k].u * b[k * N + j].u;
-        r[m * N + j] = mk_int(ct.dt, s);
+        r[m * N + j] = teeny__scalar_int(ct.dt, s);
       } else {
         double s = dot_float(at.dt, ct.dt, a + m * K, b + j,
                              as_double(ct.dt, cv), K, N);
-        r[m * N + j] = cast_elem(TEENY_DT_F64, ct.dt, (elem){.f = s});
+        r[m * N + j] = teeny__scalar_cast(TEENY_DT_F64, ct.dt, (elem){.f = s});
       }
     }
   return TEENY_OK;
@@ -941,10 +655,6 @@ static int exec_if(interp *it, const teeny_op *op) {
   return TEENY_OK;
 }
 
-static bool iv_less(teeny_dtype dt, elem a, elem b) {
-  return teeny__dt_is_signed(dt) ? a.i < b.i : a.u < b.u;
-}
-
 /* (lb, ub, step, init...): iv runs from lb while iv < ub by step; the
  * carried values live in the op's results between iterations.  An iv
  * whose next step would wrap ends the loop. */
@@ -955,12 +665,12 @@ static int exec_for(interp *it, const teeny_op *op) {
   int n = op->nargs - 3;
   const teeny_region *body = op->regions[0];
   bool positive = teeny__dt_is_signed(dt) ? step.i > 0 : step.u > 0;
-  if (iv_less(dt, iv, ub) && !positive)
+  if (teeny__scalar_compare(CMP_LT, dt, iv, ub) && !positive)
     return fail(it, op->loc, TEENY_E_RUNTIME,
                 "for-loop step must be positive (got %lld)",
                 teeny__dt_is_signed(dt) ? (long long)step.i : 0LL);
   copy_values(it, op->res, op->args + 3, n);
-  while (iv_less(dt, iv, ub)) {
+  while (teeny__scalar_compare(CMP_LT, dt, iv, ub)) {
     const teeny_op *y;
     int rc = charge(it, op, 1);
     if (rc)
@@ -970,8 +680,8 @@ static int exec_for(interp *it, const teeny_op *op) {
     if ((rc = exec_region_term(it, op, body, n, &y)))
       return rc;
     copy_values(it, op->res, y->args, n);
-    elem next = mk_int(dt, iv.u + step.u);
-    if (!iv_less(dt, iv, next))
+    elem next = teeny__scalar_int(dt, iv.u + step.u);
+    if (!teeny__scalar_compare(CMP_LT, dt, iv, next))
       break;
     iv = next;
   }
@@ -1114,7 +824,7 @@ static int bind_args(interp *it, const teeny_interp_arg *args) {
       v.u = args[i].v.u;
       if (teeny__dt_is_float(t.dt))
         v.f = args[i].v.f;
-      slot[0] = normalize(t.dt, v);
+      slot[0] = teeny__scalar_normalize(t.dt, v);
       continue;
     }
     uint64_t base = (uint64_t)(uintptr_t)args[i].data;

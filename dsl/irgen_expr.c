@@ -3,16 +3,18 @@
  * conversion, broadcasting, pointer arithmetic and constant folding.
  *
  * The rules are docs/dsl.md §4.  Folding must agree bit for bit with the
- * interpreter and the GPU: integer ops wrap at the dtype's width, division
+ * interpreter and the GPU, so it computes with the interpreter's own element
+ * semantics (dsl/scalar.c): integer ops wrap at the dtype's width, division
  * by zero gives -1 (remainder: the dividend), over-wide shifts give 0 (or -1
- * for >> of a negative), float->int casts saturate and map NaN to 0.
- * Folding happens only for ints, bools, f32 and f64; f16/bf16 arithmetic is
- * left to the IR (constants of those dtypes are still folded when cast).
+ * for >> of a negative), float->int casts saturate and map NaN to 0, and
+ * results are rounded to their dtype (f16 and bf16 included).  Two weak
+ * constants fold at 64 bits (ints) or in double (floats) and stay weak.
  */
 #include <math.h>
 #include <string.h>
 
 #include "dsl/irgen.h"
+#include "dsl/scalar.h"
 
 /* ---- constructors -------------------------------------------------------- */
 
@@ -34,26 +36,8 @@ static gval gv_const(teeny_type t, teeny_scalar c) {
   return v;
 }
 
-/* Integer bits wrapped to dt's width, sign- or zero-extended. */
-static teeny_scalar wrap_int(teeny_dtype dt, uint64_t bits) {
-  teeny_scalar s;
-  int w = teeny__dt_bits(dt);
-  if (dt == TEENY_DT_BOOL) {
-    s.u = bits & 1;
-    return s;
-  }
-  if (w < 64) {
-    uint64_t mask = (UINT64_C(1) << w) - 1;
-    bits &= mask;
-    if (teeny__dt_is_signed(dt) && ((bits >> (w - 1)) & 1))
-      bits |= ~mask;
-  }
-  s.u = bits;
-  return s;
-}
-
 gval teeny__gv_int(teeny_dtype dt, int64_t v) {
-  return gv_const(teeny__type_scalar(dt), wrap_int(dt, (uint64_t)v));
+  return gv_const(teeny__type_scalar(dt), teeny__scalar_int(dt, (uint64_t)v));
 }
 
 gval teeny__gv_bool(bool b) {
@@ -120,62 +104,16 @@ static bool int_fits(teeny_dtype dt, int64_t v) {
   return w >= 64 || (uint64_t)v < (UINT64_C(1) << w);
 }
 
-/* The value of an int/bool constant as a double, by its dtype. */
-static double const_as_double(teeny_dtype dt, teeny_scalar c) {
-  if (is_float(dt))
-    return c.f;
-  if (dt == TEENY_DT_BOOL || teeny__dt_is_signed(dt))
-    return (double)c.i;
-  return (double)c.u;
-}
-
-/* Float to int: truncate toward zero, saturate, NaN -> 0. */
-static teeny_scalar float_to_int(teeny_dtype dt, double x) {
-  teeny_scalar s = {.u = 0};
-  if (isnan(x))
-    return s;
-  int w = teeny__dt_bits(dt);
-  x = trunc(x);
-  if (teeny__dt_is_signed(dt)) {
-    double lo = -ldexp(1.0, w - 1), hi = ldexp(1.0, w - 1);
-    if (x <= lo)
-      return wrap_int(dt, (uint64_t)(w >= 64 ? INT64_MIN : -(INT64_C(1) << (w - 1))));
-    if (x >= hi)
-      return wrap_int(dt, w >= 64 ? (uint64_t)INT64_MAX : (UINT64_C(1) << (w - 1)) - 1);
-    return wrap_int(dt, (uint64_t)(int64_t)x);
-  }
-  double hi = ldexp(1.0, w);
-  if (x <= 0)
-    return s;
-  if (x >= hi)
-    return wrap_int(dt, w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1);
-  return wrap_int(dt, (uint64_t)x);
-}
-
-static teeny_scalar fold_convert(teeny_dtype from, teeny_scalar c, teeny_dtype to) {
-  teeny_scalar r;
-  if (to == TEENY_DT_BOOL) {
-    r.i = is_float(from) ? (c.f != 0.0) : (c.u != 0);
-    return r;
-  }
-  if (is_float(to)) {
-    r.f = teeny__round_dtype(to, const_as_double(from, c));
-    return r;
-  }
-  if (is_float(from))
-    return float_to_int(to, c.f);
-  return wrap_int(to, c.u); /* int or bool source: bits already extended */
-}
-
 gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
   if (v.type.dt == TEENY_DT_PTR || dt == TEENY_DT_PTR)
     teeny__gen_fail(g, loc, "pointer casts are not supported");
   if (v.type.dt == dt && !v.weak)
     return v;
-  if (v.is_const) {
-    gval r = gv_const(teeny__type_with_dtype(v.type, dt), fold_convert(v.type.dt, v.c, dt));
-    return r;
-  }
+  if (v.is_const) /* a weak int is an i32 or i64 value, a weak float a double */
+    return gv_const(teeny__type_with_dtype(v.type, dt),
+                    teeny__scalar_cast(v.weak && is_float(v.type.dt) ? TEENY_DT_F64
+                                                                     : v.type.dt,
+                                       dt, v.c));
   return teeny__gen_op(g, IR_CAST, &v, 1, teeny__type_with_dtype(v.type, dt), loc);
 }
 
@@ -200,17 +138,16 @@ gval teeny__gen_operand(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
     if (!is_float(dt))
       teeny__gen_fail(g, loc, "cannot use a floating-point literal as %s",
                       teeny_dtype_name(dt));
-    teeny_scalar c = {.f = teeny__round_dtype(dt, v.c.f)};
+    teeny_scalar c = {.f = teeny__scalar_round(dt, v.c.f)};
     return gv_const(teeny__type_with_dtype(v.type, dt), c);
   }
-  if (is_float(dt)) {
-    teeny_scalar c = {.f = teeny__round_dtype(dt, (double)v.c.i)};
-    return gv_const(teeny__type_with_dtype(v.type, dt), c);
-  }
+  if (is_float(dt)) /* the exact int rounded once, as a cast would */
+    return gv_const(teeny__type_with_dtype(v.type, dt),
+                    teeny__scalar_cast(TEENY_DT_I64, dt, v.c));
   if (!int_fits(dt, v.c.i))
     teeny__gen_fail(g, loc, "constant %lld does not fit in %s", (long long)v.c.i,
                     teeny_dtype_name(dt));
-  return gv_const(teeny__type_with_dtype(v.type, dt), wrap_int(dt, v.c.u));
+  return gv_const(teeny__type_with_dtype(v.type, dt), teeny__scalar_int(dt, v.c.u));
 }
 
 gval teeny__gen_implicit(gen *g, gval v, teeny_dtype dt, teeny_loc loc,
@@ -374,124 +311,39 @@ static const char *op_text(teeny_op_kind op) {
   return (unsigned)op < TEENY_ARRAY_LEN(t) ? t[op] : "?";
 }
 
-/* Integer op on bits, with the language's defined edge cases; w is the
- * width (64 for weak constants), sg its signedness. */
-static uint64_t fold_int(teeny_opcode code, int w, bool sg, teeny_scalar a,
-                         teeny_scalar b) {
-  uint64_t min_bits = UINT64_C(1) << (w - 1); /* bit pattern of MIN (low w bits) */
-  uint64_t mask = w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
-  int64_t s = sg ? b.i : (int64_t)(b.u > 64 ? 64 : b.u);
-  switch (code) {
-  case IR_ADD: return a.u + b.u;
-  case IR_SUB: return a.u - b.u;
-  case IR_MUL: return a.u * b.u;
-  case IR_DIV:
-    if (b.u == 0)
-      return UINT64_MAX;
-    if (sg && b.i == -1)
-      return ((a.u & mask) == min_bits) ? a.u : (uint64_t)0 - a.u;
-    return sg ? (uint64_t)(a.i / b.i) : a.u / b.u;
-  case IR_REM:
-    if (b.u == 0)
-      return a.u;
-    if (sg && b.i == -1)
-      return 0;
-    return sg ? (uint64_t)(a.i % b.i) : a.u % b.u;
-  case IR_AND: return a.u & b.u;
-  case IR_OR: return a.u | b.u;
-  case IR_XOR: return a.u ^ b.u;
-  case IR_SHL:
-    return (s < 0 || s >= w) ? 0 : a.u << s;
-  case IR_SHR:
-    if (s < 0 || s >= w)
-      return (sg && a.i < 0) ? UINT64_MAX : 0;
-    if (sg && a.i < 0)
-      return ~(~a.u >> s);
-    return a.u >> s;
-  case IR_MIN:
-    return sg ? (a.i < b.i ? a.u : b.u) : (a.u < b.u ? a.u : b.u);
-  case IR_MAX:
-    return sg ? (a.i > b.i ? a.u : b.u) : (a.u > b.u ? a.u : b.u);
-  default:
-    return 0;
-  }
-}
-
-static double fold_float(teeny_opcode code, double a, double b) {
-  switch (code) {
-  case IR_ADD: return a + b;
-  case IR_SUB: return a - b;
-  case IR_MUL: return a * b;
-  case IR_DIV: return a / b;
-  case IR_REM: return fmod(a, b);
-  case IR_MIN: return fmin(a, b);
-  case IR_MAX: return fmax(a, b);
-  default: return 0;
-  }
-}
-
-static bool fold_cmp(teeny_cmp_pred p, teeny_dtype dt, teeny_scalar a, teeny_scalar b) {
-  if (is_float(dt)) {
-    switch (p) {
-    case CMP_EQ: return a.f == b.f;
-    case CMP_NE: return !(a.f == b.f);
-    case CMP_LT: return a.f < b.f;
-    case CMP_LE: return a.f <= b.f;
-    case CMP_GT: return a.f > b.f;
-    default: return a.f >= b.f;
-    }
-  }
-  bool sg = dt != TEENY_DT_BOOL && teeny__dt_is_signed(dt);
-  int c = sg ? (a.i < b.i ? -1 : a.i > b.i) : (a.u < b.u ? -1 : a.u > b.u);
-  switch (p) {
-  case CMP_EQ: return c == 0;
-  case CMP_NE: return c != 0;
-  case CMP_LT: return c < 0;
-  case CMP_LE: return c <= 0;
-  case CMP_GT: return c > 0;
-  default: return c >= 0;
-  }
-}
-
 /* Both operands constant and of dtype dt (and one shape): fold. */
 static gval fold_binary(teeny_op_kind op, teeny_dtype dt, gval a, gval b,
                         teeny_type shape_of) {
-  teeny_type t = teeny__type_with_dtype(shape_of, dt);
   if (op_is_cmp(op)) {
-    teeny_scalar c = {.i = fold_cmp(cmp_pred(op), dt, a.c, b.c)};
+    teeny_scalar c = {.u = teeny__scalar_compare(cmp_pred(op), dt, a.c, b.c)};
     return gv_const(teeny__type_with_dtype(shape_of, TEENY_DT_BOOL), c);
   }
-  teeny_opcode code = binop_code(op);
-  teeny_scalar c;
-  if (is_float(dt))
-    c.f = teeny__round_dtype(dt, fold_float(code, a.c.f, b.c.f));
-  else
-    c = wrap_int(dt, fold_int(code, dt == TEENY_DT_BOOL ? 1 : teeny__dt_bits(dt),
-                              dt != TEENY_DT_BOOL && teeny__dt_is_signed(dt), a.c, b.c));
-  return gv_const(t, c);
+  return gv_const(teeny__type_with_dtype(shape_of, dt),
+                  teeny__scalar_binop(binop_code(op), dt, a.c, b.c));
 }
 
-/* Two weak constants: fold at full width and stay weak. */
+/* A weak constant as a value of dtype dt (i64 or f64): weak ints are
+ * exact in i64, weak floats keep a double. */
+static teeny_scalar weak_as(gval w, teeny_dtype dt) {
+  return is_float(w.type.dt) ? w.c : teeny__scalar_cast(TEENY_DT_I64, dt, w.c);
+}
+
+/* Two weak constants: fold at full width (i64, or f64 if either is a
+ * float) and stay weak. */
 static gval fold_weak(gen *g, teeny_op_kind op, gval a, gval b, teeny_loc loc) {
   bool fl = is_float(a.type.dt) || is_float(b.type.dt);
-  if (fl) {
-    double x = is_float(a.type.dt) ? a.c.f : (double)a.c.i;
-    double y = is_float(b.type.dt) ? b.c.f : (double)b.c.i;
-    teeny_scalar sx = {.f = x}, sy = {.f = y};
-    if (op_is_cmp(op))
-      return teeny__gv_bool(fold_cmp(cmp_pred(op), TEENY_DT_F64, sx, sy));
-    teeny_opcode code = binop_code(op);
-    if (code == IR_SHL || code == IR_SHR || code == IR_AND || code == IR_OR ||
-        code == IR_XOR)
-      teeny__gen_fail(g, loc, "'%s' needs integer operands", op_text(op));
-    return teeny__gv_weak_float(fold_float(code, x, y));
-  }
+  teeny_dtype dt = fl ? TEENY_DT_F64 : TEENY_DT_I64;
+  teeny_scalar x = weak_as(a, dt), y = weak_as(b, dt);
   if (op_is_cmp(op))
-    return teeny__gv_bool(fold_cmp(cmp_pred(op), TEENY_DT_I64, a.c, b.c));
+    return teeny__gv_bool(teeny__scalar_compare(cmp_pred(op), dt, x, y));
   teeny_opcode code = binop_code(op);
-  if ((code == IR_DIV || code == IR_REM) && b.c.i == 0)
+  if (fl && (code == IR_SHL || code == IR_SHR || code == IR_AND || code == IR_OR ||
+             code == IR_XOR))
+    teeny__gen_fail(g, loc, "'%s' needs integer operands", op_text(op));
+  if (!fl && (code == IR_DIV || code == IR_REM) && y.i == 0)
     teeny__gen_fail(g, loc, "division by zero in a constant expression");
-  return teeny__gv_weak_int((int64_t)fold_int(code, 64, true, a.c, b.c));
+  teeny_scalar r = teeny__scalar_binop(code, dt, x, y);
+  return fl ? teeny__gv_weak_float(r.f) : teeny__gv_weak_int(r.i);
 }
 
 /* ---- operators --------------------------------------------------------------------------- */
@@ -603,7 +455,7 @@ static gval gen_unary(gen *g, teeny_op_kind op, gval v, teeny_loc loc) {
     if (is_int(v.type.dt))
       return teeny__gen_binop(g, OP_SUB, teeny__gv_int(v.type.dt, 0), v, loc);
     if (v.is_const) {
-      v.c.f = -v.c.f;
+      v.c = teeny__scalar_unop(IR_NEG, v.type.dt, v.c);
       return v;
     }
     return teeny__gen_op(g, IR_NEG, &v, 1, v.type, loc);
@@ -612,16 +464,16 @@ static gval gen_unary(gen *g, teeny_op_kind op, gval v, teeny_loc loc) {
       teeny__gen_fail(g, loc, "'~' needs an integer or bool operand, not %s",
                       teeny_dtype_name(v.type.dt));
     if (v.weak)
-      return teeny__gv_weak_int(~v.c.i);
+      return teeny__gv_weak_int(teeny__scalar_unop(IR_NOT, TEENY_DT_I64, v.c).i);
     if (v.is_const) {
-      v.c = wrap_int(v.type.dt, ~v.c.u);
+      v.c = teeny__scalar_unop(IR_NOT, v.type.dt, v.c);
       return v;
     }
     return teeny__gen_op(g, IR_NOT, &v, 1, v.type, loc);
   case OP_LOGNOT: {
     v = to_bool(g, v, loc);
     if (v.is_const) {
-      v.c.i = !v.c.i;
+      v.c = teeny__scalar_unop(IR_NOT, TEENY_DT_BOOL, v.c);
       return v;
     }
     return teeny__gen_op(g, IR_NOT, &v, 1, v.type, loc);
@@ -674,7 +526,7 @@ static gval gen_literal(gen *g, const teeny_expr *e) {
   if (e->kind == EX_FLOAT) {
     if (e->lit_dt == TEENY_DT_VOID)
       return teeny__gv_weak_float(e->fval);
-    teeny_scalar c = {.f = teeny__round_dtype(e->lit_dt, e->fval)};
+    teeny_scalar c = {.f = teeny__scalar_round(e->lit_dt, e->fval)};
     return gv_const(teeny__type_scalar(e->lit_dt), c);
   }
   if (e->lit_dt == TEENY_DT_VOID) {
@@ -686,7 +538,7 @@ static gval gen_literal(gen *g, const teeny_expr *e) {
       e->ival >> teeny__dt_bits(e->lit_dt))
     teeny__gen_fail(g, e->loc, "integer literal does not fit in %s",
                     teeny_dtype_name(e->lit_dt));
-  return gv_const(teeny__type_scalar(e->lit_dt), wrap_int(e->lit_dt, e->ival));
+  return gv_const(teeny__type_scalar(e->lit_dt), teeny__scalar_int(e->lit_dt, e->ival));
 }
 
 static gval gen_name(gen *g, const teeny_expr *e) {
@@ -817,15 +669,8 @@ gval teeny__gen_elementwise(gen *g, teeny_opcode code, gval *args, int n,
     all_const = all_const && args[i].is_const;
   }
   teeny_type rt = teeny__type_tile(dt, rank, shape);
-  if (all_const && n == 2 && code >= IR_ADD && code <= IR_MAX) {
-    teeny_scalar c;
-    if (is_float(dt))
-      c.f = teeny__round_dtype(dt, fold_float(code, args[0].c.f, args[1].c.f));
-    else
-      c = wrap_int(dt, fold_int(code, teeny__dt_bits(dt), teeny__dt_is_signed(dt),
-                                args[0].c, args[1].c));
-    return gv_const(rt, c);
-  }
+  if (all_const && n == 2 && code >= IR_ADD && code <= IR_MAX)
+    return gv_const(rt, teeny__scalar_binop(code, dt, args[0].c, args[1].c));
   for (int i = 0; i < n; i++)
     args[i] = teeny__gen_broadcast(g, args[i], rank, shape, loc);
   return teeny__gen_op(g, code, args, n, rt, loc);
