@@ -447,9 +447,10 @@ static gval gen_unary(gen *g, teeny_op_kind op, gval v, teeny_loc loc) {
   case OP_PLUS:
     return v;
   case OP_NEG:
+    if (v.weak && is_float(v.type.dt)) /* -x, not 0 - x: -0.0 keeps its sign */
+      return teeny__gv_weak_float(-v.c.f);
     if (v.weak)
-      return fold_weak(g, OP_SUB, is_float(v.type.dt) ? teeny__gv_weak_float(0)
-                                                      : teeny__gv_weak_int(0), v, loc);
+      return fold_weak(g, OP_SUB, teeny__gv_weak_int(0), v, loc);
     if (v.type.dt == TEENY_DT_BOOL)
       v = teeny__gen_convert(g, v, TEENY_DT_I32, loc);
     if (is_int(v.type.dt))

@@ -358,6 +358,8 @@ static const fold_case fold_cases[] = {
     {"$a + $b", T_F32, T_F32, T_F32, F(FLT_MAX), F(FLT_MAX), F(INFINITY), NULL},
     {"minimum($a, $b)", T_F32, T_F32, T_F32, F(NAN), F(1), F(1), NULL},
     {"-$a", T_F32, T_F32, T_F32, F(0.0), F(0), F(-0.0), NULL},
+    /* a negated weak literal keeps the sign of zero: -0.0 is not 0 - 0.0 */
+    {"$a / $b", T_F32, T_F32, T_F32, F(1), F(-0.0), F(-INFINITY), "(f32)1.0 / -0.0"},
     {"$a + $b", TEENY_DT_F16, TEENY_DT_F16, TEENY_DT_F16, F(2048), F(1), F(2048), NULL},
     {"$a + $b", TEENY_DT_F16, TEENY_DT_F16, TEENY_DT_F16, F(65504), F(16), F(INFINITY), NULL},
     {"$a * $b", TEENY_DT_F16, TEENY_DT_F16, TEENY_DT_F16, F(1 + 0x1p-10), F(1 + 0x1p-10),
