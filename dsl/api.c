@@ -304,13 +304,12 @@ static int lower(teeny_ctx *cx, const struct teeny_spec *s, unsigned emit, teeny
   return TEENY_OK;
 }
 
-int teeny_spec_compile(const teeny_spec *spec, unsigned emit, teeny_artifact **out,
-                       teeny_diags *diags) {
-  *out = NULL;
-  uint64_t t0 = teeny__now_ns();
-  teeny_artifact *a = artifact_new(spec);
-  if (!a)
-    return TEENY_E_NOMEM;
+/* One job on a spec (lowering it, interpreting it): fn runs with a context
+ * over a fresh arena of at most JOB_ARENA_LIMIT bytes, freed afterwards; an
+ * allocation failure anywhere inside is TEENY_E_NOMEM. */
+typedef int (*job_fn)(teeny_ctx *cx, const struct teeny_spec *s, void *arg);
+
+static int run_job(const struct teeny_spec *s, teeny_diags *diags, job_fn fn, void *arg) {
   teeny_arena arena;
   teeny__arena_init(&arena);
   arena.limit = JOB_ARENA_LIMIT;
@@ -321,10 +320,32 @@ int teeny_spec_compile(const teeny_spec *spec, unsigned emit, teeny_artifact **o
     rc = TEENY_E_NOMEM;
   } else {
     teeny_ctx cx;
-    ctx_init(&cx, &arena, spec->file, spec->text, spec->len, diags);
-    rc = lower(&cx, spec, emit, a);
+    ctx_init(&cx, &arena, s->file, s->text, s->len, diags);
+    rc = fn(&cx, s, arg);
   }
   teeny__arena_free(&arena);
+  return rc;
+}
+
+typedef struct lower_job {
+  unsigned emit;
+  teeny_artifact *a;
+} lower_job;
+
+static int lower_in_job(teeny_ctx *cx, const struct teeny_spec *s, void *arg) {
+  lower_job *j = arg;
+  return lower(cx, s, j->emit, j->a);
+}
+
+int teeny_spec_compile(const teeny_spec *spec, unsigned emit, teeny_artifact **out,
+                       teeny_diags *diags) {
+  *out = NULL;
+  uint64_t t0 = teeny__now_ns();
+  teeny_artifact *a = artifact_new(spec);
+  if (!a)
+    return TEENY_E_NOMEM;
+  lower_job job = {emit, a};
+  int rc = run_job(spec, diags, lower_in_job, &job);
   if (rc) {
     teeny_artifact_destroy(a);
     return rc;
@@ -359,21 +380,19 @@ static int interpret(teeny_ctx *cx, const struct teeny_spec *spec, const unsigne
   return teeny__interp_run(cx, f, grid, args, (int)nargs);
 }
 
+typedef struct interpret_job {
+  const unsigned *grid;
+  const teeny_interp_arg *args;
+  size_t nargs;
+} interpret_job;
+
+static int interpret_in_job(teeny_ctx *cx, const struct teeny_spec *s, void *arg) {
+  interpret_job *j = arg;
+  return interpret(cx, s, j->grid, j->args, j->nargs);
+}
+
 int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
                          const teeny_interp_arg *args, size_t nargs, teeny_diags *diags) {
-  teeny_arena arena;
-  teeny__arena_init(&arena);
-  arena.limit = JOB_ARENA_LIMIT;
-  jmp_buf oom;
-  arena.oom = &oom;
-  int rc;
-  if (setjmp(oom)) {
-    rc = TEENY_E_NOMEM;
-  } else {
-    teeny_ctx cx;
-    ctx_init(&cx, &arena, spec->file, spec->text, spec->len, diags);
-    rc = interpret(&cx, spec, grid, args, nargs);
-  }
-  teeny__arena_free(&arena);
-  return rc;
+  interpret_job job = {grid, args, nargs};
+  return run_job(spec, diags, interpret_in_job, &job);
 }
