@@ -328,23 +328,14 @@ static void compile_free(teeny_compile_job *c) {
   teeny__free(c);
 }
 
-/* Drop the broken entries of the store (whole-store verify with repair:
- * the store has no single-key removal, and corruption is rare). */
-static void repair_store(teeny_sched *s, teeny_store *st, const char *key) {
-  teeny_store_problems probs;
-  teeny_store_problems_init(&probs);
-  teeny_store_verify_opts vo = {.repair = true};
+/* Drop the entry of key, which failed its checks (its files no longer
+ * match the index); the compile that follows stores it afresh.  Other
+ * damage is for `teenyctl verify --repair`. */
+static void drop_entry(teeny_sched *s, teeny_store *st, const char *key) {
   char err[TEENY_STORE_ERR_LEN] = "";
-  int rc = teeny_store_verify(st, &vo, &probs, err);
-  TEENY_LOGW(s->log, "entry %.16s... failed its checks; store repair: %s, "
-                     "%zu problem(s)",
-             key, rc ? err : "done", probs.n);
-  for (size_t i = 0; i < probs.n; i++)
-    TEENY_LOGW(s->log, "repair: %s %s: %s%s",
-               teeny_store_problem_name(probs.v[i].kind),
-               probs.v[i].key[0] ? probs.v[i].key : probs.v[i].path,
-               probs.v[i].detail, probs.v[i].repaired ? " (repaired)" : "");
-  teeny_store_problems_close(&probs);
+  int rc = teeny_store_remove(st, key, NULL, err);
+  TEENY_LOGW(s->log, "entry %.16s... failed its checks; removed: %s", key,
+             rc ? err : "yes");
 }
 
 /* Is the stored entry for key intact?  (Force and corruption paths.) */
@@ -357,7 +348,7 @@ static bool stored_intact(teeny_compile_job *c, teeny_store *st) {
                            err);
   teeny_store_rec_close(&rec);
   if (rc == TEENY_E_CORRUPT)
-    repair_store(c->s, st, c->key);
+    drop_entry(c->s, st, c->key);
   return rc == 0;
 }
 

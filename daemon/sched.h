@@ -24,8 +24,9 @@
  *
  * flags & TEENY_MSG_FORCE skips stages 1-3 and compiles afresh.  The store
  * keeps an intact entry as it is (the compiler is deterministic, so a
- * recompile is identical); an entry that fails its hashes is repaired away
- * and replaced.  The same repair happens when stage 3 finds corruption.
+ * recompile is identical); an entry that fails its hashes is removed
+ * (teeny_store_remove: that key only) and replaced.  The same happens when
+ * stage 3 finds corruption.
  *
  * All state here is touched only on the loop thread, except what a job's
  * worker part fills in before its done callback runs.

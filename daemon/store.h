@@ -258,6 +258,12 @@ typedef struct teeny_store_purge_req {
 int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err);
 
+/* Delete the entry of key (its row, then its files: the same two phases).
+ * TEENY_E_NOTFOUND if there is none.  The daemon uses it to drop an entry
+ * that failed its checks on a lookup, without a whole-store verify. */
+int teeny_store_remove(teeny_store *s, const char *key,
+                       teeny_store_counts *removed, char *err);
+
 typedef struct teeny_store_stats {
   uint64_t entries; /* rows in the index */
   uint64_t bytes;   /* sum of their three file sizes */

@@ -1,6 +1,6 @@
 /*
  * daemon/store_evict.c — removing entries: LRU eviction to a size cap,
- * purge by filter, and the drop used by verify --repair.
+ * purge by filter, one entry by key, and the drop used by verify --repair.
  *
  * Removal mirrors the commit protocol, in two phases:
  *   1. under BEGIN IMMEDIATE with synchronous=FULL, choose the rows and
@@ -234,6 +234,26 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
     }
   }
   return TEENY_OK;
+}
+
+/* ---- remove one entry ------------------------------------------------------ */
+
+static void bind_key(sqlite3_stmt *st, const void *ctx) {
+  sqlite3_bind_text(st, 1, (const char *)ctx, -1, SQLITE_STATIC);
+}
+
+int teeny_store_remove(teeny_store *s, const char *key,
+                       teeny_store_counts *removed, char *err) {
+  teeny_store_counts got = {0, 0};
+  if (teeny_store_key_check(key))
+    return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
+  int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
+                           bind_key, key, NULL, &got, err);
+  if (removed)
+    *removed = got;
+  if (!rc && got.entries == 0)
+    return teeny__store_fail(err, TEENY_E_NOTFOUND, "no entry %.16s...", key);
+  return rc;
 }
 
 /* ---- drop by key (verify --repair) --------------------------------------- */

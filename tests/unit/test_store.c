@@ -729,6 +729,54 @@ START_TEST(corruption_detected_and_repaired) {
 }
 END_TEST
 
+/* teeny_store_remove drops one entry, its row and its three files, and
+ * nothing else; a second removal is NOTFOUND, a bad key INVAL. */
+START_TEST(remove_one_entry) {
+  teeny_store *s = open_store(NULL);
+  art a, b;
+  make_art(&a, "victim", "x");
+  make_art(&b, "bystander", "x");
+  put_ok(s, &a);
+  put_ok(s, &b);
+  char pa[3][600];
+  const char *ext[3] = {"o", "mlir", "c"};
+  for (int i = 0; i < 3; i++) {
+    obj_path(&a, ext[i], pa[i], sizeof pa[i]);
+    ck_assert(exists(pa[i]));
+  }
+  /* corrupt it first, as the daemon finds it */
+  ck_assert_int_eq(truncate(pa[0], 2), 0);
+  char err[TEENY_STORE_ERR_LEN] = "";
+  teeny_store_counts removed;
+  ck_assert_int_eq(teeny_store_remove(s, a.a.key, &removed, err), 0);
+  ck_assert_uint_eq(removed.entries, 1);
+  ck_assert_uint_eq(removed.bytes, art_bytes(&a));
+  for (int i = 0; i < 3; i++)
+    ck_assert(!exists(pa[i]));
+  teeny_store_rec r;
+  ck_assert_int_eq(teeny_store_get(s, a.a.key, 0, &r, err), TEENY_E_NOTFOUND);
+  ck_assert_int_eq(teeny_store_get(s, b.a.key, TEENY_STORE_GET_ALL | TEENY_STORE_GET_VERIFY,
+                                   &r, err),
+                   0);
+  teeny_store_rec_close(&r);
+  teeny_store_stats st;
+  ck_assert_int_eq(teeny_store_stats_get(s, &st, err), 0);
+  ck_assert_uint_eq(st.entries, 1);
+  ck_assert_uint_eq(st.bytes, art_bytes(&b));
+  ck_assert_int_eq(teeny_store_remove(s, a.a.key, &removed, err), TEENY_E_NOTFOUND);
+  ck_assert_uint_eq(removed.entries, 0);
+  ck_assert_int_eq(teeny_store_remove(s, "../../etc/passwd", NULL, err), TEENY_E_INVAL);
+  /* nothing left behind: verify finds no orphan */
+  teeny_store_problems probs;
+  teeny_store_problems_init(&probs);
+  teeny_store_verify_opts vo = {.repair = false, .tmp_grace_s = -1};
+  ck_assert_int_eq(teeny_store_verify(s, &vo, &probs, err), 0);
+  ck_assert_uint_eq(probs.n, 0);
+  teeny_store_problems_close(&probs);
+  teeny_store_destroy(s);
+}
+END_TEST
+
 START_TEST(verify_counters_and_stale_tmp) {
   teeny_store *s = open_store(NULL);
   art a;
@@ -1428,6 +1476,7 @@ int main(void) {
   tcase_add_test(tc, symlinked_shard_is_not_followed);
   tcase_add_test(tc, symlinked_target_file_is_replaced_not_followed);
   tcase_add_test(tc, corruption_detected_and_repaired);
+  tcase_add_test(tc, remove_one_entry);
   tcase_add_test(tc, verify_counters_and_stale_tmp);
   tcase_add_test(tc, malformed_params_row);
   tcase_add_test(tc, touches_batch_and_survive_reopen);
