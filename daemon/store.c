@@ -234,8 +234,17 @@ int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
 void teeny__store_unlink_files(teeny_store *s, const char *name,
                                const char *key) {
   int dfd = teeny__store_open_shard(s, key, false, NULL);
-  if (dfd < 0)
+  if (dfd < 0) {
+    /* a shard that is a symlink was planted, never made by us: remove the
+     * link itself (what it points to is never touched); every entry of
+     * that shard already fails its lookups */
+    char shard[3] = {key[0], key[1], '\0'};
+    struct stat st;
+    if (fstatat(s->objfd, shard, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode))
+      (void)unlinkat(s->objfd, shard, 0);
     return;
+  }
   for (int i = 0; i < 3; i++) {
     char fname[TEENY__STORE_FNAME_MAX];
     teeny__store_file_name(name, key, teeny__store_exts[i], fname,

@@ -14,10 +14,16 @@
  * ints wrapped and extended to 64 bits, bools 0/1, floats rounded to their
  * format).  What one element op computes — the language's edge cases
  * included (docs/dsl.md §4) — is dsl/scalar.c, shared with constant
- * folding; this file is the machine around it.  Pointers are host
- * addresses; every element access is checked against the pointer
- * arguments' buffers.  Budgets on steps and slot bytes stop runaway
- * kernels.
+ * folding; this file is the machine around it.
+ *
+ * Pointers are not host addresses: pointer parameter i lives in its own
+ * window of the interpreter's address space, 2^BUF_WINDOW_LOG2 bytes wide,
+ * with the buffer's first byte at the window's middle.  An access is
+ * checked against the buffer of the window it falls in, so a kernel that
+ * runs off the end of one buffer is caught even where the caller's
+ * buffers happen to be adjacent in host memory (the language has no
+ * pointer casts or comparisons, so no kernel can tell).  Budgets on steps
+ * and slot bytes stop runaway kernels.
  */
 #include <math.h>
 #include <stdio.h>
@@ -143,8 +149,13 @@ static void mem_write(teeny_dtype dt, unsigned char *p, elem v) {
 
 /* ---- the machine ------------------------------------------------------------------ */
 
+/* Pointer parameter i's window is [(i + 1) << LOG2, (i + 2) << LOG2); its
+ * buffer starts in the middle, so offsets of +-2^(LOG2 - 1) bytes stay in
+ * the window and are reported against the right parameter. */
+#define BUF_WINDOW_LOG2 40
+
 typedef struct interp_buf {
-  unsigned char *data; /* host memory of a pointer argument */
+  unsigned char *data; /* host memory of a pointer argument (NULL: none) */
   uint64_t base;       /* its address as a pointer value */
   size_t bytes;        /* its size */
   const char *name;    /* the parameter's name */
@@ -154,9 +165,8 @@ typedef struct interp {
   teeny_ctx *cx;            /* diagnostics */
   const teeny_ir_func *f;   /* the kernel */
   elem **slot;              /* [nvalues] slot arrays */
-  interp_buf *bufs;         /* pointer arguments with memory */
+  interp_buf *bufs;         /* [nparams]: by parameter (scalars: empty) */
   int nbufs;
-  int last_buf;             /* where the previous access landed */
   unsigned grid[3];         /* programs along each axis */
   unsigned pid[3];          /* the program running now */
   uint64_t steps;           /* element operations so far */
@@ -204,23 +214,17 @@ static void copy_values(interp *it, const int *dst, const int *src, int n) {
 /* ---- memory ------------------------------------------------------------------------- */
 
 static bool buf_holds(const interp_buf *b, uint64_t addr, size_t size) {
-  return addr >= b->base && size <= b->bytes && addr - b->base <= b->bytes - size;
+  return b->data && addr >= b->base && size <= b->bytes &&
+         addr - b->base <= b->bytes - size;
 }
 
-/* The pointer argument closest to addr (for messages), or NULL if none. */
-static const interp_buf *nearest_buf(const interp *it, uint64_t addr) {
-  const interp_buf *best = NULL;
-  uint64_t bestd = UINT64_MAX;
-  for (int i = 0; i < it->nbufs; i++) {
-    const interp_buf *b = &it->bufs[i];
-    uint64_t end = b->base + b->bytes;
-    uint64_t d = addr < b->base ? b->base - addr : addr >= end ? addr - end : 0;
-    if (!best || d < bestd) {
-      best = b;
-      bestd = d;
-    }
-  }
-  return best;
+/* The pointer parameter whose window holds addr, or NULL. */
+static const interp_buf *window_of(const interp *it, uint64_t addr) {
+  uint64_t w = addr >> BUF_WINDOW_LOG2;
+  if (w < 1 || w > (uint64_t)it->nbufs)
+    return NULL;
+  const interp_buf *b = &it->bufs[w - 1];
+  return b->name ? b : NULL;
 }
 
 static const char *access_name(const teeny_op *op) {
@@ -233,9 +237,9 @@ static const char *access_name(const teeny_op *op) {
 
 static int oob(interp *it, const teeny_op *op, uint64_t addr, size_t size,
                long lane) {
-  const interp_buf *b = nearest_buf(it, addr);
+  const interp_buf *b = window_of(it, addr);
   const char *what = access_name(op);
-  if (!b)
+  if (!b || !b->data)
     return fail(it, op->loc, TEENY_E_RUNTIME,
                 "out-of-bounds %s: %zu bytes at address 0x%llx, which is in "
                 "no buffer (program (%u, %u, %u), lane %ld)", what, size,
@@ -251,16 +255,9 @@ static int oob(interp *it, const teeny_op *op, uint64_t addr, size_t size,
  * out-of-bounds access by lane of op. */
 static unsigned char *mem_at(interp *it, const teeny_op *op, uint64_t addr,
                              size_t size, long lane) {
-  if (it->nbufs) {
-    interp_buf *b = &it->bufs[it->last_buf];
-    if (buf_holds(b, addr, size))
-      return b->data + (addr - b->base);
-    for (int i = 0; i < it->nbufs; i++)
-      if (buf_holds(&it->bufs[i], addr, size)) {
-        it->last_buf = i;
-        return it->bufs[i].data + (addr - it->bufs[i].base);
-      }
-  }
+  const interp_buf *b = window_of(it, addr);
+  if (b && buf_holds(b, addr, size))
+    return b->data + (addr - b->base);
   oob(it, op, addr, size, lane);
   return NULL;
 }
@@ -816,6 +813,7 @@ static int bind_args(interp *it, const teeny_interp_arg *args) {
   it->bufs = teeny__calloc((size_t)f->nparams + 1, sizeof *it->bufs);
   if (!it->bufs)
     return TEENY_E_NOMEM;
+  it->nbufs = f->nparams;
   for (int i = 0; i < f->nparams; i++) {
     teeny_type t = type_of(it, f->body->args[i]);
     elem *slot = val(it, f->body->args[i]);
@@ -827,16 +825,17 @@ static int bind_args(interp *it, const teeny_interp_arg *args) {
       slot[0] = teeny__scalar_normalize(t.dt, v);
       continue;
     }
-    uint64_t base = (uint64_t)(uintptr_t)args[i].data;
+    uint64_t base = ((uint64_t)i + 1) << BUF_WINDOW_LOG2 |
+                    UINT64_C(1) << (BUF_WINDOW_LOG2 - 1);
     slot[0].u = base;
-    if (!args[i].data)
-      continue; /* no memory: every access through it is out of bounds */
-    if (args[i].bytes > UINT64_MAX - base)
+    if (args[i].bytes >= UINT64_C(1) << (BUF_WINDOW_LOG2 - 1))
       return fail(it, (teeny_loc){0, 0}, TEENY_E_INVAL,
-                  "buffer of parameter '%s' wraps around the address space",
-                  f->param_names[i]);
-    it->bufs[it->nbufs++] = (interp_buf){args[i].data, base, args[i].bytes,
-                                         f->param_names[i]};
+                  "buffer of parameter '%s' is too large for the interpreter "
+                  "(%zu bytes; at most 2^%d)", f->param_names[i], args[i].bytes,
+                  BUF_WINDOW_LOG2 - 1);
+    /* no data: every access through it is out of bounds */
+    it->bufs[i] = (interp_buf){args[i].data, base, args[i].data ? args[i].bytes : 0,
+                               f->param_names[i]};
   }
   return TEENY_OK;
 }

@@ -472,6 +472,26 @@ START_TEST(out_of_bounds_load_reported) {
 }
 END_TEST
 
+START_TEST(out_of_bounds_into_an_adjacent_buffer) {
+  /* a is 100 floats and out starts right after it in host memory: reading
+   * a[100..127] would land in out; it must still be caught as a's */
+  static float mem[100 + 128];
+  float *a = mem, *out = mem + 100;
+  teeny_interp_arg args[2] = {abuf(a, 400), abuf(out, 512)};
+  ck_assert_int_eq(run(k_unmasked_copy(), 1, 1, args, 2), TEENY_E_RUNTIME);
+  ck_assert_msg(strstr(msg0(), "out-of-bounds load: 4 bytes at offset 400 of 'a_ptr' (400 bytes)"),
+                "%s", msg0());
+  /* and the same pointer twice (out == a) is fine where it is in bounds */
+  teeny_diags_close(&diags);
+  teeny_interp_arg same[2] = {abuf(mem, sizeof mem), abuf(mem, sizeof mem)};
+  for (int i = 0; i < 228; i++)
+    mem[i] = (float)i;
+  ck_assert_int_eq(run(k_unmasked_copy(), 1, 1, same, 2), 0);
+  for (int i = 0; i < 228; i++)
+    ck_assert(mem[i] == (float)i);
+}
+END_TEST
+
 START_TEST(out_of_bounds_store_below_buffer) {
   /* store to out_ptr - 1 */
   teeny_ir_func *f = kernel("k");
@@ -1279,6 +1299,7 @@ int main(void) {
   tcase_add_test(tc, row_sum_loop);
   tcase_add_test(tc, matmul_f32_f16);
   tcase_add_test(tc, out_of_bounds_load_reported);
+  tcase_add_test(tc, out_of_bounds_into_an_adjacent_buffer);
   tcase_add_test(tc, out_of_bounds_store_below_buffer);
   tcase_add_test(tc, masked_lanes_touch_nothing);
   tcase_add_test(tc, int_division_edges);
