@@ -550,9 +550,24 @@ static void issue(cg *g, const pipe *P, const astages *A, const carried *c, LLVM
   cg_stile *t = stage_tiles(g, A, base);
   bool fast = g->cp_fast;
   g->cp_fast = A->fast;
+  /* `go` is uniform: one branch around the copies of an iteration that
+   * does not exist (its stage is never read) instead of ANDing it into
+   * every group's predicate and the fallbacks' test */
+  LLVMBasicBlockRef skip = NULL;
+  if (go && !LLVMIsAConstantInt(go)) {
+    LLVMBasicBlockRef doit = new_block(g, "cpa.go");
+    skip = new_block(g, "cpa.skip");
+    LLVMBuildCondBr(g->b, go, doit, skip);
+    LLVMPositionBuilderAtEnd(g->b, doit);
+    go = NULL;
+  }
   for (int j = 0; j < A->n; j++) {
     g->loc = A->loads[j]->loc;
     teeny__cg_load_async(g, A->loads[j], go, &t[j]);
+  }
+  if (skip) {
+    LLVMBuildBr(g->b, skip);
+    LLVMPositionBuilderAtEnd(g->b, skip);
   }
   g->cp_fast = fast;
   bind_pop(g, b);
