@@ -1067,8 +1067,11 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
       ok = ok ? LLVMBuildAnd(g->b, ok, k, "") : k;
   }
   bind_pop(g, b);
-  if (!ok)
+  if (!ok) {
+    for (int j = 0; j < A.n; j++)
+      g->vi[A.loads[j]->res[0]].cp_delta = NULL;
     return NULL;
+  }
   LLVMValueRef arg = LLVMBuildZExt(g->b, ok, g->t_i32, "");
   LLVMValueRef all = teeny__cg_intrin(g, "llvm.nvvm.barrier0.and", NULL, 0, &arg, 1);
   return LLVMBuildICmp(g->b, LLVMIntNE, all, teeny__cg_i32(g, 0), "");
@@ -1102,6 +1105,9 @@ static void emit_for(cg *g, const teeny_op *op) {
   for (int k = 0; k < 2; k++)
     add_incoming(g, &ce, v[k], from[k]);
   bind(g, &ce, op->res, phis(g, &ce));
+  for (int i = 0; i < body->nops; i++)
+    if (body->ops[i]->code == IR_LOAD && body->ops[i]->nres)
+      g->vi[body->ops[i]->res[0]].cp_delta = NULL;
 }
 
 /* ---- while ---------------------------------------------------------------------------------- */

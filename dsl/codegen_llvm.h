@@ -123,6 +123,9 @@ typedef struct cg_vinfo {
   int depth;              /* lazy values: length of the lazy chain below */
   bool prefetched;        /* loads: issued one loop iteration ahead (ctrl.c) */
   const struct cg_stile *astage; /* loads: this iteration's cp.async stage */
+  LLVMValueRef *cp_delta; /* loads of a versioned loop: each owned group's first
+                             address minus the first owned group's (i64,
+                             loop-invariant; the fast copy's addresses) */
 } cg_vinfo;
 
 /* Longest chain of lazy values: deeper ones are made eagerly, so that

@@ -390,6 +390,11 @@ static LLVMValueRef opaque64(cg *g, LLVMValueRef v) {
   return g->emu ? v : teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l", &v, 1, true);
 }
 
+/* The same without side effects (LLVM may move or merge it). */
+static LLVMValueRef opaque_pure(cg *g, LLVMValueRef v) {
+  return g->emu ? v : teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l", &v, 1, false);
+}
+
 static gaddr group_addr(cg *g, const plan *pl, LLVMValueRef *ptr, teeny_dtype dt) {
   gaddr a;
   LLVMValueRef p0 = LLVMBuildPtrToInt(g->b, ptr[0], g->t_i64, "");
@@ -736,10 +741,19 @@ LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef i
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   plan_step(g, &pl, ptr);
   int bytes = pl.w * elem_size(dt);
-  LLVMValueRef ok = NULL;
+  LLVMValueRef ok = NULL, first = NULL;
+  LLVMValueRef *delta = teeny__cg_alloc(g, sizeof *delta * (size_t)((1L << L->nreg) + 1));
   for (long r = 0; r < (1L << L->nreg); r += pl.w)
-    if (teeny__cg_reg_owner(L, r))
+    if (teeny__cg_reg_owner(L, r)) {
       ok = and_pred(g, ok, group_ok(g, &pl, dt, ptr + r, NULL));
+      LLVMValueRef p = LLVMBuildPtrToInt(g->b, ptr[r], g->t_i64, "");
+      first = first ? first : p;
+      delta[r] = LLVMBuildSub(g->b, p, first, "");
+    }
+  /* every pointer moves by the same step, so these differences hold in
+   * every iteration: the fast copy addresses each group from the first
+   * group's pointer (one induction variable per load, not one per group) */
+  g->vi[op->res[0]].cp_delta = delta;
   if (!pl.aligned) {
     LLVMValueRef i = LLVMTypeOf(inc) == g->t_i64 ? inc : LLVMBuildSExt(g->b, inc, g->t_i64, "");
     i = LLVMBuildMul(g->b, i, teeny__cg_i64(g, elem_size(dt)), "");
@@ -773,31 +787,38 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
   LLVMValueRef full = teeny__cg_i32(g, bytes);
+  LLVMValueRef *delta = g->cp_fast ? g->vi[op->res[0]].cp_delta : NULL, first = NULL;
   for (long r = 0; r < n; r += pl.w) {
     if (!teeny__cg_reg_owner(L, r))
       continue;
     LLVMValueRef flat = teeny__cg_flat(g, L, r);
     LLVMValueRef dst = teeny__cg_stile_addr(g, t, teeny__cg_coord(g, L, flat, 0),
                                             teeny__cg_coord(g, L, flat, 1));
-    if (!is_dynamic(&pl)) {
-      LLVMValueRef size = mask ? LLVMBuildSelect(g->b, mask[r], full, teeny__cg_i32(g, 0), "")
-                               : full;
-      cp_async(g, dst, ptr[r], bytes, size, NULL);
-      continue;
-    }
-    LLVMValueRef ok = group_ok(g, &pl, dt, ptr + r, mask ? mask + r : NULL);
     /* the copy and its fallback read the group's address through one
      * opaque copy: with two uses of the pointer (the fallback's in its cold
      * block) LLVM's loop strength reduction kept a second induction
      * variable per group, updated every iteration for the fallback alone
-     * (12 64-bit adds per k step of the 128x256x64 matmul) */
+     * (12 64-bit adds per k step of the 128x256x64 matmul).  In the fast
+     * copy of a versioned loop, the first group's address plus a
+     * loop-invariant difference (teeny__cg_async_layout_ok). */
     LLVMValueRef src = ptr[r];
-    if (!g->emu)
-      src = LLVMBuildIntToPtr(g->b,
-                              teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l",
-                                            (LLVMValueRef[]){LLVMBuildPtrToInt(g->b, src, g->t_i64, "")},
-                                            1, false),
-                              g->t_gptr, "");
+    if (delta || (is_dynamic(&pl) && !g->emu)) {
+      LLVMValueRef p = LLVMBuildPtrToInt(g->b, src, g->t_i64, "");
+      if (!delta || !first)
+        p = opaque_pure(g, p);
+      if (delta) {
+        first = first ? first : p;
+        p = LLVMBuildAdd(g->b, first, delta[r], "");
+      }
+      src = LLVMBuildIntToPtr(g->b, p, g->t_gptr, "");
+    }
+    if (!is_dynamic(&pl)) {
+      LLVMValueRef size = mask ? LLVMBuildSelect(g->b, mask[r], full, teeny__cg_i32(g, 0), "")
+                               : full;
+      cp_async(g, dst, src, bytes, size, NULL);
+      continue;
+    }
+    LLVMValueRef ok = group_ok(g, &pl, dt, ptr + r, mask ? mask + r : NULL);
     fb.reg[fb.n] = r;
     fb.words[4 * fb.n] = dst; /* (the shared address, for the fallback) */
     fb.words[4 * fb.n + 1] = src; /* (and the global one) */
