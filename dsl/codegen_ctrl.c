@@ -401,6 +401,7 @@ typedef struct astages {
   int region;              /* start in the dot buffers */
   bool wg;                 /* a wgmma dot reads them: aligned tiles, and
                               fence.proxy.async once they have landed */
+  bool fast;               /* the fast copy of a versioned loop (cg.cp_fast) */
 } astages;
 
 static int count_uses(const teeny_region *r, int v, const teeny_op **user) {
@@ -547,10 +548,28 @@ static void issue(cg *g, const pipe *P, const astages *A, const carried *c, LLVM
   binding b = bind_push(g, P, c, iv, vals, hide);
   eval_operands(g, P, A->loads, A->n);
   cg_stile *t = stage_tiles(g, A, base);
+  bool fast = g->cp_fast;
+  g->cp_fast = A->fast;
+  /* `go` is uniform: one branch around the copies of an iteration that
+   * does not exist (its stage is never read) instead of ANDing it into
+   * every group's predicate and the fallbacks' test */
+  LLVMBasicBlockRef skip = NULL;
+  if (go && !LLVMIsAConstantInt(go)) {
+    LLVMBasicBlockRef doit = new_block(g, "cpa.go");
+    skip = new_block(g, "cpa.skip");
+    LLVMBuildCondBr(g->b, go, doit, skip);
+    LLVMPositionBuilderAtEnd(g->b, doit);
+    go = NULL;
+  }
   for (int j = 0; j < A->n; j++) {
     g->loc = A->loads[j]->loc;
     teeny__cg_load_async(g, A->loads[j], go, &t[j]);
   }
+  if (skip) {
+    LLVMBuildBr(g->b, skip);
+    LLVMPositionBuilderAtEnd(g->b, skip);
+  }
+  g->cp_fast = fast;
   bind_pop(g, b);
   teeny__cg_cp_async_commit(g);
 }
@@ -651,7 +670,11 @@ static LLVMValueRef iter_exists_in(cg *g, teeny_dtype ivt, LLVMValueRef iv, LLVM
   return iter_exists(g, ivt, iv, ub, step, k);
 }
 
-static void emit_for(cg *g, const teeny_op *op) {
+/* One copy of a for loop (version 0: the only one; 1: the fast copy of a
+ * versioned loop, whose cp.async groups are known aligned and contiguous;
+ * 2: its general copy).  Returns the results' registers, made in *end. */
+static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
+                                   LLVMBasicBlockRef *end) {
   const teeny_region *body = op->regions[0];
   int n = op->nres;
   teeny_dtype ivt = vtype(g, op->args[0]).dt;
@@ -669,6 +692,7 @@ static void emit_for(cg *g, const teeny_op *op) {
   plan_pipe(g, op, &P);
   astages A;
   plan_async(g, &P, &A);
+  A.fast = version == 1;
   bool dbuf = A.n > 0;
   for (int i = 0; i < body->nops; i++)
     if (body->ops[i]->code == IR_DOT && teeny__cg_dot_uses_mma(g, body->ops[i]))
@@ -959,8 +983,131 @@ static void emit_for(cg *g, const teeny_op *op) {
     add_incoming(g, &ce, xvals[k], xfrom[k]);
   if (A.n) /* no copy may land after the loop */
     teeny__cg_cp_async_wait(g, 0);
-  bind(g, &ce, op->res, phis(g, &ce));
   g->db_bytes = db_saved;
+  *end = LLVMGetInsertBlock(g->b);
+  return phis(g, &ce);
+}
+
+/* ---- loop versioning ---------------------------------------------------------------------- */
+
+/* Is id computable from values defined outside the loop alone (no iv, no
+ * carried arg): the same in every iteration? */
+static bool invariant(cg *g, const pipe *P, int id, int depth) {
+  if (!P->inside[id])
+    return true;
+  const teeny_op *d = g->f->values[id].def;
+  if (!d || depth > CG_MAX_LAZY_DEPTH || !pure_op(d->code))
+    return false;
+  for (int i = 0; i < d->nargs; i++)
+    if (!invariant(g, P, d->args[i], depth + 1))
+      return false;
+  return true;
+}
+
+/* The step of a carried pointer tile that every iteration moves by the
+ * same uniform, loop-invariant number of elements: the yield's value for
+ * it is addptr(ptr, X), X constant over the tile and invariant.  X, or -1. */
+static int uniform_step(cg *g, const pipe *P, int ptr) {
+  const teeny_region *body = P->body;
+  const teeny_op *y = body->ops[body->nops - 1];
+  for (int i = 1; i < body->nargs; i++) {
+    if (body->args[i] != ptr)
+      continue;
+    const teeny_op *d = g->f->values[y->args[i - 1]].def;
+    if (!d || d->code != IR_ADDPTR || d->args[0] != ptr)
+      return -1;
+    int x = d->args[1];
+    teeny_type t = vtype(g, x);
+    for (int k = 0; k < t.rank; k++)
+      if (g->vi[x].ax.cnst[k] < t.shape[k])
+        return -1;
+    return invariant(g, P, x, 0) ? x : -1;
+  }
+  return -1;
+}
+
+/* Loop versioning for cp.async stages: when every staged load's pointer
+ * is a carried tile moved by a uniform invariant step, whether its vector
+ * groups are aligned and contiguous is decided once, before the loop:
+ * the first iteration's groups pass their checks and the step keeps the
+ * alignment.  Returns that condition, the same in every thread of the
+ * block (bar.red.and: a wgmma needs its warpgroup on one path), or NULL
+ * when the loop is not versioned (nothing to gain, or no such pattern). */
+static LLVMValueRef version_test(cg *g, const teeny_op *op) {
+  if (g->cp_fast)
+    return NULL;
+  const teeny_region *body = op->regions[0];
+  int db_saved = g->db_bytes;
+  pipe P;
+  plan_pipe(g, op, &P);
+  astages A;
+  plan_async(g, &P, &A);
+  g->db_bytes = db_saved;
+  if (!A.n)
+    return NULL;
+  int *xs = teeny__cg_alloc(g, sizeof *xs * (size_t)(A.n + 1));
+  for (int j = 0; j < A.n; j++)
+    if ((xs[j] = uniform_step(g, &P, A.loads[j]->args[0])) < 0)
+      return NULL;
+  int n = op->nres;
+  carried c = carried_new(g, body->args + 1, n);
+  LLVMValueRef **init = teeny__cg_alloc(g, sizeof *init * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    init[i] = regs_of(g, &c, i, op->args[3 + i]);
+  binding b = bind_push(g, &P, &c, teeny__cg_scalar(g, op->args[0]), init, -1);
+  eval_operands(g, &P, A.loads, A.n);
+  LLVMValueRef ok = NULL;
+  for (int j = 0; j < A.n; j++) {
+    eval_pure(g, &P, xs[j]);
+    const cg_layout *L = g->vi[A.loads[j]->res[0]].nat;
+    LLVMValueRef inc = vtype(g, xs[j]).rank ? teeny__cg_get(g, xs[j], L)[0]
+                                            : teeny__cg_scalar(g, xs[j]);
+    LLVMValueRef k = teeny__cg_async_layout_ok(g, A.loads[j], inc);
+    if (k)
+      ok = ok ? LLVMBuildAnd(g->b, ok, k, "") : k;
+  }
+  bind_pop(g, b);
+  if (!ok) {
+    for (int j = 0; j < A.n; j++)
+      g->vi[A.loads[j]->res[0]].cp_delta = NULL;
+    return NULL;
+  }
+  LLVMValueRef arg = LLVMBuildZExt(g->b, ok, g->t_i32, "");
+  LLVMValueRef all = teeny__cg_intrin(g, "llvm.nvvm.barrier0.and", NULL, 0, &arg, 1);
+  return LLVMBuildICmp(g->b, LLVMIntNE, all, teeny__cg_i32(g, 0), "");
+}
+
+static void emit_for(cg *g, const teeny_op *op) {
+  const teeny_region *body = op->regions[0];
+  LLVMValueRef fast = version_test(g, op);
+  LLVMBasicBlockRef end;
+  if (!fast) {
+    carried ce = carried_new(g, body->args + 1, op->nres);
+    bind(g, &ce, op->res, emit_for_one(g, op, 0, &end));
+    return;
+  }
+  LLVMBasicBlockRef bf = new_block(g, "for.fast"), bs = new_block(g, "for.general");
+  LLVMBasicBlockRef join = new_block(g, "for.join");
+  LLVMBuildCondBr(g->b, fast, bf, bs);
+  LLVMValueRef **v[2];
+  LLVMBasicBlockRef from[2];
+  for (int k = 0; k < 2; k++) {
+    LLVMPositionBuilderAtEnd(g->b, k ? bs : bf);
+    int saved = teeny__cg_scope_push(g); /* nothing made in one copy is reused in the other */
+    v[k] = emit_for_one(g, op, k + 1, &end);
+    teeny__cg_scope_pop(g, saved);
+    from[k] = end;
+    LLVMBuildBr(g->b, join);
+  }
+  LLVMPositionBuilderAtEnd(g->b, join);
+  carried ce = carried_new(g, body->args + 1, op->nres);
+  make_phis(g, &ce);
+  for (int k = 0; k < 2; k++)
+    add_incoming(g, &ce, v[k], from[k]);
+  bind(g, &ce, op->res, phis(g, &ce));
+  for (int i = 0; i < body->nops; i++)
+    if (body->ops[i]->code == IR_LOAD && body->ops[i]->nres)
+      g->vi[body->ops[i]->res[0]].cp_delta = NULL;
 }
 
 /* ---- while ---------------------------------------------------------------------------------- */

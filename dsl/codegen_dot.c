@@ -1010,19 +1010,38 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   LLVMValueRef col0 = LLVMBuildMul(g->b, wn, i32c(g, p->N / w->wgn), "");
   int lmr = teeny__cg_log2(w->MR), lni = teeny__cg_log2(w->NI);
   int KS = p->K / 16;
-  for (int kk = 0; kk < KS; kk++)
+  /* The descriptors of the first k step, once; a later step's start
+   * address is a constant number of bytes further (wg_off is linear: k
+   * moves A along its columns, B along its rows), and since shared
+   * addresses stay under 256 KiB the 14-bit address field never carries:
+   * one 64-bit add per descriptor instead of the address math, shift,
+   * mask, widening and or of wg_desc (Triton does the same). */
+  LLVMValueRef *da0 = teeny__cg_alloc(g, sizeof *da0 * (size_t)(w->MR + 1));
+  LLVMValueRef *db0 = teeny__cg_alloc(g, sizeof *db0 * (size_t)(w->NR + 1));
+  for (int mr = 0; mr < w->MR; mr++) {
+    LLVMValueRef arow = LLVMBuildAdd(g->b, row0, i32c(g, (long)mr * 64 * w->wgm), "");
+    da0[mr] = wg_desc(g, wg_addr(g, &ta, wg_off(g, &ta, arow, i32c(g, 0))), 0, 8 * ta.blk, ta.blk);
+  }
+  for (int nr = 0; nr < w->NR; nr++) {
+    LLVMValueRef bcol = LLVMBuildAdd(g->b, col0, i32c(g, (long)nr * w->NI), "");
+    db0[nr] = wg_desc(g, wg_addr(g, &tb, wg_off(g, &tb, i32c(g, 0), bcol)), tb.R * tb.blk,
+                      8 * tb.blk, tb.blk);
+  }
+  for (int kk = 0; kk < KS; kk++) {
+    long abyte = (long)kk * 16 * ta.es; /* A: k columns further */
+    long adelta = (abyte >> teeny__cg_log2(ta.blk)) * ta.R * ta.blk + (abyte & (ta.blk - 1));
+    long bdelta = (long)kk * 16 * tb.blk; /* B: k rows further */
     for (int mr = 0; mr < w->MR; mr++) {
-      LLVMValueRef arow = LLVMBuildAdd(g->b, row0, i32c(g, (long)mr * 64 * w->wgm), "");
-      LLVMValueRef da = wg_desc(g, wg_addr(g, &ta, wg_off(g, &ta, arow, i32c(g, kk * 16))), 0,
-                                8 * ta.blk, ta.blk);
+      LLVMValueRef da = kk ? LLVMBuildAdd(g->b, da0[mr], LLVMConstInt(g->t_i64, (unsigned long long)(adelta >> 4), 0), "")
+                           : da0[mr];
       for (int nr = 0; nr < w->NR; nr++) {
-        LLVMValueRef bcol = LLVMBuildAdd(g->b, col0, i32c(g, (long)nr * w->NI), "");
-        LLVMValueRef db = wg_desc(g, wg_addr(g, &tb, wg_off(g, &tb, i32c(g, kk * 16), bcol)),
-                                  tb.R * tb.blk, 8 * tb.blk, tb.blk);
+        LLVMValueRef db = kk ? LLVMBuildAdd(g->b, db0[nr], LLVMConstInt(g->t_i64, (unsigned long long)(bdelta >> 4), 0), "")
+                             : db0[nr];
         long base = ((long)mr << (lni - 1)) | ((long)nr << (lni - 1 + lmr));
         wg_mma(g, p, w->NI, da, db, out + base);
       }
     }
+  }
   if (!g->emu)
     teeny__cg_asm(g, g->t_void, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
   if (op == g->wg_defer) { /* waited by teeny__cg_wgmma_finish */

@@ -73,6 +73,8 @@ typedef struct emu {
   void *argv;
   int bar_arrived;
   unsigned bar_gen;
+  int bar_acc;                 /* bar.red.and: the AND so far */
+  int bar_res[2];              /* its result, by generation */
   bool progress;
 } emu;
 
@@ -100,6 +102,25 @@ static void rt_barrier(emu *e) {
   }
   while (e->bar_gen == gen)
     yield(e);
+}
+
+/* bar.red.and.pred (llvm.nvvm.barrier0.and): a barrier whose result is
+ * the AND of every thread's operand. */
+static int32_t rt_barrier_and(emu *e, int32_t v) {
+  unsigned gen = e->bar_gen;
+  if (e->bar_arrived == 0)
+    e->bar_acc = 1;
+  e->bar_acc &= v != 0;
+  e->progress = true;
+  if (++e->bar_arrived == e->nthreads) {
+    e->bar_res[gen & 1] = e->bar_acc;
+    e->bar_arrived = 0;
+    e->bar_gen++;
+    return e->bar_acc;
+  }
+  while (e->bar_gen == gen)
+    yield(e);
+  return e->bar_res[gen & 1];
 }
 
 /* Arrive at the warp's next collective; returns its buffer index. */
@@ -474,7 +495,7 @@ static const struct {
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
-    {"teeny_emu_wgmma", (void *)rt_wgmma},
+    {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_barrier_and", (void *)rt_barrier_and},
 };
 
 static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3],

@@ -63,6 +63,8 @@ LLVMValueRef teeny__cg_emu_intrin(cg *g, const char *name, LLVMValueRef *args,
     }
   } else if (strcmp(n, "barrier0") == 0) {
     return teeny__cg_emu_call(g, "teeny_emu_barrier", g->t_void, NULL, 0);
+  } else if (strcmp(n, "barrier0.and") == 0 && nargs == 1) {
+    return teeny__cg_emu_call(g, "teeny_emu_barrier_and", g->t_i32, args, 1);
   } else if (strncmp(n, "shfl.sync.bfly.", 15) == 0 && nargs == 4) {
     bool f = strcmp(n + 15, "f32") == 0;
     LLVMValueRef a[2] = {f ? LLVMBuildBitCast(g->b, args[1], g->t_i32, "") : args[1],

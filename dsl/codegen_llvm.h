@@ -123,6 +123,9 @@ typedef struct cg_vinfo {
   int depth;              /* lazy values: length of the lazy chain below */
   bool prefetched;        /* loads: issued one loop iteration ahead (ctrl.c) */
   const struct cg_stile *astage; /* loads: this iteration's cp.async stage */
+  LLVMValueRef *cp_delta; /* loads of a versioned loop: each owned group's first
+                             address minus the first owned group's (i64,
+                             loop-invariant; the fast copy's addresses) */
 } cg_vinfo;
 
 /* Longest chain of lazy values: deeper ones are made eagerly, so that
@@ -192,6 +195,10 @@ typedef struct cg {
    * (codegen_ctrl.c sets it, codegen_dot.c leaves its registers pending) */
   bool ordered_loads;          /* predicated loads keep their place (asm
                                   with side effects; codegen_ctrl.c) */
+  bool cp_fast;                /* cp.async copies of a versioned loop's fast
+                                  copy: every group is known aligned and
+                                  contiguous (teeny__cg_async_layout_ok held
+                                  in every thread); only masks are checked */
   const teeny_op *wg_defer;
   LLVMValueRef *wg_pend;       /* its accumulator registers, not yet waited */
   const cg_layout *wg_pend_L;
@@ -365,6 +372,10 @@ bool teeny__cg_async_ok(cg *g, const teeny_op *op);
 /* Issue it into stage tile t (extra: a uniform i1 ANDed into the mask). */
 void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra,
                           const struct cg_stile *t);
+/* For loop versioning: the i1 under which op's vector groups are aligned
+ * and contiguous now and after moving by inc elements (or NULL: nothing
+ * to check). */
+LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef inc);
 /* No store or atomic of the kernel can write where ptr points. */
 bool teeny__cg_readonly(cg *g, int ptr);
 void teeny__cg_emit_store(cg *g, const teeny_op *op);

@@ -390,6 +390,11 @@ static LLVMValueRef opaque64(cg *g, LLVMValueRef v) {
   return g->emu ? v : teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l", &v, 1, true);
 }
 
+/* The same without side effects (LLVM may move or merge it). */
+static LLVMValueRef opaque_pure(cg *g, LLVMValueRef v) {
+  return g->emu ? v : teeny__cg_asm(g, g->t_i64, "mov.b64 $0, $1;", "=l,l", &v, 1, false);
+}
+
 static gaddr group_addr(cg *g, const plan *pl, LLVMValueRef *ptr, teeny_dtype dt) {
   gaddr a;
   LLVMValueRef p0 = LLVMBuildPtrToInt(g->b, ptr[0], g->t_i64, "");
@@ -400,6 +405,21 @@ static gaddr group_addr(cg *g, const plan *pl, LLVMValueRef *ptr, teeny_dtype dt
     a.step = pl->step;
   else
     a.step = opaque64(g, LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, ptr[1], g->t_i64, ""), p0, ""));
+  return a;
+}
+
+/* The same, the first address given (opaque already where it needs to be). */
+static gaddr group_addr_at(cg *g, const plan *pl, LLVMValueRef *ptr, teeny_dtype dt,
+                           LLVMValueRef first) {
+  gaddr a;
+  a.p0 = LLVMBuildPtrToInt(g->b, first, g->t_i64, "");
+  if (pl->contig || pl->w == 1)
+    a.step = teeny__cg_i64(g, elem_size(dt));
+  else if (pl->step)
+    a.step = pl->step;
+  else
+    a.step = opaque64(g, LLVMBuildSub(g->b, LLVMBuildPtrToInt(g->b, ptr[1], g->t_i64, ""),
+                                      LLVMBuildPtrToInt(g->b, ptr[0], g->t_i64, ""), ""));
   return a;
 }
 
@@ -706,6 +726,43 @@ bool teeny__cg_async_ok(cg *g, const teeny_op *op) {
   return (bytes == 4 || bytes == 8 || bytes == 16) && teeny__cg_run_bits(L, 1) >= teeny__cg_log2(pl.w);
 }
 
+/* Loop versioning (codegen_ctrl.c): this thread's part of the condition
+ * under which every vector group of the cp.async load op, with the
+ * pointers bound now (the first iteration's), is aligned and contiguous,
+ * and stays aligned when the pointers all move by `inc` elements (a
+ * uniform loop-invariant integer) per iteration.  The mask is not part of
+ * it.  NULL when the plan has nothing but its mask to check. */
+LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef inc) {
+  teeny_dtype dt = vtype(g, op->args[0]).pointee;
+  const cg_layout *L = g->vi[op->res[0]].nat;
+  plan pl = make_plan(g, op->args[0], -1, L, dt);
+  if (pl.w == 1 || (pl.aligned && pl.contig))
+    return NULL;
+  LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
+  plan_step(g, &pl, ptr);
+  int bytes = pl.w * elem_size(dt);
+  LLVMValueRef ok = NULL, first = NULL;
+  LLVMValueRef *delta = teeny__cg_alloc(g, sizeof *delta * (size_t)((1L << L->nreg) + 1));
+  for (long r = 0; r < (1L << L->nreg); r += pl.w)
+    if (teeny__cg_reg_owner(L, r)) {
+      ok = and_pred(g, ok, group_ok(g, &pl, dt, ptr + r, NULL));
+      LLVMValueRef p = LLVMBuildPtrToInt(g->b, ptr[r], g->t_i64, "");
+      first = first ? first : p;
+      delta[r] = LLVMBuildSub(g->b, p, first, "");
+    }
+  /* every pointer moves by the same step, so these differences hold in
+   * every iteration: the fast copy addresses each group from the first
+   * group's pointer (one induction variable per load, not one per group) */
+  g->vi[op->res[0]].cp_delta = delta;
+  if (!pl.aligned) {
+    LLVMValueRef i = LLVMTypeOf(inc) == g->t_i64 ? inc : LLVMBuildSExt(g->b, inc, g->t_i64, "");
+    i = LLVMBuildMul(g->b, i, teeny__cg_i64(g, elem_size(dt)), "");
+    i = LLVMBuildAnd(g->b, i, teeny__cg_i64(g, bytes - 1), "");
+    ok = and_pred(g, ok, LLVMBuildICmp(g->b, LLVMIntEQ, i, teeny__cg_i64(g, 0), ""));
+  }
+  return ok;
+}
+
 /* A tile load that writes the stage tile t instead of registers: cp.async
  * per vector group, and for the groups of a dynamic plan that fail their
  * check, ordinary loads and shared stores of each element (0 when masked). */
@@ -716,30 +773,57 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
   const cg_layout *L = g->vi[op->res[0]].nat;
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, dt);
-  plan_step(g, &pl, ptr);
+  if (g->cp_fast) { /* the loop's version test proved every group aligned
+                       and contiguous: only the mask is left to check */
+    pl.aligned = pl.contig = true;
+    pl.ustep = false;
+    pl.base = -1;
+  } else {
+    plan_step(g, &pl, ptr);
+  }
   LLVMValueRef *mask = main_mask(g, &pl, L, extra);
   int es = elem_size(dt), bytes = pl.w * es;
   long n = 1L << L->nreg;
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
   LLVMValueRef full = teeny__cg_i32(g, bytes);
+  LLVMValueRef *delta = g->cp_fast ? g->vi[op->res[0]].cp_delta : NULL, first = NULL;
   for (long r = 0; r < n; r += pl.w) {
     if (!teeny__cg_reg_owner(L, r))
       continue;
     LLVMValueRef flat = teeny__cg_flat(g, L, r);
     LLVMValueRef dst = teeny__cg_stile_addr(g, t, teeny__cg_coord(g, L, flat, 0),
                                             teeny__cg_coord(g, L, flat, 1));
+    /* the copy and its fallback read the group's address through one
+     * opaque copy: with two uses of the pointer (the fallback's in its cold
+     * block) LLVM's loop strength reduction kept a second induction
+     * variable per group, updated every iteration for the fallback alone
+     * (12 64-bit adds per k step of the 128x256x64 matmul).  In the fast
+     * copy of a versioned loop, the first group's address plus a
+     * loop-invariant difference (teeny__cg_async_layout_ok). */
+    LLVMValueRef src = ptr[r];
+    if (delta || (is_dynamic(&pl) && !g->emu)) {
+      LLVMValueRef p = LLVMBuildPtrToInt(g->b, src, g->t_i64, "");
+      if (!delta || !first)
+        p = opaque_pure(g, p);
+      if (delta) {
+        first = first ? first : p;
+        p = LLVMBuildAdd(g->b, first, delta[r], "");
+      }
+      src = LLVMBuildIntToPtr(g->b, p, g->t_gptr, "");
+    }
     if (!is_dynamic(&pl)) {
       LLVMValueRef size = mask ? LLVMBuildSelect(g->b, mask[r], full, teeny__cg_i32(g, 0), "")
                                : full;
-      cp_async(g, dst, ptr[r], bytes, size, NULL);
+      cp_async(g, dst, src, bytes, size, NULL);
       continue;
     }
     LLVMValueRef ok = group_ok(g, &pl, dt, ptr + r, mask ? mask + r : NULL);
     fb.reg[fb.n] = r;
     fb.words[4 * fb.n] = dst; /* (the shared address, for the fallback) */
+    fb.words[4 * fb.n + 1] = src; /* (and the global one) */
     fb.ok[fb.n++] = ok;
-    cp_async(g, dst, ptr[r], bytes, full, ok);
+    cp_async(g, dst, src, bytes, full, ok);
   }
   if (!fb.n)
     return;
@@ -757,7 +841,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
     LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.next");
     LLVMBuildCondBr(g->b, fb.ok[k], next, wr);
     LLVMPositionBuilderAtEnd(g->b, wr);
-    gaddr ga = group_addr(g, &pl, ptr + r, dt);
+    gaddr ga = group_addr_at(g, &pl, ptr + r, dt, fb.words[4 * k + 1]);
     /* the group's elements share one 16-byte chunk of the tile, which the
      * swizzle moves as a whole: element i is i * size past the group's
      * shared address (opaque, so that LLVM does not hoist a per-element

@@ -99,16 +99,22 @@ def check_matmul(drv, tc, quick):
             k = Kernel(drv, tc, K + "matmul.c", "matmul",
                        {"D": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": gm},
                        num_warps=warps)
-            for m, n, kk in sizes:
+            # B transposed (not contiguous along N: the general copy of the
+            # versioned k loop), then row-major B with every row 16-byte
+            # aligned (the fast copy; masked M, N and K edges at 333x520x264)
+            for m, n, kk, bt in [s + (True,) for s in sizes] + [(512, 512, 512, False),
+                                                                (333, 520, 264, False)]:
                 a = torch.randn(m, kk, device="cuda").to(DT[dt])
-                b = torch.randn(kk, n, device="cuda").to(DT[dt]).t().contiguous().t()
+                b = torch.randn(kk, n, device="cuda").to(DT[dt])
+                if bt:
+                    b = b.t().contiguous().t()
                 c = poison(torch.empty(m, n, device="cuda", dtype=DT[dt]))
                 k((cdiv(m, bm) * cdiv(n, bn),), a, b, c, m, n, kk, a.stride(0), a.stride(1),
                   b.stride(0), b.stride(1), c.stride(0), c.stride(1))
                 torch.cuda.synchronize()
                 ref = a.double() @ b.double()
                 tol = {"f16": 5e-3, "bf16": 2e-2, "f32": 2e-3}[dt]
-                record(f"{k.id} {m}x{n}x{kk}", rel_err(c, ref), tol)
+                record(f"{k.id} {m}x{n}x{kk}{' bT' if bt else ''}", rel_err(c, ref), tol)
 
 
 def check_absmax(drv, tc, quick):

@@ -1035,17 +1035,22 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   l.v[l.n - 1].min_warps = 4;
   /* the example kernel: row-major A and B (unit strides), then B transposed
    * (stride_bn = K: the runtime contiguity check must fall back) */
-  for (int tr = 0; tr < 7; tr++) {
+  for (int tr = 0; tr < 8; tr++) {
     /* 3 k steps; B transposed; 128 tiles; fewer k steps than stages (K =
      * 40: a masked tail; K = 16: one partial step); BLOCK_K 64 (wgmma on
-     * sm_90a), row-major and B transposed (the cp.async fallback) */
-    static const int kk[] = {96, 96, 96, 40, 16, 140, 140};
+     * sm_90a), row-major and B transposed (the cp.async fallback).
+     * Loop versioning (codegen_ctrl.c): K = 96, 40, 16 and 136 have every
+     * row 16-byte aligned (the fast copy of the loop, masked edges and k
+     * tails included); K = 140 aligns every other row of A (threads
+     * disagree: the block must take the general copy together); B
+     * transposed is not contiguous (general copy) */
+    static const int kk[] = {96, 96, 96, 40, 16, 140, 140, 136};
     int Mm = 100, Nn = 72, Kk = kk[tr], bmn = tr == 2 || tr >= 5 ? 128 : 64;
     int bk = tr >= 5 ? 64 : 32;
     static const char *const nm[] = {"matmul_strided", "matmul_strided_bt",
                                      "matmul_strided_128", "matmul_strided_k40",
                                      "matmul_strided_k16", "matmul_strided_wg",
-                                     "matmul_strided_wg_bt"};
+                                     "matmul_strided_wg_bt", "matmul_strided_wg_al"};
     c = add(&l, nm[tr], k_matmul_strided(a, TEENY_DT_F16, bmn, bmn, bk, 8),
             cdiv(Mm, bmn) * cdiv(Nn, bmn), 1, 3e-3);
     c->min_warps = tr >= 5 ? 4 : 0;
