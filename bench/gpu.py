@@ -250,6 +250,9 @@ if os.environ.get("TEENY_BENCH_MATMUL_TILES"):
     MATMUL_TILES = tuple(tuple(int(v) for v in t.split("x"))
                          for t in os.environ["TEENY_BENCH_MATMUL_TILES"].split(","))
 MATMUL_TARGETS = tuple(os.environ.get("TEENY_BENCH_MATMUL_TARGETS", "sm_90a,sm_90").split(","))
+# Triton's pipeline depths tried for each tile (ours uses 4 stages where
+# wgmma stays in flight): TEENY_BENCH_TRITON_STAGES=3,4 by default.
+TRITON_STAGES = tuple(int(v) for v in os.environ.get("TEENY_BENCH_TRITON_STAGES", "3,4").split(","))
 
 
 def matmul_edges_ok(k, bm, bn):
@@ -307,15 +310,17 @@ def bench_matmul(drv, tc, size):
                 best = (t, e, f"ours {target} {bm}x{bn}x{bk} w{warps}")
     best_tr = None
     for bm, bn, bk, warps in MATMUL_TILES:
-        grid = (cdiv(m, bm) * cdiv(n, bn),)
-        t = safe(lambda: bench(lambda: tr_matmul[grid](a, b, c, m, n, kk, kk, 1, n, 1, n, 1,
-                                                       BM=bm, BN=bn, BK=bk, GM=8,
-                                                       num_warps=warps, num_stages=3)))
-        if t is None:
-            continue
-        print(f"  triton {bm}x{bn}x{bk} w{warps} s3: {flops / t / 1e9:.1f} TFLOP/s", flush=True)
-        if best_tr is None or t < best_tr[0]:
-            best_tr = (t, f"triton {bm}x{bn}x{bk} w{warps}")
+        for stages in TRITON_STAGES:
+            grid = (cdiv(m, bm) * cdiv(n, bn),)
+            t = safe(lambda: bench(lambda: tr_matmul[grid](
+                a, b, c, m, n, kk, kk, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk, GM=8,
+                num_warps=warps, num_stages=stages)))
+            if t is None:
+                continue
+            print(f"  triton {bm}x{bn}x{bk} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s",
+                  flush=True)
+            if best_tr is None or t < best_tr[0]:
+                best_tr = (t, f"triton {bm}x{bn}x{bk} w{warps} s{stages}")
     t_torch = bench(lambda: torch.matmul(a, b))
     report(f"matmul f16 {size}^3", "TFLOP/s", flops, best[0] if best else None,
            best_tr[0] if best_tr else None, t_torch, best[1] if best else float("nan"),
