@@ -49,7 +49,12 @@ typedef struct helper {
 
 struct teeny_helpers {
   teeny_helper_opts o;   /* options (o.exe points at exe) */
-  char *exe;             /* owned copy of the path */
+  char *exe;             /* owned copy of the path (argv[0], messages) */
+  int image_fd;          /* our own executable, opened at create (or -1) */
+  char image[64];        /* "/proc/PID/fd/N": what a helper is spawned
+                            from, so an upgrade that replaces or deletes
+                            the file at exe cannot change or break the
+                            compiler of a running daemon ("" : use exe) */
   pthread_mutex_t mu;    /* see the top of the file */
   pthread_cond_t cv;     /* a slot was returned */
   helper *v;             /* the slots */
@@ -83,6 +88,10 @@ int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
     return TEENY_E_NOMEM;
   }
   hs->o.exe = hs->exe;
+  hs->image_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (hs->image_fd >= 0)
+    snprintf(hs->image, sizeof hs->image, "/proc/%ld/fd/%d", (long)getpid(),
+             hs->image_fd);
   hs->n = n ? n : 1;
   for (unsigned i = 0; i < hs->n; i++)
     hs->v[i].to = hs->v[i].from = -1;
@@ -182,7 +191,8 @@ static int spawn(teeny_helpers *hs, helper *h, char *msg, size_t msgsz) {
   snprintf(mem, sizeof mem, "%" PRIu64, hs->o.memory_bytes);
   char *argv[] = {hs->exe, (char *)TEENY_HELPER_FLAG, ppid, mem, NULL};
   pid_t pid = 0;
-  int e = posix_spawn(&pid, hs->exe, &fa, &at, argv, environ);
+  int e = posix_spawn(&pid, hs->image[0] ? hs->image : hs->exe, &fa, &at,
+                      argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   close(in[0]);
@@ -557,6 +567,8 @@ void teeny__helpers_destroy(teeny_helpers *hs) {
   }
   pthread_mutex_destroy(&hs->mu);
   pthread_cond_destroy(&hs->cv);
+  if (hs->image_fd >= 0)
+    close(hs->image_fd);
   teeny__free(hs->v);
   teeny__free(hs->exe);
   teeny__free(hs);

@@ -4,7 +4,10 @@
  * included) cannot take the daemon down.
  *
  * A helper is teenycd itself started as `teenycd --compile-helper PPID
- * MEMORY` (posix_spawn, so it is safe from the daemon's worker threads):
+ * MEMORY` (posix_spawn, so it is safe from the daemon's worker threads;
+ * from an fd of the daemon's own executable opened at startup, so that a
+ * package upgrade replacing or deleting the file neither breaks nor
+ * changes the compiler of a running daemon):
  * it reads compile requests on stdin and writes one reply per request on
  * stdout, both as protocol frames (PROTOCOL.md: the compile request, and
  * the compile reply or the error reply with diagnostics).  Two steps use

@@ -187,6 +187,66 @@ fail:
   return td_fini(&d, failed) ? IT_FAIL : IT_PASS;
 }
 
+/* ---- the binary replaced under a running daemon ------------------------------ */
+
+/* cp src dst (mode 0755).  0 or -1. */
+static int copy_exe(const char *src, const char *dst) {
+  size_t n;
+  char *data = tc_read_file(src, &n);
+  if (!data)
+    return -1;
+  FILE *f = fopen(dst, "wb");
+  bool ok = f && fwrite(data, 1, n, f) == n;
+  ok = f && fclose(f) == 0 && ok;
+  free(data);
+  return ok && chmod(dst, 0755) == 0 ? 0 : -1;
+}
+
+/* An upgrade deletes (or replaces) teenycd's file while it runs: compile
+ * processes started afterwards still run the daemon's own compiler. */
+int it_binary_replaced(void) {
+  const char *bin = getenv("TEENYCD_BIN");
+  if (!bin || getenv("TEENY_VALGRIND_TARGET")) {
+    fprintf(stderr, "SKIP: needs the real teenycd binary, not a wrapper\n");
+    return IT_SKIP;
+  }
+  tdaemon d;
+  tclient c;
+  bool failed = true;
+  char copy[256], *saved = strdup(bin);
+  tc_init(&c);
+  CHECK(saved && td_init(&d) == 0);
+  snprintf(copy, sizeof copy, "%s/teenycd-copy", d.dir);
+  CHECK(copy_exe(bin, copy) == 0);
+  setenv("TEENYCD_BIN", copy, 1);
+  const char *args[] = {"--workers", "1", NULL};
+  int started = td_start(&d, args, NULL);
+  setenv("TEENYCD_BIN", saved, 1);
+  CHECK(started == 0);
+  CHECK(tc_open(&c, d.sock) == 0);
+  CHECK_INT(va_ok(&c), ==, 0);
+  /* the upgrade: the file is gone; and the idle compile process dies */
+  CHECK(unlink(copy) == 0);
+  pid_t kids[4];
+  CHECK_INT(rel_children(d.pid, kids, 4), ==, 1);
+  CHECK(kill(kids[0], SIGKILL) == 0);
+  usleep(100000);
+  /* a cold request needs a new compile process */
+  size_t n;
+  char *src = tc_kernel_source("vector_add", &n);
+  const char *b2[] = {"D=f16", "BLOCK_SIZE=256", NULL};
+  int rc = src ? rel_compile(&c, src, n, "vector_add", b2, NULL) : -1;
+  free(src);
+  fprintf(stderr, "compile after the binary was deleted: %s\n",
+          rc ? teeny_err_name(rc) : "ok");
+  CHECK_INT(rc, ==, 0);
+  failed = false;
+fail:
+  free(saved);
+  tc_close(&c);
+  return td_fini(&d, failed) ? IT_FAIL : IT_PASS;
+}
+
 /* ---- a compiler process that dies ----------------------------------------------- */
 
 int it_compiler_crash(void) {

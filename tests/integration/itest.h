@@ -77,6 +77,7 @@ int it_config_help(void);
 /* it_reliability.c, it_reliability_sec.c (issue 6) */
 int it_compile_timeout(void);
 int it_compiler_crash(void);
+int it_binary_replaced(void);
 int it_compile_memory(void);
 int it_hostile_kernels(void);
 int it_disk_full(void);

@@ -29,6 +29,7 @@ static const it_test tests[] = {
     {"config_help", it_config_help},
     {"compile_timeout", it_compile_timeout},
     {"compiler_crash", it_compiler_crash},
+    {"binary_replaced", it_binary_replaced},
     {"compile_memory", it_compile_memory},
     {"hostile_kernels", it_hostile_kernels},
     {"disk_full", it_disk_full},
