@@ -12,7 +12,7 @@
  *
  * --miss and --bad are per 1000 requests.  The daemon runs on a temporary
  * socket and store with its default settings plus the flags after "--".
- * scripts/soak-load runs the full size (64 x 10 000).
+ * `scripts/soak load` runs the full size (64 x 10 000).
  */
 #include <getopt.h>
 #include <signal.h>

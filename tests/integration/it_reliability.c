@@ -5,7 +5,7 @@
  * crashes or runs out of its memory budget, every hostile kernel of
  * hostile.c through the daemon, a full disk, kill -9 at random points of a
  * compile-and-evict storm, and a bounded run of the load generator.
- * Longer runs of the same code: scripts/soak-* (docs/reliability.md).
+ * Longer runs of the same code: scripts/soak (docs/reliability.md).
  */
 #include <errno.h>
 #include <signal.h>
