@@ -1063,13 +1063,16 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
     LLVMValueRef inc = vtype(g, xs[j]).rank ? teeny__cg_get(g, xs[j], L)[0]
                                             : teeny__cg_scalar(g, xs[j]);
     LLVMValueRef k = teeny__cg_async_layout_ok(g, A.loads[j], inc);
+    teeny__cg_async_mask_split(g, A.loads[j], body);
     if (k)
       ok = ok ? LLVMBuildAnd(g->b, ok, k, "") : k;
   }
   bind_pop(g, b);
   if (!ok) {
-    for (int j = 0; j < A.n; j++)
+    for (int j = 0; j < A.n; j++) {
       g->vi[A.loads[j]->res[0]].cp_delta = NULL;
+      g->vi[A.loads[j]->res[0]].cp_split = false;
+    }
     return NULL;
   }
   LLVMValueRef arg = LLVMBuildZExt(g->b, ok, g->t_i32, "");
@@ -1106,8 +1109,10 @@ static void emit_for(cg *g, const teeny_op *op) {
     add_incoming(g, &ce, v[k], from[k]);
   bind(g, &ce, op->res, phis(g, &ce));
   for (int i = 0; i < body->nops; i++)
-    if (body->ops[i]->code == IR_LOAD && body->ops[i]->nres)
+    if (body->ops[i]->code == IR_LOAD && body->ops[i]->nres) {
       g->vi[body->ops[i]->res[0]].cp_delta = NULL;
+      g->vi[body->ops[i]->res[0]].cp_split = false;
+    }
 }
 
 /* ---- while ---------------------------------------------------------------------------------- */

@@ -126,6 +126,12 @@ typedef struct cg_vinfo {
   LLVMValueRef *cp_delta; /* loads of a versioned loop: each owned group's first
                              address minus the first owned group's (i64,
                              loop-invariant; the fast copy's addresses) */
+  bool cp_split;          /* loads of a versioned loop: the mask is
+                             cp_inv & (range < splat(cp_ks)), cp_inv loop-
+                             invariant and the range's largest value cp_kmax,
+                             so in an iteration where cp_kmax < cp_ks the mask
+                             is cp_inv (teeny__cg_async_mask_split) */
+  int cp_inv, cp_ks, cp_kmax;
 } cg_vinfo;
 
 /* Longest chain of lazy values: deeper ones are made eagerly, so that
@@ -376,6 +382,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra,
  * and contiguous now and after moving by inc elements (or NULL: nothing
  * to check). */
 LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef inc);
+void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *body);
 /* No store or atomic of the kernel can write where ptr points. */
 bool teeny__cg_readonly(cg *g, int ptr);
 void teeny__cg_emit_store(cg *g, const teeny_op *op);

@@ -763,16 +763,137 @@ LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef i
   return ok;
 }
 
+/* ---- the fast copy's mask: a loop-invariant part and a k bound ---------------------- */
+
+static int strip_shape(cg *g, int v) {
+  const teeny_op *d = g->f->values[v].def;
+  while (d && (d->code == IR_BROADCAST || d->code == IR_EXPAND_DIMS || d->code == IR_RESHAPE)) {
+    v = d->args[0];
+    d = g->f->values[v].def;
+  }
+  return v;
+}
+
+static bool in_body(const teeny_region *body, const teeny_op *d) {
+  for (int i = 0; i < body->nops; i++)
+    if (body->ops[i] == d)
+      return true;
+  return false;
+}
+
+/* v does not change between iterations of the loop whose body is `body`:
+ * made before the loop, or in the body by pure index arithmetic from such
+ * values only. */
+static bool loop_invariant(cg *g, const teeny_region *body, int v, int depth) {
+  const teeny_op *d = g->f->values[v].def;
+  if (!d) {
+    for (int i = 0; i < body->nargs; i++)
+      if (body->args[i] == v)
+        return false;
+    return true;
+  }
+  if (!in_body(body, d))
+    return true;
+  if (depth > 32 || d->nregions)
+    return false;
+  switch (d->code) {
+  case IR_CONST: case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_MAKE_RANGE:
+  case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE: case IR_TRANS:
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_AND: case IR_OR:
+  case IR_XOR: case IR_SHL: case IR_SHR: case IR_MIN: case IR_MAX: case IR_NEG: case IR_NOT:
+  case IR_CMP: case IR_SELECT: case IR_CAST: case IR_ADDPTR:
+    break;
+  default:
+    return false;
+  }
+  for (int i = 0; i < d->nargs; i++)
+    if (!loop_invariant(g, body, d->args[i], depth + 1))
+      return false;
+  return true;
+}
+
+/* `range < splat(s)` with range an i32 make_range (up to broadcasts):
+ * true everywhere iff the range's largest value is below s. */
+static bool range_bound(cg *g, int v, int *s, int *kmax) {
+  const teeny_op *c = g->f->values[strip_shape(g, v)].def;
+  if (!c || c->code != IR_CMP || c->pred != CMP_LT)
+    return false;
+  const teeny_op *r = g->f->values[strip_shape(g, c->args[0])].def;
+  const teeny_op *sp = g->f->values[strip_shape(g, c->args[1])].def;
+  if (!r || r->code != IR_MAKE_RANGE || r->end <= r->start || !sp || sp->code != IR_SPLAT)
+    return false;
+  if (vtype(g, sp->args[0]).dt != TEENY_DT_I32 || vtype(g, c->args[0]).dt != TEENY_DT_I32)
+    return false;
+  *s = sp->args[0];
+  *kmax = r->end - 1;
+  return true;
+}
+
+/* Loop versioning (codegen_ctrl.c): a cp.async load of the loop `body`
+ * whose mask is inv & (range < splat(s)) (either order), inv loop-invariant:
+ * recorded, so that the fast copy tests range's largest value < s once per
+ * iteration and, when it holds (every k tile but a partial last one), checks
+ * inv alone: a predicate that does not change between iterations. */
+void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *body) {
+  cg_vinfo *vi = &g->vi[op->res[0]];
+  vi->cp_split = false;
+  if (op->nargs < 2)
+    return;
+  const teeny_op *m = g->f->values[op->args[1]].def;
+  if (!m || m->code != IR_AND || m->nargs != 2)
+    return;
+  for (int i = 0; i < 2; i++) {
+    int s, kmax;
+    if (range_bound(g, m->args[1 - i], &s, &kmax) && loop_invariant(g, body, m->args[i], 0)) {
+      vi->cp_split = true;
+      vi->cp_inv = m->args[i];
+      vi->cp_ks = s;
+      vi->cp_kmax = kmax;
+      return;
+    }
+  }
+}
+
+static void load_async_with(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t,
+                            int mask_id);
+
 /* A tile load that writes the stage tile t instead of registers: cp.async
  * per vector group, and for the groups of a dynamic plan that fail their
- * check, ordinary loads and shared stores of each element (0 when masked). */
+ * check, ordinary loads and shared stores of each element (0 when masked).
+ * In the fast copy with a split mask (teeny__cg_async_mask_split), two
+ * versions behind one uniform branch: the full k tile's, masked by the
+ * invariant part alone, and the partial one's, masked by the whole mask. */
 void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t) {
+  int mask_id = op->nargs >= 2 ? op->args[1] : -1;
+  const cg_vinfo *vi = &g->vi[op->res[0]];
+  if (!g->cp_fast || !vi->cp_split) {
+    load_async_with(g, op, extra, t, mask_id);
+    return;
+  }
+  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSLT, teeny__cg_i32(g, vi->cp_kmax),
+                                    teeny__cg_scalar(g, vi->cp_ks), "kfull");
+  LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kfull");
+  LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kpart");
+  LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kjoin");
+  LLVMBuildCondBr(g->b, full, bf, bp);
+  for (int k = 0; k < 2; k++) {
+    LLVMPositionBuilderAtEnd(g->b, k ? bp : bf);
+    int saved = teeny__cg_scope_push(g); /* nothing made in one is reused in the other */
+    load_async_with(g, op, extra, t, k ? mask_id : vi->cp_inv);
+    teeny__cg_scope_pop(g, saved);
+    LLVMBuildBr(g->b, join);
+  }
+  LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+static void load_async_with(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t,
+                            int mask_id) {
   teeny_type pt = vtype(g, op->args[0]);
   teeny_dtype dt = pt.pointee;
   bool nc = readonly_ptr(g, op->args[0]);
   const cg_layout *L = g->vi[op->res[0]].nat;
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
-  plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, dt);
+  plan pl = make_plan(g, op->args[0], mask_id, L, dt);
   if (g->cp_fast) { /* the loop's version test proved every group aligned
                        and contiguous: only the mask is left to check */
     pl.aligned = pl.contig = true;
@@ -833,7 +954,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.join");
   LLVMBuildCondBr(g->b, all, join, slow);
   LLVMPositionBuilderAtEnd(g->b, slow);
-  LLVMValueRef *m = fresh_mask(g, op->nargs >= 2 ? op->args[1] : -1, L, extra);
+  LLVMValueRef *m = fresh_mask(g, mask_id, L, extra);
   LLVMValueRef zero = zero_of(g, dt);
   for (int k = 0; k < fb.n; k++) {
     long r = fb.reg[k];

@@ -1035,7 +1035,7 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   l.v[l.n - 1].min_warps = 4;
   /* the example kernel: row-major A and B (unit strides), then B transposed
    * (stride_bn = K: the runtime contiguity check must fall back) */
-  for (int tr = 0; tr < 8; tr++) {
+  for (int tr = 0; tr < 11; tr++) {
     /* 3 k steps; B transposed; 128 tiles; fewer k steps than stages (K =
      * 40: a masked tail; K = 16: one partial step); BLOCK_K 64 (wgmma on
      * sm_90a), row-major and B transposed (the cp.async fallback).
@@ -1043,17 +1043,24 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
      * row 16-byte aligned (the fast copy of the loop, masked edges and k
      * tails included); K = 140 aligns every other row of A (threads
      * disagree: the block must take the general copy together); B
-     * transposed is not contiguous (general copy) */
-    static const int kk[] = {96, 96, 96, 40, 16, 140, 140, 136};
-    int Mm = 100, Nn = 72, Kk = kk[tr], bmn = tr == 2 || tr >= 5 ? 128 : 64;
-    int bk = tr >= 5 ? 64 : 32;
+     * transposed is not contiguous (general copy).  The fast copy's split
+     * mask (codegen_mem.c teeny__cg_async_mask_split: full k tiles check
+     * only the M/N bounds): K = 24 < BLOCK_K 64 (no full tile at all), K =
+     * 264 (four full tiles, then 8 of 64), mma.sync K = 200 (six full
+     * tiles of 32, then 8) */
+    static const int kk[] = {96, 96, 96, 40, 16, 140, 140, 136, 24, 264, 200};
+    bool wg = tr >= 5 && tr != 10;
+    int Mm = 100, Nn = 72, Kk = kk[tr], bmn = tr == 2 || wg ? 128 : 64;
+    int bk = wg ? 64 : 32;
     static const char *const nm[] = {"matmul_strided", "matmul_strided_bt",
                                      "matmul_strided_128", "matmul_strided_k40",
                                      "matmul_strided_k16", "matmul_strided_wg",
-                                     "matmul_strided_wg_bt", "matmul_strided_wg_al"};
+                                     "matmul_strided_wg_bt", "matmul_strided_wg_al",
+                                     "matmul_strided_wg_k24", "matmul_strided_wg_k264",
+                                     "matmul_strided_k200"};
     c = add(&l, nm[tr], k_matmul_strided(a, TEENY_DT_F16, bmn, bmn, bk, 8),
             cdiv(Mm, bmn) * cdiv(Nn, bmn), 1, 3e-3);
-    c->min_warps = tr >= 5 ? 4 : 0;
+    c->min_warps = wg ? 4 : 0;
     buf(c, 0, (long)Mm * Kk, CG_FILL_RANDOM);
     buf(c, 1, (long)Kk * Nn, CG_FILL_RANDOM);
     buf(c, 2, (long)Mm * Nn, CG_FILL_ZERO);
