@@ -23,12 +23,7 @@ static int op_status(tclient *c, teeny_msg_request *req, char *err,
                      size_t errsz) {
   teeny_msg_reply rep;
   int rc = tc_call(c, req, &rep);
-  if (rc)
-    return rc;
-  rc = rep.status;
-  snprintf(err, errsz, "%s", rep.error ? rep.error : "");
-  teeny_msg_reply_free(&rep);
-  return rc;
+  return rc ? rc : tc_reply_status(&rep, err, errsz);
 }
 
 static int purge_all(tclient *c, char *err, size_t n) {

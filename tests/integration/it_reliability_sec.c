@@ -98,11 +98,8 @@ static int next_status(tclient *c, teeny_proto_op op, uint64_t *id,
   int rc = tc_recv(c, op, &rep, 60000);
   if (rc)
     return rc;
-  rc = rep.status;
   *id = rep.id;
-  snprintf(err, n, "%s", rep.error ? rep.error : "");
-  teeny_msg_reply_free(&rep);
-  return rc;
+  return tc_reply_status(&rep, err, n);
 }
 
 /* ---- hostile names ------------------------------------------------------------- */

@@ -300,6 +300,13 @@ int tc_ping(tclient *c) {
   return rc;
 }
 
+int tc_reply_status(teeny_msg_reply *rep, char *err, size_t n) {
+  int rc = rep->status;
+  snprintf(err, n, "%s", rep->error ? rep->error : "");
+  teeny_msg_reply_free(rep);
+  return rc;
+}
+
 int tc_verify(tclient *c, bool repair) {
   teeny_msg_request req;
   memset(&req, 0, sizeof req);

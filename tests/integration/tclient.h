@@ -77,6 +77,9 @@ void tc_compile_init(tc_compile *t, const char *source, size_t len,
 /* Convenience ops: 0 and *out filled, or a negative status. */
 int tc_stats(tclient *c, teeny_msg_stats_reply *out);
 int tc_ping(tclient *c);
+/* The status of a received reply, its error text copied to err (n bytes);
+ * the reply is freed. */
+int tc_reply_status(teeny_msg_reply *rep, char *err, size_t n);
 /* verify (with repair as asked) over c: the problems found, each printed
  * to stderr, or -1 when the call fails. */
 int tc_verify(tclient *c, bool repair);
