@@ -34,19 +34,13 @@ int teeny__embedded_open(teeny_store **out, const char *root, char *err,
   return 0;
 }
 
-/* The store's contents named by emit. */
-static unsigned store_what(unsigned emit) {
-  return ((emit & TEENY_EMIT_PTX) ? TEENY_STORE_GET_PTX : 0) |
-         ((emit & TEENY_EMIT_MLIR) ? TEENY_STORE_GET_MLIR : 0) |
-         ((emit & TEENY_EMIT_SOURCE) ? TEENY_STORE_GET_SRC : 0);
-}
-
 /* Answer from the store if key is there.  Returns true with c filled. */
 static bool from_store(teeny_store *s, const teeny_spec *spec, unsigned emit,
                        teeny__core *c) {
   char err[TEENY_STORE_ERR_LEN];
   const char *key = teeny_spec_key(spec);
-  if (teeny_store_get(s, key, store_what(emit), &c->rec, err) != 0)
+  unsigned what = teeny_store_get_for_emit(emit, TEENY_EMIT_SOURCE);
+  if (teeny_store_get(s, key, what, &c->rec, err) != 0)
     return false; /* not there, or unreadable: compile it afresh */
   teeny_store_touch(s, key);
   if (teeny_store_pending(s) >= TOUCH_BATCH) /* keep last-used fresh for LRU */

@@ -134,17 +134,6 @@ static void ambiguous(op_job *o, const teeny_store_keys *k, const char *err) {
   encode(o, &rep);
 }
 
-static unsigned show_what(unsigned emit) {
-  unsigned what = 0;
-  if (emit & TEENY_MSG_EMIT_PTX)
-    what |= TEENY_STORE_GET_PTX;
-  if (emit & TEENY_MSG_EMIT_MLIR)
-    what |= TEENY_STORE_GET_MLIR;
-  if (emit & TEENY_MSG_EMIT_SOURCE)
-    what |= TEENY_STORE_GET_SRC;
-  return what;
-}
-
 static void show_reply(op_job *o, const teeny_store_rec *rec) {
   teeny_msg_reply rep;
   memset(&rep, 0, sizeof rep);
@@ -166,7 +155,8 @@ static void do_show(op_job *o, teeny_store *st) {
   memset(&cands, 0, sizeof cands);
   char err[TEENY_STORE_ERR_LEN];
   int rc = teeny_store_show(st, o->req.u.show.key, &rec, &cands, err);
-  unsigned what = show_what(o->req.u.show.emit);
+  unsigned what =
+      teeny_store_get_for_emit(o->req.u.show.emit, TEENY_MSG_EMIT_SOURCE);
   if (rc == TEENY_E_AMBIGUOUS)
     ambiguous(o, &cands, err);
   else if (rc)

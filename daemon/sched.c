@@ -472,17 +472,6 @@ static void compile_or_join(teeny_resolution *r) {
 
 /* ---- stage 3: spec and store ------------------------------------------------- */
 
-static unsigned get_flags(unsigned emit) {
-  unsigned what = TEENY_STORE_GET_VERIFY;
-  if (emit & TEENY_MSG_EMIT_PTX)
-    what |= TEENY_STORE_GET_PTX;
-  if (emit & TEENY_MSG_EMIT_MLIR)
-    what |= TEENY_STORE_GET_MLIR;
-  if (emit & TEENY_MSG_EMIT_SOURCE)
-    what |= TEENY_STORE_GET_SRC;
-  return what;
-}
-
 static void resolve_work(teeny_job *j, teeny_store *st) {
   teeny_resolution *r = (teeny_resolution *)j;
   teeny_artifact *a = NULL;
@@ -495,7 +484,9 @@ static void resolve_work(teeny_job *j, teeny_store *st) {
     return;
   char err[TEENY_STORE_ERR_LEN];
   const char *key = r->key;
-  int rc = teeny_store_get(st, key, get_flags(r->emit), &r->rec, err);
+  unsigned what = TEENY_STORE_GET_VERIFY |
+                  teeny_store_get_for_emit(r->emit, TEENY_MSG_EMIT_SOURCE);
+  int rc = teeny_store_get(st, key, what, &r->rec, err);
   if (!rc)
     r->disk = true;
   else if (rc == TEENY_E_CORRUPT)

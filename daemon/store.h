@@ -206,6 +206,11 @@ enum {
   TEENY_STORE_GET_VERIFY = 1u << 3 /* also re-hash what was read */
 };
 
+/* The GET flags that read the artifacts an emit mask names: TEENY_EMIT_PTX,
+ * TEENY_EMIT_MLIR (compile.h) and src_bit, the caller's bit for the
+ * generated source (the protocol's and the client's emit bit 8). */
+unsigned teeny_store_get_for_emit(unsigned emit, unsigned src_bit);
+
 /* Look key up and read the files named by what (TEENY_STORE_GET_*; 0 reads
  * the row only).  Every file read is checked against the row's size (and
  * sha256 with GET_VERIFY); a missing, non-regular, short or mismatching

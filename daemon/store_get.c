@@ -127,6 +127,12 @@ static bool same_row(const teeny_store_rec *a, const teeny_store_rec *b) {
          strcmp(a->name, b->name) == 0;
 }
 
+unsigned teeny_store_get_for_emit(unsigned emit, unsigned src_bit) {
+  return ((emit & TEENY_EMIT_PTX) ? TEENY_STORE_GET_PTX : 0) |
+         ((emit & TEENY_EMIT_MLIR) ? TEENY_STORE_GET_MLIR : 0) |
+         ((emit & src_bit) ? TEENY_STORE_GET_SRC : 0);
+}
+
 int teeny_store_get(teeny_store *s, const char *key, unsigned what,
                     teeny_store_rec *out, char *err) {
   memset(out, 0, sizeof *out);

@@ -156,25 +156,25 @@ static int send_huge_count(tclient *c) {
   return bytes_send(c, "\xdf\xff\xff\xff\xff", 5); /* map of 2^32-1 pairs */
 }
 
+/* Start a map of nfields with "op": op and "id": id (the first two). */
+static void raw_head(raw *r, uint32_t nfields, const char *op, uint64_t id) {
+  raw_init(r);
+  msgpack_pack_map(&r->pk, nfields);
+  raw_str(r, "op");
+  raw_str(r, op);
+  raw_str(r, "id");
+  msgpack_pack_uint64(&r->pk, id);
+}
+
 static int send_trailing(tclient *c) {
   raw r;
-  raw_init(&r);
-  msgpack_pack_map(&r.pk, 2);
-  raw_str(&r, "op");
-  raw_str(&r, "ping");
-  raw_str(&r, "id");
-  msgpack_pack_uint64(&r.pk, 5);
+  raw_head(&r, 2, "ping", 5);
   return raw_send(c, &r, "\xc0", 1);
 }
 
 static int send_deep(tclient *c) {
   raw r;
-  raw_init(&r);
-  msgpack_pack_map(&r.pk, 3);
-  raw_str(&r, "op");
-  raw_str(&r, "ping");
-  raw_str(&r, "id");
-  msgpack_pack_uint64(&r.pk, 6);
+  raw_head(&r, 3, "ping", 6);
   raw_str(&r, "junk");
   for (int i = 0; i < 40; i++)
     msgpack_pack_array(&r.pk, 1);
@@ -205,12 +205,7 @@ static int send_string_id(tclient *c) { return send_op(c, "ping", true, 1); }
 /* compile with a kernel field of the wrong type (an integer) */
 static int send_wrong_type(tclient *c) {
   raw r;
-  raw_init(&r);
-  msgpack_pack_map(&r.pk, 4);
-  raw_str(&r, "op");
-  raw_str(&r, "compile");
-  raw_str(&r, "id");
-  msgpack_pack_uint64(&r.pk, 8);
+  raw_head(&r, 4, "compile", 8);
   raw_str(&r, "source");
   raw_str(&r, "void k(void) {}");
   raw_str(&r, "kernel");
@@ -250,12 +245,7 @@ static int send_dotted_name(tclient *c) {
 /* A kernel name with a NUL inside: raw, since the encoder refuses it. */
 static int send_nul_name(tclient *c) {
   raw r;
-  raw_init(&r);
-  msgpack_pack_map(&r.pk, 4);
-  raw_str(&r, "op");
-  raw_str(&r, "compile");
-  raw_str(&r, "id");
-  msgpack_pack_uint64(&r.pk, 12);
+  raw_head(&r, 4, "compile", 12);
   raw_str(&r, "source");
   raw_str(&r, "x");
   raw_str(&r, "kernel");
@@ -266,12 +256,7 @@ static int send_nul_name(tclient *c) {
 
 static int send_bad_flags(tclient *c) {
   raw r;
-  raw_init(&r);
-  msgpack_pack_map(&r.pk, 5);
-  raw_str(&r, "op");
-  raw_str(&r, "compile");
-  raw_str(&r, "id");
-  msgpack_pack_uint64(&r.pk, 13);
+  raw_head(&r, 5, "compile", 13);
   raw_str(&r, "source");
   raw_str(&r, "x");
   raw_str(&r, "kernel");
