@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
-#include "daemon/store.h"
+#include "store/store.h"
 #include "proto/frame.h"
 #include "proto/msg.h"
 #include "teeny/client.h"

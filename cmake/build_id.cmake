@@ -1,5 +1,6 @@
 # cmake/build_id.cmake — run with cmake -P at build time: hash the compiler's
-# own sources (listed one per line in the file LIST) into a short build id
+# own sources (listed one per line in the file LIST; named relative to ROOT)
+# into a short build id
 # and write OUT as
 #   #define TEENY_COMPILER_BUILD_ID "0123456789ab"
 # rewriting OUT only when the id changes, so unchanged sources rebuild
@@ -10,7 +11,7 @@ list(SORT FILES)
 set(all "")
 foreach(f ${FILES})
   file(SHA256 ${f} h)
-  get_filename_component(n ${f} NAME)
+  file(RELATIVE_PATH n ${ROOT} ${f})
   string(APPEND all "${n}:${h}\n")
 endforeach()
 string(SHA256 id "${all}")

@@ -19,7 +19,7 @@
 #include "common/common.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 #define LINE_MAX_LEN 4096
 #define SUN_PATH_MAX 107 /* sizeof(sockaddr_un.sun_path) - 1 */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <uv.h>
 
-#include "daemon/store.h"
+#include "store/store.h"
 
 typedef struct teeny_pool teeny_pool;
 typedef struct teeny_job teeny_job;

@@ -61,7 +61,7 @@ struct teeny_compile_job {
   teeny_resolution *rs;       /* waiting resolutions, the leader first */
   teeny_resolution **rtail;   /* where the next one goes */
   bool check;                 /* verify the stored entry (force, corrupt) */
-  teeny_touchlog touches;     /* replayed before the eviction */
+  teeny_uselog touches;     /* replayed before the eviction */
   /* filled by the worker */
   int rc;                     /* teeny_spec_compile's result */
   teeny_artifact *art;        /* on success */
@@ -75,7 +75,7 @@ struct teeny_compile_job {
 typedef struct flush_job {
   teeny_job job;          /* must be first */
   teeny_sched *s;         /* owner */
-  teeny_touchlog touches; /* the uses to write */
+  teeny_uselog touches; /* the uses to write */
 } flush_job;
 
 static size_t bucket_of(uint64_t hash) {
@@ -324,7 +324,7 @@ static void compile_unlink(teeny_sched *s, teeny_compile_job *c) {
 static void compile_free(teeny_compile_job *c) {
   teeny_artifact_destroy(c->art);
   teeny_diags_close(&c->diags);
-  teeny__touchlog_free(&c->touches);
+  teeny__uselog_free(&c->touches);
   teeny__free(c);
 }
 
@@ -371,7 +371,7 @@ static void store_artifact(teeny_compile_job *c, teeny_store *st) {
       c->not_stored = true;
     }
   }
-  teeny__touchlog_apply(&c->touches, st);
+  teeny__uselog_apply(&c->touches, st);
   int rc = created && c->s->max_size
                ? teeny_store_evict_to(st, c->s->max_size, &c->evicted, err)
                : teeny_store_flush(st, err);
@@ -390,7 +390,7 @@ static void compile_work(teeny_job *j, teeny_store *st) {
   if (!c->rc) { /* stored before anyone is answered (DESIGN.md §2) */
     store_artifact(c, st);
   } else if (c->touches.n) { /* the uses it carries still count */
-    teeny__touchlog_apply(&c->touches, st);
+    teeny__uselog_apply(&c->touches, st);
     if (teeny_store_flush(st, err))
       TEENY_LOGW(c->s->log, "writing last-used times: %s", err);
   }
@@ -458,9 +458,9 @@ static void compile_or_join(teeny_resolution *r) {
   c->rtail = &r->cnext;
   c->check = r->force || r->corrupt;
   teeny_diags_init(&c->diags);
-  teeny__touchlog_take(&s->touches, &c->touches);
+  teeny__uselog_take(&s->touches, &c->touches);
   if (teeny__pool_submit(s->pool, &c->job, compile_work, compile_done)) {
-    teeny__touchlog_free(&c->touches);
+    teeny__uselog_free(&c->touches);
     teeny__free(c);
     finish_error(r, TEENY_E_INTERNAL, "cannot queue the compile");
     return;
@@ -574,13 +574,13 @@ done:
 /* ---- touches and flushing ------------------------------------------------------ */
 
 void teeny__sched_touch(teeny_sched *s, const char *key) {
-  teeny__touchlog_add(&s->touches, key);
+  teeny__uselog_add(&s->touches, key);
 }
 
 static void flush_work(teeny_job *j, teeny_store *st) {
   flush_job *f = (flush_job *)j;
   char err[TEENY_STORE_ERR_LEN];
-  teeny__touchlog_apply(&f->touches, st);
+  teeny__uselog_apply(&f->touches, st);
   if (teeny_store_flush(st, err))
     TEENY_LOGW(f->s->log, "writing last-used times: %s", err);
 }
@@ -588,7 +588,7 @@ static void flush_work(teeny_job *j, teeny_store *st) {
 static void flush_done(teeny_job *j, int status) {
   flush_job *f = (flush_job *)j;
   f->s->flushing = false;
-  teeny__touchlog_free(&f->touches);
+  teeny__uselog_free(&f->touches);
   teeny__free(f);
 }
 
@@ -600,9 +600,9 @@ static void on_flush_timer(uv_timer_t *t) {
   if (!f)
     return;
   f->s = s;
-  teeny__touchlog_take(&s->touches, &f->touches);
+  teeny__uselog_take(&s->touches, &f->touches);
   if (teeny__pool_submit(s->pool, &f->job, flush_work, flush_done)) {
-    teeny__touchlog_free(&f->touches);
+    teeny__uselog_free(&f->touches);
     teeny__free(f);
     return;
   }
@@ -621,7 +621,7 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   s->log = o->log;
   s->stats = o->stats;
   s->max_size = o->max_size;
-  teeny__touchlog_init(&s->touches);
+  teeny__uselog_init(&s->touches);
   int rc = teeny__pool_create(o->loop, o->workers, o->store, &s->pool, err);
   if (rc)
     goto fail;
@@ -664,12 +664,12 @@ void teeny__sched_destroy(teeny_sched *s) {
   if (s->touches.n) {
     teeny_store *st = teeny__pool_borrow(s->pool);
     char err[TEENY_STORE_ERR_LEN];
-    teeny__touchlog_apply(&s->touches, st);
+    teeny__uselog_apply(&s->touches, st);
     if (teeny_store_flush(st, err))
       TEENY_LOGW(s->log, "writing last-used times: %s", err);
     teeny__pool_return(s->pool, st);
   }
-  teeny__touchlog_free(&s->touches);
+  teeny__uselog_free(&s->touches);
   teeny__helpers_destroy(s->helpers);
   teeny__pool_destroy(s->pool);
   teeny__memcache_destroy(s->mc);

@@ -44,7 +44,7 @@
 #include "daemon/memcache.h"
 #include "daemon/pool.h"
 #include "daemon/stats.h"
-#include "daemon/touch.h"
+#include "daemon/uselog.h"
 #include "proto/frame.h"
 #include "proto/msg.h"
 
@@ -73,7 +73,7 @@ typedef struct teeny_sched {
   teeny_pool *pool;          /* workers and their store handles */
   teeny_memcache *mc;        /* request -> reply frame */
   teeny_helpers *helpers;    /* compile processes, one per worker */
-  teeny_touchlog touches;    /* hits not yet written to the store */
+  teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
   bool closed;               /* teeny__sched_close was called */

@@ -29,7 +29,7 @@
 #include "daemon/log.h"
 #include "daemon/sd.h"
 #include "daemon/server.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 enum { EXIT_START = 1, EXIT_USAGE = 2 };
 enum { OPT_CONFIG = 1000, OPT_HELP, OPT_VERSION, OPT_SETTING };

@@ -11,7 +11,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
+#include "dsl/nvptx/nvptx.h"
 #include "teeny_build_id.h" /* generated: TEENY_COMPILER_BUILD_ID */
 
 #ifndef TEENY_LLVM_VERSION_STRING

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 typedef struct inspect {
   teeny_source_info pub; /* must stay first: the caller's pointer */

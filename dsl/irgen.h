@@ -25,7 +25,7 @@
 
 #include <setjmp.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 typedef struct gval {
   int id;          /* IR value id; -1 for a constant not materialised */

@@ -4,7 +4,7 @@
  *
  * The rules are docs/dsl.md §4.  Folding must agree bit for bit with the
  * interpreter and the GPU, so it computes with the interpreter's own element
- * semantics (dsl/scalar.c): integer ops wrap at the dtype's width, division
+ * semantics (dsl/ir/scalar.c): integer ops wrap at the dtype's width, division
  * by zero gives -1 (remainder: the dividend), over-wide shifts give 0 (or -1
  * for >> of a negative), float->int casts saturate and map NaN to 0, and
  * results are rounded to their dtype (f16 and bf16 included).  Two weak
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "dsl/irgen.h"
-#include "dsl/scalar.h"
+#include "dsl/ir/scalar.h"
 
 /* ---- constructors -------------------------------------------------------- */
 

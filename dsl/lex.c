@@ -1,5 +1,5 @@
 /*
- * dsl/lex.c — the tokenizer of the kernel language (dsl/compiler.h, lex.c
+ * dsl/lex.c — the tokenizer of the kernel language (dsl/front.h, lex.c
  * section).  One pass over the source turns it into an array of tokens in
  * the job's arena, ending in TK_EOF.
  *
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 typedef struct lexer {
   teeny_ctx *cx;       /* where errors go and tokens are allocated */

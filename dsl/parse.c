@@ -1,5 +1,5 @@
 /*
- * dsl/parse.c — recursive descent from tokens to the AST (dsl/compiler.h,
+ * dsl/parse.c — recursive descent from tokens to the AST (dsl/front.h,
  * parse.c section).
  *
  * Each function reads the grammar rule written above it, starting at
@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 typedef struct parser {
   teeny_ctx *cx;         /* errors, arena */

@@ -1,6 +1,6 @@
 /*
  * dsl/resolve.c — name binding and the checks that need no bindings
- * (dsl/compiler.h, resolve.c section), plus the builtin table.
+ * (dsl/front.h, resolve.c section), plus the builtin table.
  *
  * One walk over each function, in source order: parameters get var slots
  * 0..nparams-1 and every declaration a fresh slot; each name in an
@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 /* ---- builtins -------------------------------------------------------------------- */
 

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 /* ---- bindings ------------------------------------------------------------ */
 

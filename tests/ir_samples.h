@@ -9,7 +9,7 @@
 #ifndef TEENY_TESTS_IR_SAMPLES_H
 #define TEENY_TESTS_IR_SAMPLES_H
 
-#include "dsl/compiler.h"
+#include "dsl/ir/ir.h"
 
 teeny_ir_func *teeny_sample_vector_add(teeny_arena *a, teeny_dtype dt, int block);
 teeny_ir_func *teeny_sample_softmax(teeny_arena *a, int block);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 #define FUZZ_MAX_INPUT (64 * 1024)
 

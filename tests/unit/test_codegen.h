@@ -8,6 +8,7 @@
 #ifndef TEENY_TESTS_TEST_CODEGEN_H
 #define TEENY_TESTS_TEST_CODEGEN_H
 
+#include "dsl/nvptx/nvptx.h"
 #include "ir_samples.h"
 
 #define TEENY_CG_MAX_PARAMS 12

@@ -1039,12 +1039,12 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
     /* 3 k steps; B transposed; 128 tiles; fewer k steps than stages (K =
      * 40: a masked tail; K = 16: one partial step); BLOCK_K 64 (wgmma on
      * sm_90a), row-major and B transposed (the cp.async fallback).
-     * Loop versioning (codegen_ctrl.c): K = 96, 40, 16 and 136 have every
+     * Loop versioning (nvptx/ctrl.c): K = 96, 40, 16 and 136 have every
      * row 16-byte aligned (the fast copy of the loop, masked edges and k
      * tails included); K = 140 aligns every other row of A (threads
      * disagree: the block must take the general copy together); B
      * transposed is not contiguous (general copy).  The fast copy's split
-     * mask (codegen_mem.c teeny__cg_async_mask_split: full k tiles check
+     * mask (nvptx/mem.c teeny__cg_async_mask_split: full k tiles check
      * only the M/N bounds): K = 24 < BLOCK_K 64 (no full tile at all), K =
      * 264 (four full tiles, then 8 of 64), mma.sync K = 200 (six full
      * tiles of 32, then 8) */

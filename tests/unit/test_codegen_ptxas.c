@@ -124,7 +124,7 @@ int main(void) {
           /* ptxas found an access to registers an in-flight wgmma writes,
            * on some path of the control-flow graph (C7514/C7515/C7517),
            * and waits there: correct, but the pipelining of
-           * codegen_dot.c/ctrl.c is lost.  (C7511, too few registers, is
+           * nvptx/dot.c/ctrl.c is lost.  (C7511, too few registers, is
            * the tile's size: 128x256 with 4 warps spills anyway.) */
           printf("FAIL %s %s nw=%d: ptxas serialized the wgmma pipeline:\n%s\n",
                  cases[i].name, targets[t], warps[w], log);

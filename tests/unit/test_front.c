@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsl/compiler.h"
+#include "dsl/front.h"
 
 static teeny_arena arena;
 static teeny_diags diags;

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_interp.c — the CPU interpreter (dsl/interp.c).
+ * tests/unit/test_interp.c — the CPU interpreter (dsl/ir/interp.c).
  *
  * The samples of tests/ir_samples.c run against plain C references on
  * random data; small hand-built kernels pin down each defined edge of the

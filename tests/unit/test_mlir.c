@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_mlir.c — the MLIR printer (dsl/mlir.c): each sample of
+ * tests/unit/test_mlir.c — the MLIR printer (dsl/ir/mlir.c): each sample of
  * tests/ir_samples.c and test_mlir_samples.c prints the Triton-dialect ops,
  * generic-form properties, constants and signed/unsigned variants that
  * Triton's parser and mlir-opt expect.  test_mlir_opt.c runs the same text

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_scalar.c — the language's scalar semantics (dsl/scalar.c,
+ * tests/unit/test_scalar.c — the language's scalar semantics (dsl/ir/scalar.c,
  * docs/dsl.md §4) at their edges, and constant folding agreeing with the
  * interpreter on them.
  *
@@ -16,7 +16,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "dsl/scalar.h"
+#include "dsl/ir/scalar.h"
 #include "kernel_util.h"
 
 /* ---- helpers ------------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_store.c — the artifact store (daemon/store*.c): commit
+ * tests/unit/test_store.c — the artifact store (store/): commit
  * protocol, crash leftovers, hostile names and planted symlinks, corruption,
  * LRU eviction, batched touches, schema, two handles at once, the daemon
  * lock, injected ENOSPC, list/show/purge/stats and verify.
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "common/common.h"
-#include "daemon/store.h"
+#include "store/store.h"
 
 /* ---- fixtures ------------------------------------------------------------ */
 

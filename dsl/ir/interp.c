@@ -1,0 +1,886 @@
+/*
+ * dsl/ir/interp.c — the CPU interpreter: runs verified tile IR on host buffers,
+ * one program at a time, so kernel semantics are testable without a GPU and
+ * GPU results have something exact to be compared with.
+ *
+ * Every value id owns one slot array of numel(type) elements (a
+ * teeny_scalar: .u/.i for ints, bools and pointers, .f for floats),
+ * allocated once per run.  SSA values inside loops and combine regions are
+ * simply overwritten each time their op runs; loop-carried values are
+ * copied through the loop op's own result slots, which no region can name,
+ * so yields have parallel-copy semantics without extra temporaries.
+ *
+ * Invariant: a slot always holds its dtype's canonical value (dsl/ir/scalar.h:
+ * ints wrapped and extended to 64 bits, bools 0/1, floats rounded to their
+ * format).  What one element op computes — the language's edge cases
+ * included (docs/dsl.md §4) — is dsl/ir/scalar.c, shared with constant
+ * folding; this file is the machine around it.
+ *
+ * Pointers are not host addresses: pointer parameter i lives in its own
+ * window of the interpreter's address space, 2^BUF_WINDOW_LOG2 bytes wide,
+ * with the buffer's first byte at the window's middle.  An access is
+ * checked against the buffer of the window it falls in, so a kernel that
+ * runs off the end of one buffer is caught even where the caller's
+ * buffers happen to be adjacent in host memory (the language has no
+ * pointer casts or comparisons, so no kernel can tell).  Budgets on steps
+ * and slot bytes stop runaway kernels.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dsl/ir/ir.h"
+#include "dsl/ir/scalar.h"
+
+typedef teeny_scalar elem; /* one element of a value slot */
+
+/* The int64 whose two's complement bits are u (without implementation-
+ * defined conversions). */
+static int64_t u2i(uint64_t u) {
+  return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* ---- float encodings ------------------------------------------------------------ */
+
+/* IEEE binary16 bits of x (rounded first); NaN becomes the quiet NaN. */
+static uint16_t f16_bits(double x) {
+  x = teeny__scalar_round(TEENY_DT_F16, x);
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  double a = fabs(x);
+  if (isnan(x))
+    return sign | 0x7e00;
+  if (isinf(a))
+    return sign | 0x7c00;
+  if (a == 0)
+    return sign;
+  int e = ilogb(a);
+  if (e < -14)
+    return sign | (uint16_t)ldexp(a, 24); /* subnormal: m * 2^-24 */
+  return sign | (uint16_t)((e + 15) << 10) | (uint16_t)(ldexp(a, 10 - e) - 1024);
+}
+
+static double f16_value(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double r;
+  if (e == 0)
+    r = ldexp(m, -24);
+  else if (e == 31)
+    r = m ? NAN : INFINITY;
+  else
+    r = ldexp(m + 1024, e - 25);
+  return h & 0x8000 ? -r : r;
+}
+
+/* bfloat16 bits of x (rounded first): the top half of the f32 bits. */
+static uint16_t bf16_bits(double x) {
+  x = teeny__scalar_round(TEENY_DT_BF16, x);
+  if (isnan(x))
+    return signbit(x) ? 0xffc0 : 0x7fc0;
+  float f = (float)x; /* exact: bf16 values are f32 values */
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return (uint16_t)(u >> 16);
+}
+
+static double bf16_value(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/* ---- element memory access ---------------------------------------------------- */
+
+#define LOAD_AS(T, conv)                                                      \
+  do {                                                                        \
+    T x_;                                                                     \
+    memcpy(&x_, p, sizeof x_);                                                \
+    conv;                                                                     \
+  } while (0)
+
+/* The element of dtype dt stored at p (no alignment assumed). */
+static elem mem_read(teeny_dtype dt, const unsigned char *p) {
+  elem v;
+  v.u = 0;
+  switch (dt) {
+  case TEENY_DT_BOOL: v.u = p[0] != 0; break;
+  case TEENY_DT_I8: LOAD_AS(int8_t, v.i = x_); break;
+  case TEENY_DT_I16: LOAD_AS(int16_t, v.i = x_); break;
+  case TEENY_DT_I32: LOAD_AS(int32_t, v.i = x_); break;
+  case TEENY_DT_I64: LOAD_AS(int64_t, v.i = x_); break;
+  case TEENY_DT_U8: v.u = p[0]; break;
+  case TEENY_DT_U16: LOAD_AS(uint16_t, v.u = x_); break;
+  case TEENY_DT_U32: LOAD_AS(uint32_t, v.u = x_); break;
+  case TEENY_DT_U64: LOAD_AS(uint64_t, v.u = x_); break;
+  case TEENY_DT_F16: LOAD_AS(uint16_t, v.f = f16_value(x_)); break;
+  case TEENY_DT_BF16: LOAD_AS(uint16_t, v.f = bf16_value(x_)); break;
+  case TEENY_DT_F32: LOAD_AS(float, v.f = x_); break;
+  case TEENY_DT_F64: LOAD_AS(double, v.f = x_); break;
+  default: break;
+  }
+  return v;
+}
+
+#define STORE_AS(T, val)                                                      \
+  do {                                                                        \
+    T x_ = (val);                                                             \
+    memcpy(p, &x_, sizeof x_);                                                \
+  } while (0)
+
+/* Store canonical element v of dtype dt at p. */
+static void mem_write(teeny_dtype dt, unsigned char *p, elem v) {
+  switch (dt) {
+  case TEENY_DT_BOOL: p[0] = v.u != 0; break;
+  case TEENY_DT_I8:
+  case TEENY_DT_U8: p[0] = (unsigned char)v.u; break;
+  case TEENY_DT_I16:
+  case TEENY_DT_U16: STORE_AS(uint16_t, (uint16_t)v.u); break;
+  case TEENY_DT_I32:
+  case TEENY_DT_U32: STORE_AS(uint32_t, (uint32_t)v.u); break;
+  case TEENY_DT_I64:
+  case TEENY_DT_U64: STORE_AS(uint64_t, v.u); break;
+  case TEENY_DT_F16: STORE_AS(uint16_t, f16_bits(v.f)); break;
+  case TEENY_DT_BF16: STORE_AS(uint16_t, bf16_bits(v.f)); break;
+  case TEENY_DT_F32: STORE_AS(float, (float)teeny__scalar_round(TEENY_DT_F32, v.f)); break;
+  case TEENY_DT_F64: STORE_AS(double, v.f); break;
+  default: break;
+  }
+}
+
+/* ---- the machine ------------------------------------------------------------------ */
+
+/* Pointer parameter i's window is [(i + 1) << LOG2, (i + 2) << LOG2); its
+ * buffer starts in the middle, so offsets of +-2^(LOG2 - 1) bytes stay in
+ * the window and are reported against the right parameter. */
+#define BUF_WINDOW_LOG2 40
+
+typedef struct interp_buf {
+  unsigned char *data; /* host memory of a pointer argument (NULL: none) */
+  uint64_t base;       /* its address as a pointer value */
+  size_t bytes;        /* its size */
+  const char *name;    /* the parameter's name */
+} interp_buf;
+
+typedef struct interp {
+  teeny_ctx *cx;            /* diagnostics */
+  const teeny_ir_func *f;   /* the kernel */
+  elem **slot;              /* [nvalues] slot arrays */
+  interp_buf *bufs;         /* [nparams]: by parameter (scalars: empty) */
+  int nbufs;
+  unsigned grid[3];         /* programs along each axis */
+  unsigned pid[3];          /* the program running now */
+  uint64_t steps;           /* element operations so far */
+  uint64_t max_steps;       /* budget */
+} interp;
+
+static elem *val(interp *it, int id) { return it->slot[id]; }
+
+static teeny_type type_of(interp *it, int id) { return it->f->values[id].type; }
+
+static long numel(interp *it, int id) { return teeny__type_numel(type_of(it, id)); }
+
+/* Report an error at loc and return err. */
+static int fail(interp *it, teeny_loc loc, int err, const char *fmt, ...)
+    TEENY_PRINTF(4, 5);
+static int fail(interp *it, teeny_loc loc, int err, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  teeny__error_at(it->cx, loc, "%s", msg);
+  return err;
+}
+
+/* Count n element operations of op (NULL: starting a program) against
+ * the budget. */
+static int charge(interp *it, const teeny_op *op, uint64_t n) {
+  it->steps += n;
+  if (it->steps <= it->max_steps)
+    return TEENY_OK;
+  return fail(it, op ? op->loc : (teeny_loc){0, 0}, TEENY_E_RUNTIME,
+              "interpreter step limit exceeded (%llu element operations) "
+              "at '%s'", (unsigned long long)it->max_steps,
+              op ? teeny__opcode_name(op->code) : "program start");
+}
+
+/* Copy n values dst[i] := src[i] (whole slots; the types agree). */
+static void copy_values(interp *it, const int *dst, const int *src, int n) {
+  for (int i = 0; i < n; i++)
+    if (dst[i] != src[i])
+      memcpy(val(it, dst[i]), val(it, src[i]), sizeof(elem) * (size_t)numel(it, src[i]));
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+static bool buf_holds(const interp_buf *b, uint64_t addr, size_t size) {
+  return b->data && addr >= b->base && size <= b->bytes &&
+         addr - b->base <= b->bytes - size;
+}
+
+/* The pointer parameter whose window holds addr, or NULL. */
+static const interp_buf *window_of(const interp *it, uint64_t addr) {
+  uint64_t w = addr >> BUF_WINDOW_LOG2;
+  if (w < 1 || w > (uint64_t)it->nbufs)
+    return NULL;
+  const interp_buf *b = &it->bufs[w - 1];
+  return b->name ? b : NULL;
+}
+
+static const char *access_name(const teeny_op *op) {
+  static const char *const rmw[] = {"atomic_add", "atomic_max", "atomic_min",
+                                    "atomic_xchg"};
+  if (op->code == IR_ATOMIC_RMW && (unsigned)op->rmw < TEENY_ARRAY_LEN(rmw))
+    return rmw[op->rmw];
+  return teeny__opcode_name(op->code);
+}
+
+static int oob(interp *it, const teeny_op *op, uint64_t addr, size_t size,
+               long lane) {
+  const interp_buf *b = window_of(it, addr);
+  const char *what = access_name(op);
+  if (!b || !b->data)
+    return fail(it, op->loc, TEENY_E_RUNTIME,
+                "out-of-bounds %s: %zu bytes at address 0x%llx, which is in "
+                "no buffer (program (%u, %u, %u), lane %ld)", what, size,
+                (unsigned long long)addr, it->pid[0], it->pid[1], it->pid[2], lane);
+  return fail(it, op->loc, TEENY_E_RUNTIME,
+              "out-of-bounds %s: %zu bytes at offset %lld of '%s' (%zu bytes) "
+              "(program (%u, %u, %u), lane %ld)", what, size,
+              (long long)u2i(addr - b->base), b->name, b->bytes, it->pid[0],
+              it->pid[1], it->pid[2], lane);
+}
+
+/* Host memory for `size` bytes at addr, or NULL after reporting an
+ * out-of-bounds access by lane of op. */
+static unsigned char *mem_at(interp *it, const teeny_op *op, uint64_t addr,
+                             size_t size, long lane) {
+  const interp_buf *b = window_of(it, addr);
+  if (b && buf_holds(b, addr, size))
+    return b->data + (addr - b->base);
+  oob(it, op, addr, size, lane);
+  return NULL;
+}
+
+/* (ptr [, mask [, other]]): off lanes read `other`, or 0. */
+static int exec_load(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).pointee;
+  size_t size = (size_t)teeny_dtype_size(dt);
+  const elem *p = val(it, op->args[0]);
+  const elem *mask = op->nargs >= 2 ? val(it, op->args[1]) : NULL;
+  const elem *other = op->nargs >= 3 ? val(it, op->args[2]) : NULL;
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->args[0]);
+  for (long i = 0; i < n; i++) {
+    if (mask && !mask[i].u) {
+      r[i].u = 0;
+      if (other)
+        r[i] = other[i];
+      continue;
+    }
+    unsigned char *m = mem_at(it, op, p[i].u, size, i);
+    if (!m)
+      return TEENY_E_RUNTIME;
+    r[i] = mem_read(dt, m);
+  }
+  return TEENY_OK;
+}
+
+/* (ptr, value [, mask]); lanes run in index order, so the last one wins. */
+static int exec_store(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).pointee;
+  size_t size = (size_t)teeny_dtype_size(dt);
+  const elem *p = val(it, op->args[0]), *v = val(it, op->args[1]);
+  const elem *mask = op->nargs >= 3 ? val(it, op->args[2]) : NULL;
+  long n = numel(it, op->args[0]);
+  for (long i = 0; i < n; i++) {
+    if (mask && !mask[i].u)
+      continue;
+    unsigned char *m = mem_at(it, op, p[i].u, size, i);
+    if (!m)
+      return TEENY_E_RUNTIME;
+    mem_write(dt, m, v[i]);
+  }
+  return TEENY_OK;
+}
+
+static elem rmw_new(teeny_rmw_kind k, teeny_dtype dt, elem old, elem v) {
+  switch (k) {
+  case RMW_ADD: return teeny__scalar_binop(IR_ADD, dt, old, v);
+  case RMW_MAX: return teeny__scalar_binop(IR_MAX, dt, old, v);
+  case RMW_MIN: return teeny__scalar_binop(IR_MIN, dt, old, v);
+  default: return v;
+  }
+}
+
+/* (ptr, value [, mask]) -> old.  Programs run one at a time and lanes in
+ * index order, so the atomics are plain read-modify-writes; off lanes give
+ * 0 and touch nothing. */
+static int exec_atomic_rmw(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).pointee;
+  size_t size = (size_t)teeny_dtype_size(dt);
+  const elem *p = val(it, op->args[0]), *v = val(it, op->args[1]);
+  const elem *mask = op->nargs >= 3 ? val(it, op->args[2]) : NULL;
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->args[0]);
+  for (long i = 0; i < n; i++) {
+    r[i].u = 0;
+    if (mask && !mask[i].u)
+      continue;
+    unsigned char *m = mem_at(it, op, p[i].u, size, i);
+    if (!m)
+      return TEENY_E_RUNTIME;
+    r[i] = mem_read(dt, m);
+    mem_write(dt, m, rmw_new(op->rmw, dt, r[i], v[i]));
+  }
+  return TEENY_OK;
+}
+
+/* (ptr, cmp, value) -> old.  The comparison is on the stored bits (as the
+ * GPU's atom.cas does), so for floats -0 != +0 and a NaN matches itself. */
+static int exec_atomic_cas(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).pointee;
+  size_t size = (size_t)teeny_dtype_size(dt);
+  const elem *p = val(it, op->args[0]), *c = val(it, op->args[1]);
+  const elem *v = val(it, op->args[2]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->args[0]);
+  for (long i = 0; i < n; i++) {
+    unsigned char *m = mem_at(it, op, p[i].u, size, i);
+    if (!m)
+      return TEENY_E_RUNTIME;
+    unsigned char want[8];
+    mem_write(dt, want, c[i]);
+    r[i] = mem_read(dt, m);
+    if (memcmp(want, m, size) == 0)
+      mem_write(dt, m, v[i]);
+  }
+  return TEENY_OK;
+}
+
+/* ---- values and shapes ---------------------------------------------------------------- */
+
+static void fill(elem *r, long n, elem v) {
+  for (long i = 0; i < n; i++)
+    r[i] = v;
+}
+
+static int exec_const(interp *it, const teeny_op *op) {
+  teeny_type t = type_of(it, op->res[0]);
+  fill(val(it, op->res[0]), numel(it, op->res[0]), teeny__scalar_normalize(t.dt, op->cval));
+  return TEENY_OK;
+}
+
+static int exec_grid_query(interp *it, const teeny_op *op) {
+  unsigned v = op->code == IR_PROGRAM_ID ? it->pid[op->axis] : it->grid[op->axis];
+  val(it, op->res[0])[0] = teeny__scalar_int(TEENY_DT_I32, v);
+  return TEENY_OK;
+}
+
+static int exec_make_range(interp *it, const teeny_op *op) {
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_int(TEENY_DT_I32, (uint64_t)((int64_t)op->start + i));
+  return TEENY_OK;
+}
+
+/* Stretch a's 1-dims to r's shape (same rank). */
+static void broadcast(const elem *a, teeny_type at, elem *r, teeny_type rt) {
+  if (rt.rank == 1) {
+    for (long i = 0; i < rt.shape[0]; i++)
+      r[i] = a[at.shape[0] == 1 ? 0 : i];
+    return;
+  }
+  long m = rt.shape[0], n = rt.shape[1];
+  for (long i = 0; i < m; i++)
+    for (long j = 0; j < n; j++)
+      r[i * n + j] = a[(at.shape[0] == 1 ? 0 : i) * at.shape[1] +
+                       (at.shape[1] == 1 ? 0 : j)];
+}
+
+static int exec_shape(interp *it, const teeny_op *op) {
+  const elem *a = val(it, op->args[0]);
+  elem *r = val(it, op->res[0]);
+  teeny_type at = type_of(it, op->args[0]), rt = type_of(it, op->res[0]);
+  long n = teeny__type_numel(rt);
+  switch (op->code) {
+  case IR_SPLAT:
+    fill(r, n, a[0]);
+    break;
+  case IR_BROADCAST:
+    broadcast(a, at, r, rt);
+    break;
+  case IR_TRANS:
+    for (long i = 0; i < at.shape[0]; i++)
+      for (long j = 0; j < at.shape[1]; j++)
+        r[j * at.shape[0] + i] = a[i * at.shape[1] + j];
+    break;
+  default: /* expand_dims, reshape: same elements, row-major */
+    memcpy(r, a, sizeof(elem) * (size_t)n);
+    break;
+  }
+  return TEENY_OK;
+}
+
+/* ---- element-wise ops ---------------------------------------------------------------------- */
+
+static int exec_unary(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->res[0]).dt;
+  const elem *a = val(it, op->args[0]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_unop(op->code, dt, a[i]);
+  return TEENY_OK;
+}
+
+static int exec_binary(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->res[0]).dt;
+  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_binop(op->code, dt, a[i], b[i]);
+  return TEENY_OK;
+}
+
+static int exec_fma(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->res[0]).dt;
+  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]);
+  const elem *c = val(it, op->args[2]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i].f = teeny__scalar_fma(dt, a[i].f, b[i].f, c[i].f);
+  return TEENY_OK;
+}
+
+static int exec_cmp(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).dt;
+  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i].u = teeny__scalar_compare(op->pred, dt, a[i], b[i]);
+  return TEENY_OK;
+}
+
+static int exec_select(interp *it, const teeny_op *op) {
+  const elem *c = val(it, op->args[0]), *a = val(it, op->args[1]);
+  const elem *b = val(it, op->args[2]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = c[i].u ? a[i] : b[i];
+  return TEENY_OK;
+}
+
+static int exec_cast(interp *it, const teeny_op *op) {
+  teeny_dtype from = type_of(it, op->args[0]).dt, to = type_of(it, op->res[0]).dt;
+  const elem *a = val(it, op->args[0]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_cast(from, to, a[i]);
+  return TEENY_OK;
+}
+
+/* (ptr, offset): ptr + offset * sizeof(pointee), wrapping like the GPU. */
+static int exec_addptr(interp *it, const teeny_op *op) {
+  uint64_t size = (uint64_t)teeny_dtype_size(type_of(it, op->args[0]).pointee);
+  const elem *p = val(it, op->args[0]), *o = val(it, op->args[1]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i].u = p[i].u + o[i].u * size;
+  return TEENY_OK;
+}
+
+/* ---- regions, reductions, dot ------------------------------------------------------------- */
+
+static int exec_op(interp *it, const teeny_op *op);
+
+/* Run r's ops up to its terminator (yield, condition or return), which is
+ * stored in *term for the owner to interpret; NULL if r has none. */
+static int exec_region(interp *it, const teeny_region *r, const teeny_op **term) {
+  *term = NULL;
+  for (int i = 0; i < r->nops; i++) {
+    const teeny_op *op = r->ops[i];
+    if (op->code == IR_YIELD || op->code == IR_CONDITION || op->code == IR_RETURN) {
+      *term = op;
+      return TEENY_OK;
+    }
+    int rc = exec_op(it, op);
+    if (rc)
+      return rc;
+  }
+  return TEENY_OK;
+}
+
+/* Run r and insist on a terminator with at least n + skip operands. */
+static int exec_region_term(interp *it, const teeny_op *owner,
+                            const teeny_region *r, int n, const teeny_op **term) {
+  int rc = exec_region(it, r, term);
+  if (rc)
+    return rc;
+  if (!*term || (*term)->nargs < n)
+    return fail(it, owner->loc, TEENY_E_INTERNAL,
+                "internal error: '%s' region ends without its terminator",
+                teeny__opcode_name(owner->code));
+  return TEENY_OK;
+}
+
+/* One application of a reduce/scan combine region: acc := fn(acc, x). */
+static int combine(interp *it, const teeny_op *op, elem *acc, const elem *x) {
+  const teeny_region *r = op->regions[0];
+  int n = op->nargs;
+  for (int j = 0; j < n; j++) {
+    val(it, r->args[j])[0] = acc[j];
+    val(it, r->args[n + j])[0] = x[j];
+  }
+  const teeny_op *y;
+  int rc = exec_region_term(it, op, r, n, &y);
+  if (rc)
+    return rc;
+  for (int j = 0; j < n; j++)
+    acc[j] = val(it, y->args[j])[0];
+  return TEENY_OK;
+}
+
+/* reduce: left fold along axis in index order.  scan: inclusive prefix in
+ * index order, or from the end when op->reverse. */
+static int exec_combine(interp *it, const teeny_op *op) {
+  int n = op->nargs;
+  teeny_type in = type_of(it, op->args[0]);
+  if (n > TEENY_MAX_PARAMS)
+    return fail(it, op->loc, TEENY_E_INTERNAL, "internal error: too many operands");
+  long outer = 1, len = in.shape[op->axis], inner = 1;
+  for (int d = 0; d < op->axis; d++)
+    outer *= in.shape[d];
+  for (int d = op->axis + 1; d < in.rank; d++)
+    inner *= in.shape[d];
+  bool scan = op->code == IR_SCAN, rev = scan && op->reverse;
+  elem acc[TEENY_MAX_PARAMS], x[TEENY_MAX_PARAMS];
+  for (long o = 0; o < outer; o++)
+    for (long i = 0; i < inner; i++)
+      for (long k = 0; k < len; k++) {
+        long at = (o * len + (rev ? len - 1 - k : k)) * inner + i;
+        for (int j = 0; j < n; j++)
+          x[j] = val(it, op->args[j])[at];
+        if (k == 0) {
+          memcpy(acc, x, sizeof(elem) * (size_t)n);
+        } else {
+          int rc = combine(it, op, acc, x);
+          if (rc)
+            return rc;
+        }
+        for (int j = 0; j < n; j++)
+          if (scan)
+            val(it, op->res[j])[at] = acc[j];
+          else if (k == len - 1)
+            val(it, op->res[j])[o * inner + i] = acc[j];
+      }
+  return TEENY_OK;
+}
+
+/* An element of dtype dt as a double (for dots of mixed classes). */
+static double as_double(teeny_dtype dt, elem v) {
+  if (teeny__dt_is_float(dt))
+    return v.f;
+  return teeny__dt_is_signed(dt) ? (double)v.i : (double)v.u;
+}
+
+/* One output element of a float dot: acc + sum_k a[m,k] * b[k,n].  Each
+ * product and each sum is rounded to f32 (explicit casts, so no compiler
+ * contracts them into an fma), in f64 when an operand or acc is f64. */
+static double dot_float(teeny_dtype ad, teeny_dtype cd, const elem *a,
+                        const elem *b, double c, long K, long N) {
+  if (ad == TEENY_DT_F64 || cd == TEENY_DT_F64) {
+    for (long k = 0; k < K; k++)
+      c += as_double(ad, a[k]) * as_double(ad, b[k * N]);
+    return c;
+  }
+  const teeny_dtype f32 = TEENY_DT_F32;
+  float s = (float)teeny__scalar_round(f32, c);
+  for (long k = 0; k < K; k++) {
+    double prod = as_double(ad, a[k]) * as_double(ad, b[k * N]);
+    float p = (float)teeny__scalar_round(f32, prod);
+    s = (float)teeny__scalar_round(f32, (double)s + (double)p);
+  }
+  return s;
+}
+
+/* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b.  Integer operands (i8) multiply
+ * and accumulate with wrapping in the int acc dtype (i32). */
+static int exec_dot(interp *it, const teeny_op *op) {
+  teeny_type at = type_of(it, op->args[0]), ct = type_of(it, op->res[0]);
+  long M = at.shape[0], K = at.shape[1], N = ct.shape[1];
+  int rc = charge(it, op, (uint64_t)M * (uint64_t)N * (uint64_t)K);
+  if (rc)
+    return rc;
+  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]);
+  const elem *c = val(it, op->args[2]);
+  elem *r = val(it, op->res[0]);
+  bool ints = !teeny__dt_is_float(at.dt) && !teeny__dt_is_float(ct.dt);
+  for (long m = 0; m < M; m++)
+    for (long j = 0; j < N; j++) {
+      elem cv = c[m * N + j];
+      if (ints) {
+        uint64_t s = cv.u;
+        for (long k = 0; k < K; k++)
+          s += a[m * K + k].u * b[k * N + j].u;
+        r[m * N + j] = teeny__scalar_int(ct.dt, s);
+      } else {
+        double s = dot_float(at.dt, ct.dt, a + m * K, b + j,
+                             as_double(ct.dt, cv), K, N);
+        r[m * N + j] = teeny__scalar_cast(TEENY_DT_F64, ct.dt, (elem){.f = s});
+      }
+    }
+  return TEENY_OK;
+}
+
+/* ---- control flow --------------------------------------------------------------------------- */
+
+static int exec_if(interp *it, const teeny_op *op) {
+  const teeny_region *r = op->regions[val(it, op->args[0])[0].u ? 0 : 1];
+  const teeny_op *y;
+  int rc = exec_region_term(it, op, r, op->nres, &y);
+  if (rc)
+    return rc;
+  copy_values(it, op->res, y->args, op->nres);
+  return TEENY_OK;
+}
+
+/* (lb, ub, step, init...): iv runs from lb while iv < ub by step; the
+ * carried values live in the op's results between iterations.  An iv
+ * whose next step would wrap ends the loop. */
+static int exec_for(interp *it, const teeny_op *op) {
+  teeny_dtype dt = type_of(it, op->args[0]).dt;
+  elem iv = val(it, op->args[0])[0], ub = val(it, op->args[1])[0];
+  elem step = val(it, op->args[2])[0];
+  int n = op->nargs - 3;
+  const teeny_region *body = op->regions[0];
+  bool positive = teeny__dt_is_signed(dt) ? step.i > 0 : step.u > 0;
+  if (teeny__scalar_compare(CMP_LT, dt, iv, ub) && !positive)
+    return fail(it, op->loc, TEENY_E_RUNTIME,
+                "for-loop step must be positive (got %lld)",
+                teeny__dt_is_signed(dt) ? (long long)step.i : 0LL);
+  copy_values(it, op->res, op->args + 3, n);
+  while (teeny__scalar_compare(CMP_LT, dt, iv, ub)) {
+    const teeny_op *y;
+    int rc = charge(it, op, 1);
+    if (rc)
+      return rc;
+    val(it, body->args[0])[0] = iv;
+    copy_values(it, body->args + 1, op->res, n);
+    if ((rc = exec_region_term(it, op, body, n, &y)))
+      return rc;
+    copy_values(it, op->res, y->args, n);
+    elem next = teeny__scalar_int(dt, iv.u + step.u);
+    if (!teeny__scalar_compare(CMP_LT, dt, iv, next))
+      break;
+    iv = next;
+  }
+  return TEENY_OK;
+}
+
+/* (init...): before(carried) -> condition(c, fwd...); c: after(fwd) yields
+ * the next carried values; !c: the results are fwd. */
+static int exec_while(interp *it, const teeny_op *op) {
+  const teeny_region *before = op->regions[0], *after = op->regions[1];
+  copy_values(it, before->args, op->args, op->nargs);
+  for (;;) {
+    const teeny_op *c, *y;
+    int rc = charge(it, op, 1);
+    if (rc)
+      return rc;
+    if ((rc = exec_region_term(it, op, before, 1 + op->nres, &c)))
+      return rc;
+    if (!val(it, c->args[0])[0].u) {
+      copy_values(it, op->res, c->args + 1, op->nres);
+      return TEENY_OK;
+    }
+    copy_values(it, after->args, c->args + 1, op->nres);
+    if ((rc = exec_region_term(it, op, after, op->nargs, &y)))
+      return rc;
+    copy_values(it, before->args, y->args, op->nargs);
+  }
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------- */
+
+/* Element operations an op is charged: its result's size, else its first
+ * operand's. */
+static uint64_t op_cost(interp *it, const teeny_op *op) {
+  if (op->nres)
+    return (uint64_t)numel(it, op->res[0]);
+  return op->nargs ? (uint64_t)numel(it, op->args[0]) : 1;
+}
+
+static int exec_op(interp *it, const teeny_op *op) {
+  int rc = charge(it, op, op_cost(it, op));
+  if (rc)
+    return rc;
+  switch (op->code) {
+  case IR_CONST: return exec_const(it, op);
+  case IR_PROGRAM_ID:
+  case IR_NUM_PROGRAMS: return exec_grid_query(it, op);
+  case IR_MAKE_RANGE: return exec_make_range(it, op);
+  case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_RESHAPE:
+  case IR_TRANS: return exec_shape(it, op);
+  case IR_NEG: case IR_NOT: case IR_ABS: case IR_EXP: case IR_EXP2:
+  case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
+  case IR_COS: case IR_TANH: case IR_ERF: case IR_FLOOR: case IR_CEIL:
+    return exec_unary(it, op);
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
+  case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:
+  case IR_MIN: case IR_MAX:
+    return exec_binary(it, op);
+  case IR_FMA: return exec_fma(it, op);
+  case IR_CMP: return exec_cmp(it, op);
+  case IR_SELECT: return exec_select(it, op);
+  case IR_CAST: return exec_cast(it, op);
+  case IR_ADDPTR: return exec_addptr(it, op);
+  case IR_LOAD: return exec_load(it, op);
+  case IR_STORE: return exec_store(it, op);
+  case IR_ATOMIC_RMW: return exec_atomic_rmw(it, op);
+  case IR_ATOMIC_CAS: return exec_atomic_cas(it, op);
+  case IR_REDUCE:
+  case IR_SCAN: return exec_combine(it, op);
+  case IR_DOT: return exec_dot(it, op);
+  case IR_IF: return exec_if(it, op);
+  case IR_FOR: return exec_for(it, op);
+  case IR_WHILE: return exec_while(it, op);
+  default:
+    return fail(it, op->loc, TEENY_E_INTERNAL,
+                "internal error: the interpreter cannot run '%s' here",
+                teeny__opcode_name(op->code));
+  }
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+static int check_call(interp *it, const unsigned grid[3],
+                      const teeny_interp_arg *args, int nargs) {
+  const teeny_ir_func *f = it->f;
+  teeny_loc none = {0, 0};
+  if (nargs != f->nparams || f->body->nargs != f->nparams)
+    return fail(it, none, TEENY_E_INVAL, "kernel '%s' takes %d arguments, got %d",
+                f->name, f->nparams, nargs);
+  if (nargs > 0 && !args)
+    return fail(it, none, TEENY_E_INVAL, "no arguments given");
+  if (!grid)
+    return fail(it, none, TEENY_E_INVAL, "no grid given");
+  for (int d = 0; d < 3; d++)
+    if (grid[d] == 0 || grid[d] > (unsigned)INT32_MAX)
+      return fail(it, none, TEENY_E_INVAL,
+                  "grid dimension %d is %u; it must be 1..2147483647", d, grid[d]);
+  for (int i = 0; i < f->nparams; i++) {
+    teeny_type t = type_of(it, f->body->args[i]);
+    if (t.rank != 0 || t.dt <= TEENY_DT_VOID || t.dt >= TEENY_DT__COUNT)
+      return fail(it, none, TEENY_E_INVAL,
+                  "parameter '%s' must be a scalar or a pointer", f->param_names[i]);
+  }
+  return TEENY_OK;
+}
+
+/* One slot array per value, carved from a single block (*block). */
+static int alloc_slots(interp *it, size_t max_bytes, elem **block) {
+  const teeny_ir_func *f = it->f;
+  size_t total = 0;
+  for (int v = 0; v < f->nvalues; v++)
+    total += (size_t)teeny__type_numel(f->values[v].type) * sizeof(elem);
+  if (total > max_bytes)
+    return fail(it, (teeny_loc){0, 0}, TEENY_E_LIMIT,
+                "kernel '%s' needs %zu bytes of interpreter value storage; "
+                "the limit is %zu", f->name, total, max_bytes);
+  it->slot = teeny__calloc((size_t)f->nvalues + 1, sizeof *it->slot);
+  *block = teeny__calloc(total ? total / sizeof(elem) : 1, sizeof(elem));
+  if (!it->slot || !*block)
+    return TEENY_E_NOMEM;
+  elem *p = *block;
+  for (int v = 0; v < f->nvalues; v++) {
+    it->slot[v] = p;
+    p += teeny__type_numel(f->values[v].type);
+  }
+  return TEENY_OK;
+}
+
+/* Parameter values, and the buffer table of the pointer parameters. */
+static int bind_args(interp *it, const teeny_interp_arg *args) {
+  const teeny_ir_func *f = it->f;
+  it->bufs = teeny__calloc((size_t)f->nparams + 1, sizeof *it->bufs);
+  if (!it->bufs)
+    return TEENY_E_NOMEM;
+  it->nbufs = f->nparams;
+  for (int i = 0; i < f->nparams; i++) {
+    teeny_type t = type_of(it, f->body->args[i]);
+    elem *slot = val(it, f->body->args[i]);
+    if (t.dt != TEENY_DT_PTR) {
+      elem v;
+      v.u = args[i].v.u;
+      if (teeny__dt_is_float(t.dt))
+        v.f = args[i].v.f;
+      slot[0] = teeny__scalar_normalize(t.dt, v);
+      continue;
+    }
+    uint64_t base = ((uint64_t)i + 1) << BUF_WINDOW_LOG2 |
+                    UINT64_C(1) << (BUF_WINDOW_LOG2 - 1);
+    slot[0].u = base;
+    if (args[i].bytes >= UINT64_C(1) << (BUF_WINDOW_LOG2 - 1))
+      return fail(it, (teeny_loc){0, 0}, TEENY_E_INVAL,
+                  "buffer of parameter '%s' is too large for the interpreter "
+                  "(%zu bytes; at most 2^%d)", f->param_names[i], args[i].bytes,
+                  BUF_WINDOW_LOG2 - 1);
+    /* no data: every access through it is out of bounds */
+    it->bufs[i] = (interp_buf){args[i].data, base, args[i].data ? args[i].bytes : 0,
+                               f->param_names[i]};
+  }
+  return TEENY_OK;
+}
+
+static int run_programs(interp *it) {
+  for (unsigned z = 0; z < it->grid[2]; z++)
+    for (unsigned y = 0; y < it->grid[1]; y++)
+      for (unsigned x = 0; x < it->grid[0]; x++) {
+        const teeny_op *term;
+        it->pid[0] = x;
+        it->pid[1] = y;
+        it->pid[2] = z;
+        int rc = charge(it, NULL, 1); /* even an empty kernel costs a step */
+        if (!rc)
+          rc = exec_region(it, it->f->body, &term);
+        if (rc)
+          return rc;
+      }
+  return TEENY_OK;
+}
+
+int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
+                           const unsigned grid[3], const teeny_interp_arg *args,
+                           int nargs, const teeny_interp_opts *o) {
+  interp it;
+  memset(&it, 0, sizeof it);
+  it.cx = cx;
+  it.f = f;
+  it.max_steps = o && o->max_steps ? o->max_steps : TEENY_INTERP_MAX_STEPS;
+  size_t max_bytes = o && o->max_bytes ? o->max_bytes : TEENY_INTERP_MAX_BYTES;
+  elem *block = NULL;
+  int rc = check_call(&it, grid, args, nargs);
+  if (rc)
+    return rc;
+  memcpy(it.grid, grid, sizeof it.grid);
+  if (!(rc = alloc_slots(&it, max_bytes, &block)) && !(rc = bind_args(&it, args)))
+    rc = run_programs(&it);
+  teeny__free(block);
+  teeny__free(it.slot);
+  teeny__free(it.bufs);
+  return rc;
+}
+
+int teeny__interp_run(teeny_ctx *cx, const teeny_ir_func *f,
+                      const unsigned grid[3], const teeny_interp_arg *args,
+                      int nargs) {
+  return teeny__interp_run_opts(cx, f, grid, args, nargs, NULL);
+}

@@ -1,0 +1,234 @@
+/*
+ * dsl/ir/ir.h — the tile IR layer of the kernel compiler, one section per
+ * file of dsl/ir/ (chibicc style).  Everything above it (the front end in
+ * dsl/, the NVPTX back end in dsl/nvptx/) builds on what is declared here:
+ *
+ *   ctx.c      the compile context and its diagnostics, shared by every stage
+ *   ir.c       tile IR data structure, builder, dump
+ *   verify.c   the IR contract every consumer relies on
+ *   mlir.c     tile IR -> Triton-dialect MLIR text
+ *   interp.c   tile IR -> runs on host buffers
+ *   scalar.c   one element's arithmetic and conversions (dsl/ir/scalar.h),
+ *              shared by irgen's constant folding and interp.c
+ *
+ * Every stage allocates from the job's arena (common/common.h) and reports
+ * problems through teeny_ctx; none prints, exits or keeps global state.
+ */
+#ifndef TEENY_DSL_IR_IR_H
+#define TEENY_DSL_IR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "teeny/compile.h"
+
+/* ---- limits the IR enforces (documented in docs/dsl.md) ------------------ */
+
+#define TEENY_MAX_RANK 2            /* tiles are 1-D or 2-D */
+#define TEENY_MAX_TILE_NUMEL (1 << 20) /* elements in one tile */
+#define TEENY_MAX_IR_OPS (1 << 20)  /* ops in one kernel after inlining */
+#define TEENY_MAX_ERRORS 20         /* diagnostics before giving up */
+#define TEENY_MAX_PARAMS 64         /* parameters of one function */
+
+/* ============================================================================
+ * ctx.c — the compile context (shared by every stage)
+ * ========================================================================== */
+
+typedef struct teeny_loc {
+  int line; /* 1-based; 0: no location */
+  int col;  /* 1-based, in bytes */
+} teeny_loc;
+
+typedef struct teeny_ctx {
+  teeny_arena *arena;  /* everything of this job is allocated here */
+  const char *file;    /* name for diagnostics */
+  const char *text;    /* source text (not NUL-terminated) */
+  size_t len;          /* its length */
+  teeny_diags *diags;  /* sink; may be NULL */
+  int nerrors;         /* errors reported so far */
+} teeny_ctx;
+
+/* Report an error at loc ("file:line:col: error: ...").  Always counts it;
+ * the sink keeps at most TEENY_MAX_ERRORS. */
+void teeny__error_at(teeny_ctx *cx, teeny_loc loc, const char *fmt, ...) TEENY_PRINTF(3, 4);
+void teeny__note_at(teeny_ctx *cx, teeny_loc loc, const char *fmt, ...) TEENY_PRINTF(3, 4);
+/* ============================================================================
+ * ir.c — tile IR
+ *
+ * Typed SSA values with structured control flow, at the level of Triton's
+ * TTIR.  Every value has a static type: a scalar (rank 0) or a tile of rank
+ * 1..TEENY_MAX_RANK with power-of-two dims.  Operands of element-wise ops
+ * have identical types: irgen inserts splats, broadcasts and casts.
+ *
+ * A region is one straight-line block of ops with block arguments; ops own
+ * nested regions (if, for, while, reduce, scan).  Regions that produce
+ * values end with IR_YIELD (or IR_CONDITION in a while's before-region).
+ * Values are numbered per function; ids are dense from 0.
+ * ========================================================================== */
+
+typedef struct teeny_type {
+  teeny_dtype dt;      /* element dtype; TEENY_DT_PTR for pointers */
+  teeny_dtype pointee; /* dt == TEENY_DT_PTR: what it points to */
+  int rank;            /* 0: scalar */
+  int shape[TEENY_MAX_RANK];
+} teeny_type;
+
+typedef enum teeny_opcode {
+#define TEENY_OPCODE(id, mnemonic) IR_##id,
+#include "dsl/ir/opcodes.def"
+#undef TEENY_OPCODE
+  IR__COUNT
+} teeny_opcode;
+
+typedef enum teeny_cmp_pred {
+  CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE
+} teeny_cmp_pred;
+
+typedef enum teeny_rmw_kind {
+  RMW_ADD, RMW_MAX, RMW_MIN, RMW_XCHG
+} teeny_rmw_kind;
+
+/* A compile-time scalar: which member is meaningful follows the dtype. */
+typedef union teeny_scalar {
+  int64_t i;  /* signed ints, bool */
+  uint64_t u; /* unsigned ints */
+  double f;   /* floats, already rounded to their dtype */
+} teeny_scalar;
+
+typedef struct teeny_region teeny_region;
+
+typedef struct teeny_op {
+  teeny_opcode code;
+  teeny_loc loc;            /* source location it came from */
+  int *args;                /* operand value ids */
+  int nargs;
+  int *res;                 /* result value ids */
+  int nres;
+  teeny_region *regions[2]; /* nested regions (NULL when unused) */
+  int nregions;
+  /* attributes */
+  teeny_scalar cval;        /* IR_CONST value (tile consts are splats) */
+  int axis;                 /* program_id, num_programs, expand_dims,
+                               reduce, scan */
+  int start, end;           /* IR_MAKE_RANGE */
+  teeny_cmp_pred pred;      /* IR_CMP */
+  teeny_rmw_kind rmw;       /* IR_ATOMIC_RMW */
+  bool reverse;             /* IR_SCAN */
+} teeny_op;
+
+struct teeny_region {
+  int *args;     /* block argument value ids */
+  int nargs;
+  teeny_op **ops;
+  int nops;
+  int cap;       /* allocated op slots */
+};
+
+typedef struct teeny_value {
+  teeny_type type;
+  teeny_op *def; /* defining op; NULL for block and function arguments */
+} teeny_value;
+
+typedef struct teeny_ir_func {
+  const char *name;      /* entry symbol: "{kernel}_entry_point" */
+  const char **param_names;
+  int nparams;           /* function arguments = body->args */
+  teeny_region *body;    /* body->args are the parameters */
+  teeny_value *values;   /* indexed by value id */
+  int nvalues;
+  int cap;               /* allocated value slots */
+  int nops;              /* ops created so far (limit TEENY_MAX_IR_OPS) */
+  int num_warps;         /* launch shape the IR is compiled for */
+  teeny_arena *arena;    /* where all of this lives */
+} teeny_ir_func;
+
+/* Types. */
+teeny_type teeny__type_scalar(teeny_dtype dt);
+teeny_type teeny__type_ptr(teeny_dtype pointee);
+teeny_type teeny__type_tile(teeny_dtype dt, int rank, const int *shape);
+teeny_type teeny__type_with_dtype(teeny_type t, teeny_dtype dt); /* keep shape */
+teeny_type teeny__type_with_shape(teeny_type t, int rank, const int *shape);
+bool teeny__type_eq(teeny_type a, teeny_type b);
+long teeny__type_numel(teeny_type t); /* 1 for scalars */
+/* "f32", "tensor<128xf32>", "!tt.ptr<f16>", "tensor<64x64x!tt.ptr<f16>>" */
+void teeny__type_print_mlir(teeny_buf *b, teeny_type t);
+/* "f32", "tile(f32)[128]", "ptr(f16)", "tile(ptr(f16))[64, 64]" for messages */
+const char *teeny__type_str(teeny_arena *a, teeny_type t);
+
+/* Functions, regions, values. */
+teeny_ir_func *teeny__ir_func_new(teeny_arena *a, const char *name);
+/* Add a function parameter of type t; returns its value id. */
+int teeny__ir_param_add(teeny_ir_func *f, const char *name, teeny_type t);
+teeny_region *teeny__ir_region_new(teeny_ir_func *f);
+int teeny__ir_region_arg_add(teeny_ir_func *f, teeny_region *r, teeny_type t);
+/* New op appended to r with the given operands and result types; the
+ * results get fresh value ids.  Returns NULL only when the kernel passed
+ * TEENY_MAX_IR_OPS (the caller reports it). */
+teeny_op *teeny__ir_op_add(teeny_ir_func *f, teeny_region *r, teeny_opcode code,
+                           teeny_loc loc, const int *args, int nargs,
+                           const teeny_type *restypes, int nres);
+static inline teeny_type teeny__ir_type(const teeny_ir_func *f, int v) {
+  return f->values[v].type;
+}
+
+/* Convenience builders for single-result ops; each returns the result id
+ * (or -1 past the op limit). */
+int teeny__ir_const(teeny_ir_func *f, teeny_region *r, teeny_loc loc,
+                    teeny_type t, teeny_scalar v);
+int teeny__ir_unary(teeny_ir_func *f, teeny_region *r, teeny_opcode code,
+                    teeny_loc loc, int a, teeny_type rt);
+int teeny__ir_binary(teeny_ir_func *f, teeny_region *r, teeny_opcode code,
+                     teeny_loc loc, int a, int b, teeny_type rt);
+
+const char *teeny__opcode_name(teeny_opcode code); /* "add", "load", ... */
+
+/* Check the IR's invariants (operand types, region shapes, terminators).
+ * Problems are our bugs, reported as errors naming the op; returns 0 or
+ * TEENY_E_INTERNAL. */
+int teeny__ir_verify(teeny_ctx *cx, const teeny_ir_func *f);
+/* A readable dump (for tests and `teenyc --emit ir`). */
+void teeny__ir_dump(teeny_buf *b, const teeny_ir_func *f);
+
+/* ============================================================================
+ * mlir.c — tile IR -> Triton-dialect MLIR text
+ * ========================================================================== */
+
+/* Append f as an MLIR module (tt.func, tt.*, arith.*, math.*, scf.*). */
+void teeny__mlir_print(teeny_buf *out, const teeny_ir_func *f);
+/* The same with each op's source location as loc("file":line:col) (ops at
+ * line 0 get none).  Added by mlir.c for the .mlir artifact and `teenyc
+ * --emit mlir`, so Triton's diagnostics point into the kernel source. */
+void teeny__mlir_print_loc(teeny_buf *out, const teeny_ir_func *f, const char *file);
+
+/* ============================================================================
+ * interp.c — run tile IR on the CPU
+ * ========================================================================== */
+
+#define TEENY_INTERP_MAX_STEPS ((uint64_t)1 << 32) /* element ops per run */
+#define TEENY_INTERP_MAX_BYTES ((size_t)1 << 30)   /* value storage per run */
+
+/* Budgets of one run, so a runaway kernel cannot hang or exhaust the host;
+ * a zero field takes the default above. */
+typedef struct teeny_interp_opts {
+  uint64_t max_steps; /* element operations over all programs */
+  size_t max_bytes;   /* bytes of value slots (8 per element of every value) */
+} teeny_interp_opts;
+
+/* Run f (which passed teeny__ir_verify) over grid[0] x grid[1] x grid[2]
+ * programs, one at a time, x fastest; args follow f's parameters (pointer
+ * params: data/bytes; scalars: v, rounded to the param dtype).  Returns 0;
+ * TEENY_E_RUNTIME with a diagnostic at the op (out-of-bounds access, bad
+ * for-loop step, step budget); TEENY_E_INVAL (argument count, grid);
+ * TEENY_E_LIMIT (value storage budget); TEENY_E_NOMEM.  Buffers may have
+ * been partly written when an error is returned. */
+int teeny__interp_run(teeny_ctx *cx, const teeny_ir_func *f,
+                      const unsigned grid[3], const teeny_interp_arg *args,
+                      int nargs);
+/* The same with explicit budgets (o may be NULL). */
+int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
+                           const unsigned grid[3], const teeny_interp_arg *args,
+                           int nargs, const teeny_interp_opts *o);
+
+#endif /* TEENY_DSL_IR_IR_H */

@@ -1,0 +1,257 @@
+/*
+ * dsl/nvptx/math.c — the math builtins on scalar LLVM values.
+ *
+ * f32 (and f16/bf16, computed in f32 and rounded), Triton's fast path:
+ * exp/exp2/log/log2 through ex2.approx/lg2.approx with scaling; sqrt
+ * correctly rounded (sqrt.rn); rsqrt, sin, cos, tanh with PTX .approx
+ * instructions; erf by its Maclaurin series and Abramowitz & Stegun 7.1.26.
+ *
+ * f64: sqrt, floor, ceil natively; exp, exp2 (Cody-Waite reduction by
+ * ln 2 in two parts, a degree-13 Taylor polynomial, exponent scaling in two
+ * steps so subnormal results are right) and log, log2 (x = m 2^e with m in
+ * [sqrt(1/2), sqrt(2)), log m = 2 atanh((m-1)/(m+1)) to the s^25 term) to
+ * about 1 ulp; rsqrt = 1/sqrt.  sin, cos, tanh and erf on f64 are
+ * TEENY_E_UNSUPPORTED for now.  Accuracy figures: docs/perf-notes.md.
+ */
+#include <math.h>
+
+#include "dsl/nvptx/codegen.h"
+
+static LLVMValueRef cf32(cg *g, double v) { return LLVMConstReal(g->t_f32, v); }
+
+static LLVMValueRef call1(cg *g, const char *name, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  return teeny__cg_intrin(g, name, &t, 1, &x, 1);
+}
+
+static LLVMValueRef nvvm1(cg *g, const char *name, LLVMValueRef x) {
+  return teeny__cg_intrin(g, name, NULL, 0, &x, 1);
+}
+
+static LLVMValueRef fmul_c(cg *g, LLVMValueRef a, double c) {
+  return LLVMBuildFMul(g->b, a, cf32(g, c), "");
+}
+
+static LLVMValueRef fmaf_(cg *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMValueRef args[3] = {a, b, c};
+  LLVMTypeRef t = g->t_f32;
+  return teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
+}
+
+static LLVMValueRef exp2_approx(cg *g, LLVMValueRef x) {
+  return nvvm1(g, "llvm.nvvm.ex2.approx.f", x);
+}
+
+/* erf on f32: |x| < 1: the Maclaurin series in x^2 to the x^21 term
+ * (truncation < 2e-9 relative); |x| >= 1: Abramowitz & Stegun 7.1.26,
+ * erf = 1 - t*P(t)*exp(-x^2), t = 1/(1 + 0.3275911|x|) (|error| <= 1.5e-7);
+ * odd symmetry restores the sign. */
+static LLVMValueRef erf_f32(cg *g, LLVMValueRef x) {
+  LLVMValueRef ax = call1(g, "llvm.fabs", x);
+  LLVMValueRef x2 = LLVMBuildFMul(g->b, x, x, "");
+  /* series: sum_{n=0..10} (-1)^n x^(2n) / (n! (2n+1)), times 2/sqrt(pi) x */
+  double c[11];
+  double fact = 1;
+  for (int n = 0; n <= 10; n++) {
+    if (n)
+      fact *= n;
+    c[n] = (n & 1 ? -1.0 : 1.0) / (fact * (2 * n + 1));
+  }
+  LLVMValueRef p = cf32(g, c[10]);
+  for (int n = 9; n >= 0; n--)
+    p = fmaf_(g, p, x2, cf32(g, c[n]));
+  LLVMValueRef small = LLVMBuildFMul(g->b, fmul_c(g, x, 1.1283791670955126), p, "");
+  /* A&S 7.1.26 on |x| */
+  LLVMValueRef den = fmaf_(g, ax, cf32(g, 0.3275911), cf32(g, 1.0));
+  LLVMValueRef t = LLVMBuildFDiv(g->b, cf32(g, 1.0), den, "");
+  static const double a[5] = {0.254829592, -0.284496736, 1.421413741,
+                              -1.453152027, 1.061405429};
+  LLVMValueRef q = cf32(g, a[4]);
+  for (int i = 3; i >= 0; i--)
+    q = fmaf_(g, q, t, cf32(g, a[i]));
+  q = LLVMBuildFMul(g->b, q, t, "");
+  LLVMValueRef e = exp2_approx(g, fmul_c(g, LLVMBuildFNeg(g->b, x2, ""), 1.4426950408889634));
+  LLVMValueRef big = LLVMBuildFSub(g->b, cf32(g, 1.0), LLVMBuildFMul(g->b, q, e, ""), "");
+  LLVMTypeRef ft = g->t_f32;
+  LLVMValueRef sargs[2] = {big, x};
+  big = teeny__cg_intrin(g, "llvm.copysign", &ft, 1, sargs, 2);
+  LLVMValueRef is_small = LLVMBuildFCmp(g->b, LLVMRealOLT, ax, cf32(g, 1.0), "");
+  return LLVMBuildSelect(g->b, is_small, small, big, "");
+}
+
+/* One f32 transcendental. */
+static LLVMValueRef math_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
+  switch (code) {
+  case IR_EXP:
+    return exp2_approx(g, fmul_c(g, x, 1.4426950408889634));
+  case IR_EXP2:
+    return exp2_approx(g, x);
+  case IR_LOG:
+    return fmul_c(g, nvvm1(g, "llvm.nvvm.lg2.approx.f", x), 0.6931471805599453);
+  case IR_LOG2:
+    return nvvm1(g, "llvm.nvvm.lg2.approx.f", x);
+  case IR_RSQRT:
+    return nvvm1(g, "llvm.nvvm.rsqrt.approx.f", x);
+  case IR_SIN:
+    return nvvm1(g, "llvm.nvvm.sin.approx.f", x);
+  case IR_COS:
+    return nvvm1(g, "llvm.nvvm.cos.approx.f", x);
+  case IR_TANH:
+    if (g->emu)
+      return teeny__cg_emu_call(g, "teeny_emu_tanhf", g->t_f32, &x, 1);
+    return teeny__cg_asm(g, g->t_f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
+  case IR_ERF:
+    return erf_f32(g, x);
+  default:
+    return NULL;
+  }
+}
+
+/* ---- f64 ------------------------------------------------------------------------------- */
+
+static LLVMValueRef cf64(cg *g, double v) { return LLVMConstReal(g->t_f64, v); }
+
+static LLVMValueRef fma64(cg *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+  LLVMValueRef args[3] = {a, b, c};
+  LLVMTypeRef t = g->t_f64;
+  return teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
+}
+
+static LLVMValueRef sel(cg *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, c, a, b, "");
+}
+
+static LLVMValueRef fcmp(cg *g, LLVMRealPredicate p, LLVMValueRef a, double b) {
+  return LLVMBuildFCmp(g->b, p, a, cf64(g, b), "");
+}
+
+/* 2^k for an integer-valued double k in [-1022, 1023] */
+static LLVMValueRef pow2i(cg *g, LLVMValueRef k) {
+  LLVMValueRef i = LLVMBuildFPToSI(g->b, k, g->t_i64, "");
+  i = LLVMBuildShl(g->b, LLVMBuildAdd(g->b, i, teeny__cg_i64(g, 1023), ""),
+                   teeny__cg_i64(g, 52), "");
+  return LLVMBuildBitCast(g->b, i, g->t_f64, "");
+}
+
+/* p * 2^k, k integer-valued in [-1100, 1100]: two factors, so results that
+ * are subnormal or near overflow are scaled exactly */
+static LLVMValueRef scale(cg *g, LLVMValueRef p, LLVMValueRef k) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef half = LLVMBuildFMul(g->b, k, cf64(g, 0.5), "");
+  LLVMValueRef k1 = teeny__cg_intrin(g, "llvm.trunc", &t, 1, &half, 1);
+  LLVMValueRef k2 = LLVMBuildFSub(g->b, k, k1, "");
+  return LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, p, pow2i(g, k1), ""), pow2i(g, k2), "");
+}
+
+/* e^r for |r| <= 0.35: Taylor to r^13 (truncation < 1e-18 relative) */
+static LLVMValueRef exp_poly(cg *g, LLVMValueRef r) {
+  double c[14];
+  c[0] = 1;
+  for (int n = 1; n < 14; n++)
+    c[n] = c[n - 1] / n;
+  LLVMValueRef p = cf64(g, c[13]);
+  for (int n = 12; n >= 0; n--)
+    p = fma64(g, p, r, cf64(g, c[n]));
+  return p;
+}
+
+/* e^x (base2: 2^x): k = rint(x / ln 2), r = x - k ln 2 in two parts */
+static LLVMValueRef exp_f64(cg *g, LLVMValueRef x, bool base2) {
+  LLVMTypeRef t = g->t_f64;
+  static const double ln2_hi = 6.93147180369123816490e-01; /* 0x3FE62E42FEE00000 */
+  static const double ln2_lo = 1.90821492927058770002e-10; /* 0x3DEA39EF35793C76 */
+  LLVMValueRef r, k;
+  if (base2) {
+    k = teeny__cg_intrin(g, "llvm.rint", &t, 1, &x, 1);
+    /* 2^(x-k) = e^((x-k) ln 2); x - k is exact */
+    LLVMValueRef f = LLVMBuildFSub(g->b, x, k, "");
+    r = fma64(g, f, cf64(g, ln2_hi), LLVMBuildFMul(g->b, f, cf64(g, ln2_lo), ""));
+  } else {
+    LLVMValueRef q = LLVMBuildFMul(g->b, x, cf64(g, 1.4426950408889634), "");
+    k = teeny__cg_intrin(g, "llvm.rint", &t, 1, &q, 1);
+    r = fma64(g, LLVMBuildFNeg(g->b, k, ""), cf64(g, ln2_hi), x);
+    r = fma64(g, LLVMBuildFNeg(g->b, k, ""), cf64(g, ln2_lo), r);
+  }
+  /* clamp k so the scaling stays in range; the edges are fixed below */
+  LLVMValueRef kc = sel(g, fcmp(g, LLVMRealOGT, k, 1100), cf64(g, 1100), k);
+  kc = sel(g, fcmp(g, LLVMRealOLT, kc, -1100), cf64(g, -1100), kc);
+  LLVMValueRef y = scale(g, exp_poly(g, r), kc);
+  double hi = base2 ? 1024.0 : 709.782712893384, lo = base2 ? -1075.0 : -745.1332191019412;
+  y = sel(g, fcmp(g, LLVMRealOGT, x, hi), cf64(g, INFINITY), y);
+  y = sel(g, fcmp(g, LLVMRealOLT, x, lo), cf64(g, 0.0), y);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+}
+
+/* ln x: x = m 2^e, m in [sqrt(1/2), sqrt(2)); ln m = 2 atanh(s), s = (m-1)/(m+1) */
+static LLVMValueRef log_f64(cg *g, LLVMValueRef x, bool base2) {
+  /* subnormals: scale up by 2^54 first */
+  LLVMValueRef sub = fcmp(g, LLVMRealOLT, x, 2.2250738585072014e-308);
+  LLVMValueRef xs = sel(g, sub, LLVMBuildFMul(g->b, x, cf64(g, 18014398509481984.0), ""), x);
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, xs, g->t_i64, "");
+  LLVMValueRef e = LLVMBuildSub(g->b, LLVMBuildLShr(g->b, bits, teeny__cg_i64(g, 52), ""),
+                                teeny__cg_i64(g, 1023), "");
+  LLVMValueRef mb = LLVMBuildOr(g->b, LLVMBuildAnd(g->b, bits, teeny__cg_i64(g, 0xFFFFFFFFFFFFFll), ""),
+                                teeny__cg_i64(g, 0x3FF0000000000000ll), "");
+  LLVMValueRef m = LLVMBuildBitCast(g->b, mb, g->t_f64, "");
+  LLVMValueRef big = fcmp(g, LLVMRealOGT, m, 1.4142135623730951);
+  m = sel(g, big, LLVMBuildFMul(g->b, m, cf64(g, 0.5), ""), m);
+  e = sel(g, big, LLVMBuildAdd(g->b, e, teeny__cg_i64(g, 1), ""), e);
+  LLVMValueRef ef = LLVMBuildSIToFP(g->b, e, g->t_f64, "");
+  ef = sel(g, sub, LLVMBuildFSub(g->b, ef, cf64(g, 54), ""), ef);
+  LLVMValueRef s = LLVMBuildFDiv(g->b, LLVMBuildFSub(g->b, m, cf64(g, 1), ""),
+                                 LLVMBuildFAdd(g->b, m, cf64(g, 1), ""), "");
+  LLVMValueRef s2 = LLVMBuildFMul(g->b, s, s, "");
+  LLVMValueRef p = cf64(g, 1.0 / 25);
+  for (int n = 23; n >= 1; n -= 2)
+    p = fma64(g, p, s2, cf64(g, 1.0 / n));
+  LLVMValueRef lm = LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, s, cf64(g, 2), ""), p, ""); /* ln m */
+  LLVMValueRef y;
+  if (base2) /* e + ln m / ln 2 */
+    y = fma64(g, lm, cf64(g, 1.4426950408889634), ef);
+  else /* e ln 2 + ln m, ln 2 in two parts */
+    y = fma64(g, ef, cf64(g, 6.93147180369123816490e-01),
+              fma64(g, ef, cf64(g, 1.90821492927058770002e-10), lm));
+  y = sel(g, fcmp(g, LLVMRealOEQ, x, 0), cf64(g, -INFINITY), y);
+  y = sel(g, fcmp(g, LLVMRealOLT, x, 0), cf64(g, NAN), y);
+  y = sel(g, fcmp(g, LLVMRealOEQ, x, INFINITY), x, y);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+}
+
+static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
+  LLVMTypeRef t = g->t_f64;
+  switch (code) {
+  case IR_EXP:
+  case IR_EXP2:
+    return exp_f64(g, x, code == IR_EXP2);
+  case IR_LOG:
+  case IR_LOG2:
+    return log_f64(g, x, code == IR_LOG2);
+  case IR_RSQRT:
+    return LLVMBuildFDiv(g->b, cf64(g, 1.0), teeny__cg_intrin(g, "llvm.sqrt", &t, 1, &x, 1), "");
+  default:
+    teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
+                   "'%s' on f64 is not supported by the PTX code generator yet; cast to f32",
+                   teeny__opcode_name(code));
+  }
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef x) {
+  switch (code) {
+  case IR_SQRT:
+    return call1(g, "llvm.sqrt", x);
+  case IR_FLOOR:
+    return call1(g, "llvm.floor", x);
+  case IR_CEIL:
+    return call1(g, "llvm.ceil", x);
+  default:
+    break;
+  }
+  if (dt == TEENY_DT_F64)
+    return math_f64(g, code, x);
+  LLVMValueRef w = dt == TEENY_DT_F32 ? x : LLVMBuildFPExt(g->b, x, g->t_f32, "");
+  LLVMValueRef r = math_f32(g, code, w);
+  return dt == TEENY_DT_F32 ? r : teeny__cg_cast(g, r, TEENY_DT_F32, dt);
+}
+

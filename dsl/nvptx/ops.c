@@ -1,0 +1,389 @@
+/*
+ * dsl/nvptx/ops.c — element-wise ops on scalar LLVM values: arithmetic
+ * with the language's defined edge behaviour (docs/dsl.md §4), casts,
+ * comparisons and the math builtins.  Tiles apply the same function to each
+ * register, so this file is also what tile arithmetic costs.
+ *
+ * Edge rules, all without LLVM undefined behaviour: x/0 = -1 and x%0 = x;
+ * MIN/-1 = MIN and MIN%-1 = 0; a shift by a negative amount or >= width
+ * gives 0 (-1 for >> of a negative signed value); float -> int saturates and
+ * NaN gives 0 (llvm.fptosi.sat).
+ *
+ * The math builtins are in math.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dsl/nvptx/codegen.h"
+
+static bool is_float(teeny_dtype dt) { return teeny__dt_is_float(dt); }
+
+/* f32 bits -> bf16 bits, nearest even (the emulator's constants) */
+static unsigned bf16_bits(double x) {
+  float f = (float)x;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (f != f)
+    return 0x7FC0;
+  return (u + 0x7FFF + ((u >> 16) & 1)) >> 16;
+}
+
+LLVMValueRef teeny__cg_const(cg *g, teeny_dtype dt, teeny_scalar s) {
+  LLVMTypeRef t = teeny__cg_type(g, dt);
+  if (g->emu && dt == TEENY_DT_BF16)
+    return LLVMConstInt(t, bf16_bits(s.f), 0);
+  if (dt == TEENY_DT_BOOL)
+    return teeny__cg_bool(g, s.i != 0);
+  if (is_float(dt))
+    return LLVMConstReal(t, s.f);
+  if (dt == TEENY_DT_PTR)
+    return LLVMConstNull(t);
+  return LLVMConstInt(t, s.u, 0);
+}
+
+static LLVMValueRef cint(cg *g, LLVMTypeRef t, long long v) {
+  return LLVMConstInt(t, (unsigned long long)v, 1);
+}
+
+
+/* ---- casts ------------------------------------------------------------------------ */
+
+static LLVMValueRef float_to_int(cg *g, LLVMValueRef v, teeny_dtype from,
+                                 teeny_dtype to) {
+  if (from == TEENY_DT_F16 || from == TEENY_DT_BF16)
+    v = LLVMBuildFPExt(g->b, v, g->t_f32, "");
+  LLVMTypeRef tys[2] = {teeny__cg_type(g, to), LLVMTypeOf(v)};
+  return teeny__cg_intrin(g, teeny__dt_is_signed(to) ? "llvm.fptosi.sat"
+                                                      : "llvm.fptoui.sat",
+                          tys, 2, &v, 1);
+}
+
+static LLVMValueRef float_to_float(cg *g, LLVMValueRef v, teeny_dtype from,
+                                   teeny_dtype to) {
+  LLVMTypeRef t = teeny__cg_type(g, to);
+  if (from == TEENY_DT_BF16 || (from == TEENY_DT_F16 && to == TEENY_DT_BF16)) {
+    v = LLVMBuildFPExt(g->b, v, g->t_f32, ""); /* exact */
+    from = TEENY_DT_F32;
+    if (to == TEENY_DT_F32)
+      return v;
+  }
+  if (teeny__dt_bits(to) > teeny__dt_bits(from))
+    return LLVMBuildFPExt(g->b, v, t, "");
+  return LLVMBuildFPTrunc(g->b, v, t, "");
+}
+
+/* The emulator keeps bf16 values as i16 bits: x86 has no bf16 registers and
+ * its legalisation calls __truncsfbf2, which libgcc 12 lacks.  f32 -> bf16
+ * rounds to nearest even on the bits; NaN stays NaN. */
+static LLVMValueRef emu_to_bf16(cg *g, LLVMValueRef f) {
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, f, g->t_i32, "");
+  LLVMValueRef odd = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, bits, teeny__cg_i32(g, 16), ""),
+                                  teeny__cg_i32(g, 1), "");
+  LLVMValueRef r = LLVMBuildAdd(g->b, bits, LLVMBuildAdd(g->b, odd, teeny__cg_i32(g, 0x7FFF), ""), "");
+  r = LLVMBuildLShr(g->b, r, teeny__cg_i32(g, 16), "");
+  LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, f, f, "");
+  r = LLVMBuildSelect(g->b, nan, teeny__cg_i32(g, 0x7FC0), r, "");
+  return LLVMBuildTrunc(g->b, r, g->t_i16, ""); /* bf16 bits */
+}
+
+LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to) {
+  if (from == to)
+    return v;
+  if (g->emu && (from == TEENY_DT_BF16 || to == TEENY_DT_BF16) && from != TEENY_DT_F32 &&
+      to != TEENY_DT_F32) /* through f32 */
+    return teeny__cg_cast(g, teeny__cg_cast(g, v, from, TEENY_DT_F32), TEENY_DT_F32, to);
+  if (g->emu && to == TEENY_DT_BF16)
+    return emu_to_bf16(g, v);
+  if (g->emu && from == TEENY_DT_BF16) /* to f32: the bits are its top half */
+    return LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, g->t_i32, ""),
+                                               teeny__cg_i32(g, 16), ""), g->t_f32, "");
+  LLVMTypeRef t = teeny__cg_type(g, to);
+  if (to == TEENY_DT_BOOL) {
+    if (is_float(from))
+      return LLVMBuildFCmp(g->b, LLVMRealUNE, v, LLVMConstReal(LLVMTypeOf(v), 0), "");
+    return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+  }
+  if (from == TEENY_DT_BOOL)
+    return is_float(to) ? LLVMBuildUIToFP(g->b, v, t, "") : LLVMBuildZExt(g->b, v, t, "");
+  if (is_float(from) && is_float(to))
+    return float_to_float(g, v, from, to);
+  if (is_float(from))
+    return float_to_int(g, v, from, to);
+  if (is_float(to))
+    return teeny__dt_is_signed(from) ? LLVMBuildSIToFP(g->b, v, t, "")
+                                     : LLVMBuildUIToFP(g->b, v, t, "");
+  int fb = teeny__dt_bits(from), tb = teeny__dt_bits(to);
+  if (tb < fb)
+    return LLVMBuildTrunc(g->b, v, t, "");
+  if (tb == fb)
+    return v;
+  return teeny__dt_is_signed(from) ? LLVMBuildSExt(g->b, v, t, "")
+                                   : LLVMBuildZExt(g->b, v, t, "");
+}
+
+/* ---- integer edges ---------------------------------------------------------------- */
+
+static LLVMValueRef int_divrem(cg *g, bool rem, teeny_dtype dt, LLVMValueRef a,
+                               LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef zero = LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstNull(t), "");
+  LLVMValueRef bad = zero;
+  if (teeny__dt_is_signed(dt)) {
+    int bits = teeny__dt_bits(dt);
+    LLVMValueRef min = LLVMConstInt(t, 1ull << (bits - 1), 0);
+    LLVMValueRef ovf = LLVMBuildAnd(
+        g->b, LLVMBuildICmp(g->b, LLVMIntEQ, a, min, ""),
+        LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstAllOnes(t), ""), "");
+    bad = LLVMBuildOr(g->b, zero, ovf, "");
+  }
+  LLVMValueRef safe = LLVMBuildSelect(g->b, bad, cint(g, t, 1), b, "");
+  LLVMValueRef r;
+  if (teeny__dt_is_signed(dt))
+    r = rem ? LLVMBuildSRem(g->b, a, safe, "") : LLVMBuildSDiv(g->b, a, safe, "");
+  else
+    r = rem ? LLVMBuildURem(g->b, a, safe, "") : LLVMBuildUDiv(g->b, a, safe, "");
+  /* MIN/-1 already came out as MIN/1 = MIN and MIN%1 = 0 */
+  return LLVMBuildSelect(g->b, zero, rem ? a : LLVMConstAllOnes(t), r, "");
+}
+
+static LLVMValueRef int_shift(cg *g, bool left, teeny_dtype dt, LLVMValueRef a,
+                              LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  int bits = teeny__dt_bits(dt);
+  LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULT, b, cint(g, t, bits), "");
+  if (!left && teeny__dt_is_signed(dt)) /* sign fill: shift by width-1 */
+    return LLVMBuildAShr(g->b, a, LLVMBuildSelect(g->b, ok, b, cint(g, t, bits - 1), ""),
+                         "");
+  LLVMValueRef amt = LLVMBuildSelect(g->b, ok, b, LLVMConstNull(t), "");
+  LLVMValueRef r = left ? LLVMBuildShl(g->b, a, amt, "") : LLVMBuildLShr(g->b, a, amt, "");
+  return LLVMBuildSelect(g->b, ok, r, LLVMConstNull(t), "");
+}
+
+static LLVMValueRef int_minmax(cg *g, bool max, teeny_dtype dt, LLVMValueRef a,
+                               LLVMValueRef b) {
+  bool s = teeny__dt_is_signed(dt);
+  LLVMIntPredicate p = max ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT);
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, p, a, b, ""), a, b, "");
+}
+
+static LLVMValueRef compare(cg *g, teeny_cmp_pred pred, teeny_dtype dt,
+                            LLVMValueRef a, LLVMValueRef b) {
+  if (is_float(dt)) {
+    static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT,
+                                           LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+    return LLVMBuildFCmp(g->b, fp[pred], a, b, "");
+  }
+  static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT,
+                                        LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+  static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT,
+                                        LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+  return LLVMBuildICmp(g->b, teeny__dt_is_signed(dt) ? sp[pred] : up[pred], a, b, "");
+}
+
+/* ---- the dispatcher -------------------------------------------------------------------- */
+
+bool teeny__cg_is_elementwise(teeny_opcode code) {
+  switch (code) {
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
+  case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:
+  case IR_MIN: case IR_MAX: case IR_NEG: case IR_NOT: case IR_CMP:
+  case IR_SELECT: case IR_CAST: case IR_EXP: case IR_EXP2: case IR_LOG:
+  case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN: case IR_COS:
+  case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
+  case IR_FMA: case IR_ADDPTR:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* C's fmod, exactly (LLVM's NVPTX frem is x - trunc(x/y)*y, which is off
+ * for large quotients): in f64, q = trunc(x/y), r = fma(-q, y, x) is exact
+ * when q is; a q off by one (x/y rounded across an integer) is fixed by one
+ * step of |y|.  Exact for |x/y| < 2^53; y = inf gives x. */
+static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef dx = dt == TEENY_DT_F64 ? x : teeny__cg_cast(g, x, dt, TEENY_DT_F64);
+  LLVMValueRef dy = dt == TEENY_DT_F64 ? y : teeny__cg_cast(g, y, dt, TEENY_DT_F64);
+  LLVMValueRef q = LLVMBuildFDiv(g->b, dx, dy, "");
+  q = teeny__cg_intrin(g, "llvm.trunc", &t, 1, &q, 1);
+  LLVMValueRef args[3] = {LLVMBuildFNeg(g->b, q, ""), dy, dx};
+  LLVMValueRef r = teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
+  LLVMValueRef ay = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dy, 1);
+  LLVMValueRef zero = LLVMConstReal(t, 0);
+  /* the sign of x, |r| < |y| */
+  LLVMValueRef xneg = LLVMBuildFCmp(g->b, LLVMRealOLT, dx, zero, "");
+  LLVMValueRef sy = LLVMBuildSelect(g->b, xneg, LLVMBuildFNeg(g->b, ay, ""), ay, "");
+  LLVMValueRef wrong = LLVMBuildSelect(g->b, xneg, LLVMBuildFCmp(g->b, LLVMRealOGT, r, zero, ""),
+                                       LLVMBuildFCmp(g->b, LLVMRealOLT, r, zero, ""), "");
+  r = LLVMBuildSelect(g->b, wrong, LLVMBuildFAdd(g->b, r, sy, ""), r, "");
+  LLVMValueRef ar = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &r, 1);
+  LLVMValueRef big = LLVMBuildFCmp(g->b, LLVMRealOGE, ar, ay, "");
+  r = LLVMBuildSelect(g->b, big, LLVMBuildFSub(g->b, r, sy, ""), r, "");
+  LLVMValueRef yinf = LLVMBuildFCmp(g->b, LLVMRealOEQ, ay, LLVMConstReal(t, INFINITY), "");
+  LLVMValueRef xfin = LLVMBuildFCmp(g->b, LLVMRealONE, teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dx, 1),
+                                    LLVMConstReal(t, INFINITY), "");
+  r = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, yinf, xfin, ""), dx, r, "");
+  return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
+}
+
+static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef a,
+                          LLVMValueRef b) {
+  bool f = is_float(dt);
+  switch (code) {
+  case IR_ADD:
+    return f ? LLVMBuildFAdd(g->b, a, b, "") : LLVMBuildAdd(g->b, a, b, "");
+  case IR_SUB:
+    return f ? LLVMBuildFSub(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
+  case IR_MUL:
+    return f ? LLVMBuildFMul(g->b, a, b, "") : LLVMBuildMul(g->b, a, b, "");
+  case IR_DIV:
+    return f ? LLVMBuildFDiv(g->b, a, b, "") : int_divrem(g, false, dt, a, b);
+  case IR_REM:
+    return f ? float_rem(g, dt, a, b) : int_divrem(g, true, dt, a, b);
+  case IR_AND:
+    return LLVMBuildAnd(g->b, a, b, "");
+  case IR_OR:
+    return LLVMBuildOr(g->b, a, b, "");
+  case IR_XOR:
+    return LLVMBuildXor(g->b, a, b, "");
+  case IR_SHL:
+  case IR_SHR:
+    return int_shift(g, code == IR_SHL, dt, a, b);
+  case IR_MIN:
+  case IR_MAX:
+    if (f) {
+      LLVMTypeRef t = LLVMTypeOf(a);
+      LLVMValueRef ab[2] = {a, b};
+      return teeny__cg_intrin(g, code == IR_MAX ? "llvm.maxnum" : "llvm.minnum",
+                              &t, 1, ab, 2);
+    }
+    return int_minmax(g, code == IR_MAX, dt, a, b);
+  default:
+    return NULL;
+  }
+}
+
+static LLVMValueRef addptr(cg *g, teeny_dtype pointee, teeny_dtype offdt,
+                           LLVMValueRef p, LLVMValueRef off) {
+  if (teeny__dt_bits(offdt) < 64)
+    off = teeny__dt_is_signed(offdt) ? LLVMBuildSExt(g->b, off, g->t_i64, "")
+                                     : LLVMBuildZExt(g->b, off, g->t_i64, "");
+  return LLVMBuildGEP2(g->b, teeny__cg_memtype(g, pointee), p, &off, 1, "");
+}
+
+/* The emulator computes bf16 ops in f32 (see emu_to_bf16). */
+static bool emu_promote(cg *g, const teeny_op *op, const teeny_dtype *adt) {
+  if (!g->emu || op->code == IR_SELECT || op->code == IR_CAST)
+    return false;
+  for (int i = 0; i < op->nargs && i < 3; i++)
+    if (adt[i] == TEENY_DT_BF16)
+      return true;
+  return false;
+}
+
+LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *adt,
+                                 teeny_dtype res_dt, LLVMValueRef *a) {
+  teeny_dtype dt = adt[0];
+  LLVMValueRef r = NULL;
+  if (emu_promote(g, op, adt)) {
+    LLVMValueRef w[3];
+    teeny_dtype wdt[3];
+    for (int i = 0; i < op->nargs && i < 3; i++) {
+      bool b = adt[i] == TEENY_DT_BF16;
+      w[i] = b ? teeny__cg_cast(g, a[i], TEENY_DT_BF16, TEENY_DT_F32) : a[i];
+      wdt[i] = b ? TEENY_DT_F32 : adt[i];
+    }
+    teeny_dtype rdt = res_dt == TEENY_DT_BF16 ? TEENY_DT_F32 : res_dt;
+    r = teeny__cg_scalar_op(g, op, wdt, rdt, w);
+    return res_dt == TEENY_DT_BF16 ? teeny__cg_cast(g, r, TEENY_DT_F32, TEENY_DT_BF16) : r;
+  }
+  switch (op->code) {
+  case IR_NEG:
+    return is_float(dt) ? LLVMBuildFNeg(g->b, a[0], "")
+                        : LLVMBuildNeg(g->b, a[0], "");
+  case IR_NOT:
+    return LLVMBuildNot(g->b, a[0], "");
+  case IR_ABS:
+    if (is_float(dt)) {
+      LLVMTypeRef t = LLVMTypeOf(a[0]);
+      return teeny__cg_intrin(g, "llvm.fabs", &t, 1, a, 1);
+    }
+    if (!teeny__dt_is_signed(dt))
+      return a[0];
+    return LLVMBuildSelect(
+        g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a[0], LLVMConstNull(LLVMTypeOf(a[0])), ""),
+        LLVMBuildNeg(g->b, a[0], ""), a[0], "");
+  case IR_CMP:
+    return compare(g, op->pred, dt, a[0], a[1]);
+  case IR_SELECT:
+    return LLVMBuildSelect(g->b, a[0], a[1], a[2], "");
+  case IR_CAST:
+    return teeny__cg_cast(g, a[0], dt, res_dt);
+  case IR_FMA: {
+    LLVMTypeRef t = LLVMTypeOf(a[0]);
+    return teeny__cg_intrin(g, "llvm.fma", &t, 1, a, 3);
+  }
+  case IR_ADDPTR: {
+    teeny_type pt = teeny__ir_type(g->f, op->args[0]);
+    return addptr(g, pt.pointee, adt[1], a[0], a[1]);
+  }
+  case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
+  case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
+  case IR_FLOOR: case IR_CEIL:
+    return teeny__cg_math(g, op->code, dt, a[0]);
+  default:
+    r = arith(g, op->code, dt, a[0], a[1]);
+  }
+  if (!r)
+    teeny__cg_fail(g, TEENY_E_UNSUPPORTED, "cannot lower '%s' on %s yet",
+                   teeny__opcode_name(op->code), teeny_dtype_name(dt));
+  return r;
+}
+
+/* ---- on tiles ------------------------------------------------------------------------------ */
+
+LLVMValueRef *teeny__cg_elementwise_regs(cg *g, const teeny_op *op,
+                                         const cg_layout *L) {
+  LLVMValueRef *in[3];
+  teeny_dtype adt[3];
+  for (int i = 0; i < op->nargs && i < 3; i++) {
+    in[i] = teeny__cg_get(g, op->args[i], L);
+    adt[i] = teeny__ir_type(g->f, op->args[i]).dt;
+  }
+  teeny_dtype rdt = teeny__ir_type(g->f, op->res[0]).dt;
+  LLVMValueRef *out = teeny__cg_regs_new(g, L);
+  teeny_loc keep = g->loc;
+  g->loc = op->loc;
+  for (long r = 0; r < (1L << L->nreg); r++) {
+    long s = teeny__cg_dup_src(L, r);
+    if (s != r) {
+      out[r] = out[s];
+      continue;
+    }
+    LLVMValueRef a[3];
+    for (int i = 0; i < op->nargs && i < 3; i++)
+      a[i] = in[i][r];
+    out[r] = teeny__cg_scalar_op(g, op, adt, rdt, a);
+  }
+  g->loc = keep;
+  return out;
+}
+
+void teeny__cg_emit_elementwise(cg *g, const teeny_op *op) {
+  teeny_type t = teeny__ir_type(g->f, op->res[0]);
+  if (t.rank == 0) {
+    LLVMValueRef a[3];
+    teeny_dtype adt[3];
+    for (int i = 0; i < op->nargs && i < 3; i++) {
+      a[i] = teeny__cg_scalar(g, op->args[i]);
+      adt[i] = teeny__ir_type(g->f, op->args[i]).dt;
+    }
+    teeny__cg_set_scalar(g, op->res[0], teeny__cg_scalar_op(g, op, adt, t.dt, a));
+    return;
+  }
+  const cg_vinfo *vi = &g->vi[op->res[0]];
+  if (vi->lazy)
+    return; /* made where it is used */
+  teeny__cg_set(g, op->res[0], vi->nat, teeny__cg_elementwise_regs(g, op, vi->nat));
+}

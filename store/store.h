@@ -1,0 +1,371 @@
+/*
+ * store/store.h — the artifact store: content-addressed files indexed by
+ * SQLite.  Linked (as the static library teeny_store) by teenycd and by the
+ * client's embedded mode, which may use one store from several processes at
+ * once.
+ *
+ * On disk, under a root directory:
+ *
+ *   objects/ab/{name}_{key}.o     PTX text          (ab = key[0..1])
+ *   objects/ab/{name}_{key}.mlir  tile IR as MLIR   (may be empty)
+ *   objects/ab/{name}_{key}.c     generated source
+ *   index.db                      SQLite, WAL; one row per stored key
+ *   tmp/                          temp files of puts in progress
+ *   daemon.lock                   flock()ed by the one teenycd using the root
+ *
+ * Invariant: the index never names a missing or partial file.  Files reach
+ * objects/ only by rename from a fsynced temp file; the row is inserted after
+ * the rename and the fsync of the shard directory, so the row is the commit
+ * point.  A crash before the row leaves orphan files that
+ * teeny_store_verify(repair) removes.  Removal is the mirror image: the row
+ * is deleted (durably, synchronous=FULL) before the files are unlinked.
+ *
+ * Nothing inside the root follows a symlink: every file and directory is
+ * opened with openat(..., O_NOFOLLOW) relative to directory descriptors taken
+ * at open time, and names are validated before any path is built.  The one
+ * path-based open is SQLite's, of root/index.db, with SQLITE_OPEN_NOFOLLOW
+ * after checking that it and its -wal/-shm files are regular files.  The
+ * root path itself (and its parents) is trusted; the root must not be a
+ * symlink.
+ *
+ * Threads: a teeny_store handle (one SQLite connection, one touch batch) is
+ * used by one thread at a time.  The daemon either serialises its calls (one
+ * handle behind its own lock, or only on one thread) or opens one handle per
+ * worker thread; handles on one root, in one process or many, coordinate
+ * through SQLite's locks and atomic renames.  There is no global state.
+ *
+ * Errors: every function that can fail returns 0 or a negative teeny_err and
+ * writes one line of detail into err (a caller buffer of
+ * TEENY_STORE_ERR_LEN bytes, or NULL).
+ */
+#ifndef TEENY_STORE_STORE_H
+#define TEENY_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "teeny/compile.h"
+#include "teeny/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TEENY_STORE_ERR_LEN 256      /* size of every err sink */
+#define TEENY_STORE_SCHEMA_VERSION 1 /* PRAGMA user_version we write */
+#define TEENY_STORE_KEY_LEN 64       /* hex digits in a key */
+#define TEENY_STORE_DEFAULT_ROOT "/var/cache/teenyc"
+
+typedef struct teeny_store teeny_store;
+
+/* ---- root resolution and names (pure functions) -------------------------- */
+
+/* The store root: explicit_root if non-empty, else cache_dir_env
+ * ($TEENYC_CACHE_DIR) if non-empty, else xdg_cache_env ($XDG_CACHE_HOME)
+ * + "/teenyc" if it is an absolute path (the XDG spec says to ignore
+ * relative ones), else TEENY_STORE_DEFAULT_ROOT.  Trailing slashes are
+ * removed ("/" stays "/").  Writes a NUL-terminated path into out.  Returns
+ * 0, or TEENY_E_LIMIT if it does not fit in outsz bytes. */
+int teeny_store_root_resolve(const char *explicit_root,
+                             const char *cache_dir_env,
+                             const char *xdg_cache_env, char *out,
+                             size_t outsz);
+/* The same with the two variables read from the environment (getenv). */
+int teeny_store_root_from_env(const char *explicit_root, char *out,
+                              size_t outsz);
+
+/* 0 if name[0..len) is a C identifier of 1..TEENY_MAX_NAME_LEN characters
+ * ([A-Za-z_][A-Za-z0-9_]*, so no NUL, '/', '.'); else TEENY_E_NAME. */
+int teeny_store_name_check(const char *name, size_t len);
+/* 0 if key is exactly 64 lowercase hex digits; else TEENY_E_INVAL. */
+int teeny_store_key_check(const char *key);
+/* "ab/{name}_{key}.{ext}" relative to objects/, for ext "o", "mlir" or "c".
+ * Checks name (length-aware) and key first; returns TEENY_E_NAME,
+ * TEENY_E_INVAL or TEENY_E_LIMIT (out too small) without writing a path. */
+int teeny_store_object_path(const char *name, size_t name_len, const char *key,
+                            const char *ext, char *out, size_t outsz);
+
+/* ---- opening ------------------------------------------------------------- */
+
+/* Test-only hooks; all zero in production. */
+typedef struct teeny_store_test_hooks {
+  bool fail_write;           /* inject a write failure into every put */
+  uint64_t fail_write_after; /* ... once this many bytes of the put's files
+                                are written (counted over all three) */
+  int fail_write_errno;      /* errno of the injected failure; 0: ENOSPC */
+  bool crash_before_row;     /* put stops after renaming the files into
+                                objects/, as if the process died there:
+                                no row, files left as orphans; returns
+                                TEENY_E_IO */
+  void (*between_phases)(void *ctx); /* called by removals after the rows
+                                        are deleted, before any unlink */
+  void *ctx;                         /* argument of between_phases */
+} teeny_store_test_hooks;
+
+typedef struct teeny_store_opts {
+  const char *root;    /* NULL or "": teeny_store_root_from_env(NULL) */
+  unsigned dir_mode;   /* mode of directories we create; 0: 0755 */
+  unsigned file_mode;  /* mode of files we create; 0: 0644 */
+  int busy_timeout_ms; /* wait for other writers; 0: 5000, <0: no wait */
+  bool sync_full;      /* synchronous=FULL for every commit (default:
+                          NORMAL, and FULL only for deletions) */
+  int64_t (*clock)(void *ctx); /* unix seconds; NULL: time(NULL) */
+  void *clock_ctx;             /* passed to clock */
+  teeny_store_test_hooks test; /* fault injection for tests */
+} teeny_store_opts;
+
+/* Open the store at opts->root (opts may be NULL: all defaults), creating
+ * the root (and missing parents), objects/, tmp/ and index.db as needed,
+ * and migrating the index to TEENY_STORE_SCHEMA_VERSION.  Refuses a root,
+ * objects/ or tmp/ that is a symlink or not a directory (TEENY_E_STORE), and
+ * an index written by a newer schema (TEENY_E_STORE).  Modes with bits
+ * outside 0777 (directories) or 0666 (files) are TEENY_E_INVAL.  On success
+ * *out owns a new handle; on failure *out is NULL. */
+int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
+                       char *err);
+/* Flush pending touches (best effort), release the daemon lock if held,
+ * close everything.  NULL is a no-op. */
+void teeny_store_destroy(teeny_store *s);
+
+const char *teeny_store_root(const teeny_store *s); /* the resolved root */
+/* The index's PRAGMA user_version, or a negative teeny_err. */
+int teeny_store_schema_version(teeny_store *s);
+
+/* ---- the daemon lock ----------------------------------------------------- */
+
+/* Take root/daemon.lock (flock, exclusive, non-blocking) and write our pid
+ * into it.  Returns 0 (also if this handle already holds it), or
+ * TEENY_E_BUSY with "... in use by another teenycd (pid N)" in err if
+ * another handle, in this process or another, holds it.  Embedded clients
+ * never call this.  Held until teeny_store_unlock_daemon or destroy. */
+int teeny_store_lock_daemon(teeny_store *s, char *err);
+void teeny_store_unlock_daemon(teeny_store *s); /* no-op if not held */
+
+/* ---- records ------------------------------------------------------------- */
+
+/* One index row, optionally with file contents.  Owns every pointer;
+ * zero-initialise (or let a store call fill it), then teeny_store_rec_close. */
+typedef struct teeny_store_rec {
+  char key[TEENY_STORE_KEY_LEN + 1]; /* sha256 of the generated source */
+  char *name;                        /* kernel name (a C identifier) */
+  char *id;                          /* artifact id, name__dtypes__consts */
+  char *target;                      /* e.g. "sm_90a" */
+  int num_warps;                     /* warps per block */
+  char *entry;                       /* entry symbol in the PTX */
+  teeny_param *params;               /* entry point parameters, decoded */
+  size_t nparams;                    /* how many */
+  int threads_per_block;             /* 32 * num_warps */
+  int shared_bytes;                  /* dynamic shared memory of a launch */
+  uint64_t ptx_size;                 /* bytes of the .o file */
+  uint64_t mlir_size;                /* bytes of the .mlir file */
+  uint64_t src_size;                 /* bytes of the .c file */
+  char ptx_sha256[TEENY_STORE_KEY_LEN + 1];  /* hex of the .o file */
+  char mlir_sha256[TEENY_STORE_KEY_LEN + 1]; /* hex of the .mlir file */
+  char src_sha256[TEENY_STORE_KEY_LEN + 1];  /* hex of the .c file */
+  int64_t created;                           /* unix seconds of the put */
+  int64_t last_used;      /* unix seconds of the last flushed touch */
+  int64_t hits;           /* flushed touches */
+  double compile_ms;      /* compile wall time */
+  char *compiler_version; /* teenyc version that compiled it */
+  char *ptx;              /* .o contents (NUL-terminated) or NULL */
+  char *mlir;             /* .mlir contents (NUL-terminated) or NULL */
+  char *src;              /* .c contents (NUL-terminated) or NULL */
+} teeny_store_rec;
+
+/* Free everything r owns and zero it; r may be reused.  NULL is a no-op. */
+void teeny_store_rec_close(teeny_store_rec *r);
+/* Close n records and free the array (as returned by teeny_store_list). */
+void teeny_store_recs_free(teeny_store_rec *v, size_t n);
+
+/* ---- put and get --------------------------------------------------------- */
+
+/* Store a's three artifacts (a->ptx and a->source required; a->mlir may be
+ * NULL and is stored as an empty file) under a->key, following the commit
+ * protocol above.  compiler_version NULL means TEENY_VERSION_STRING.
+ * If the key is already stored (perhaps by another process, perhaps while
+ * we wrote our files) that is success: nothing is changed and out gets the
+ * existing row.  *created (if non-NULL) says whether this call added the
+ * row.  out (may be NULL) gets the row without file contents.
+ * Errors: TEENY_E_NAME (bad a->name, checked before anything touches the
+ * disk), TEENY_E_INVAL (bad key, missing field), TEENY_E_NOSPC (ENOSPC or
+ * EDQUOT while writing, or SQLITE_FULL; temp files are removed),
+ * TEENY_E_PERM (EACCES/EPERM), TEENY_E_IO (any other errno), TEENY_E_BUSY
+ * (index locked past the busy timeout), TEENY_E_STORE (e.g. objects/ab is a
+ * symlink: refused, never followed), TEENY_E_NOMEM.  No row is added on any
+ * error. */
+int teeny_store_put(teeny_store *s, const teeny_artifact *a,
+                    const char *compiler_version, teeny_store_rec *out,
+                    bool *created, char *err);
+
+enum {
+  TEENY_STORE_GET_PTX = 1u << 0,   /* read the .o file into rec->ptx */
+  TEENY_STORE_GET_MLIR = 1u << 1,  /* read the .mlir file */
+  TEENY_STORE_GET_SRC = 1u << 2,   /* read the .c file */
+  TEENY_STORE_GET_ALL = 7u,        /* all three */
+  TEENY_STORE_GET_VERIFY = 1u << 3 /* also re-hash what was read */
+};
+
+/* The GET flags that read the artifacts an emit mask names: TEENY_EMIT_PTX,
+ * TEENY_EMIT_MLIR (compile.h) and src_bit, the caller's bit for the
+ * generated source (the protocol's and the client's emit bit 8). */
+unsigned teeny_store_get_for_emit(unsigned emit, unsigned src_bit);
+
+/* Look key up and read the files named by what (TEENY_STORE_GET_*; 0 reads
+ * the row only).  Every file read is checked against the row's size (and
+ * sha256 with GET_VERIFY); a missing, non-regular, short or mismatching
+ * file is TEENY_E_CORRUPT and out is left empty, never half-filled.  A row
+ * removed concurrently (evicted between the row read and the file open) is
+ * TEENY_E_NOTFOUND.  Does not count as a use: call teeny_store_touch.
+ * Errors: TEENY_E_INVAL (bad key), TEENY_E_NOTFOUND, TEENY_E_CORRUPT,
+ * TEENY_E_IO, TEENY_E_BUSY, TEENY_E_NOMEM. */
+int teeny_store_get(teeny_store *s, const char *key, unsigned what,
+                    teeny_store_rec *out, char *err);
+
+/* ---- last-used batching -------------------------------------------------- */
+
+/* Record a use of key now (the store's clock): in memory only, O(1), no
+ * I/O.  Pending uses of one key merge (hits add up, last_used is the
+ * latest).  Returns TEENY_E_INVAL for a bad key, TEENY_E_NOMEM. */
+int teeny_store_touch(teeny_store *s, const char *key);
+/* Write every pending use in one transaction (hits += n, last_used =
+ * max(old, new)); rows since deleted are skipped.  On failure the pending
+ * uses are kept for the next flush.  The daemon calls this every few
+ * seconds and at shutdown; destroy does it too. */
+int teeny_store_flush(teeny_store *s, char *err);
+size_t teeny_store_pending(const teeny_store *s); /* distinct keys pending */
+
+/* ---- eviction, purge, stats ---------------------------------------------- */
+
+typedef struct teeny_store_counts {
+  uint64_t entries; /* rows removed */
+  uint64_t bytes;   /* file bytes of those rows */
+} teeny_store_counts;
+
+/* Flush this handle's touches, then delete least recently used rows
+ * (last_used, then key) until the stored total is <= max_bytes, then their
+ * files.  removed (may be NULL) gets what went. */
+int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
+                         teeny_store_counts *removed, char *err);
+
+typedef struct teeny_store_purge_req {
+  bool all;              /* every entry (the other filters are ignored) */
+  const char *name_glob; /* entries whose name matches (SQLite GLOB) */
+  int64_t older_than_s;  /* > 0: entries unused for more than this */
+  bool to_size;          /* afterwards evict down to max_bytes */
+  uint64_t max_bytes;    /* the cap for to_size */
+} teeny_store_purge_req;
+
+/* Delete the entries chosen by req: all; or those matching every filter
+ * given (name_glob, older_than_s); then, with to_size, LRU entries down to
+ * max_bytes.  A request with no filter at all is TEENY_E_INVAL (so an empty
+ * request never empties the store). */
+int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
+                      teeny_store_counts *removed, char *err);
+
+/* Delete the entry of key (its row, then its files: the same two phases).
+ * TEENY_E_NOTFOUND if there is none.  The daemon uses it to drop an entry
+ * that failed its checks on a lookup, without a whole-store verify. */
+int teeny_store_remove(teeny_store *s, const char *key,
+                       teeny_store_counts *removed, char *err);
+
+typedef struct teeny_store_stats {
+  uint64_t entries; /* rows in the index */
+  uint64_t bytes;   /* sum of their three file sizes */
+  uint64_t hits;    /* sum of flushed hits */
+  size_t pending;   /* touches of this handle not yet flushed */
+} teeny_store_stats;
+
+/* entries and bytes come from counters kept by triggers (O(1)). */
+int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err);
+
+/* ---- list and show ------------------------------------------------------- */
+
+typedef enum teeny_store_sort {
+  TEENY_STORE_SORT_USED, /* last_used, newest first */
+  TEENY_STORE_SORT_SIZE, /* total file bytes, largest first */
+  TEENY_STORE_SORT_HITS  /* hits, most first */
+} teeny_store_sort;
+
+typedef struct teeny_store_query {
+  const char *name_glob; /* NULL: every name; else SQLite GLOB on name */
+  size_t limit;          /* 0: no limit */
+  teeny_store_sort sort; /* order of the result (ties: key) */
+} teeny_store_query;
+
+/* Rows (no file contents) matching q (NULL: all, by last use).  On success
+ * *out is a new array of *n records (free with teeny_store_recs_free; NULL
+ * when *n is 0). */
+int teeny_store_list(teeny_store *s, const teeny_store_query *q,
+                     teeny_store_rec **out, size_t *n, char *err);
+
+#define TEENY_STORE_MAX_CANDIDATES 16
+
+typedef struct teeny_store_keys {
+  char (*v)[TEENY_STORE_KEY_LEN + 1]; /* matching keys, sorted */
+  size_t n;                           /* how many in v */
+  bool more;                          /* more matched than are listed */
+} teeny_store_keys;
+
+void teeny_store_keys_close(teeny_store_keys *k); /* NULL is a no-op */
+
+/* The row whose key starts with prefix (4..64 hex digits, either case).
+ * TEENY_E_INVAL for a bad prefix; TEENY_E_NOTFOUND if none; if several
+ * match, TEENY_E_AMBIGUOUS with up to TEENY_STORE_MAX_CANDIDATES of them in
+ * candidates (if non-NULL; close it) and in err.  out gets the row without
+ * contents. */
+int teeny_store_show(teeny_store *s, const char *prefix, teeny_store_rec *out,
+                     teeny_store_keys *candidates, char *err);
+
+/* ---- verify -------------------------------------------------------------- */
+
+typedef enum teeny_store_problem_kind {
+  TEENY_STORE_PROB_MISSING, /* a row's file does not exist */
+  TEENY_STORE_PROB_NOTREG,  /* a symlink or other non-regular file (or a
+                               non-directory shard) where we expect one */
+  TEENY_STORE_PROB_SIZE,    /* file size differs from the row */
+  TEENY_STORE_PROB_HASH,    /* file sha256 differs from the row */
+  TEENY_STORE_PROB_BADROW,  /* a row with a bad name, key or params */
+  TEENY_STORE_PROB_ORPHAN,  /* a file in objects/ named by no row */
+  TEENY_STORE_PROB_TMP,     /* a stale file in tmp/ */
+  TEENY_STORE_PROB_COUNTERS /* entries/bytes counters differ from the rows */
+} teeny_store_problem_kind;
+
+typedef struct teeny_store_problem {
+  teeny_store_problem_kind kind;     /* what is wrong */
+  char key[TEENY_STORE_KEY_LEN + 1]; /* the row's key ("" if none) */
+  char *path;    /* relative to the root, e.g. "objects/ab/x_ab...o" */
+  char *detail;  /* one line for humans */
+  bool repaired; /* repair fixed it (row dropped / file removed) */
+} teeny_store_problem;
+
+typedef struct teeny_store_problems {
+  teeny_store_problem *v; /* in the order found */
+  size_t n;               /* how many */
+  size_t cap;             /* allocated slots */
+} teeny_store_problems;
+
+void teeny_store_problems_init(teeny_store_problems *p);
+void teeny_store_problems_close(teeny_store_problems *p); /* reusable */
+/* The kind as a lowercase word ("missing", "orphan", ...). */
+const char *teeny_store_problem_name(teeny_store_problem_kind k);
+
+typedef struct teeny_store_verify_opts {
+  bool repair;         /* drop bad rows (and their files), remove orphans
+                          and stale temp files, fix the counters */
+  int64_t tmp_grace_s; /* temp files younger than this are a put in
+                          progress, not stale; 0: 3600; <0: every temp
+                          file is stale (only when no put can run) */
+} teeny_store_verify_opts;
+
+/* Check every row's three files (exist, regular, size, sha256), every file
+ * under objects/ (named by a row?) and tmp/, and the counters.  Problems
+ * are appended to out (init it first).  Returns 0 when the walk completed,
+ * whatever it found; an error only when it could not walk. */
+int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
+                       teeny_store_problems *out, char *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TEENY_STORE_STORE_H */

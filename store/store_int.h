@@ -1,0 +1,130 @@
+/*
+ * store/store_int.h — what the store's files share and nothing outside
+ * the .c files of store/ may use: the handle, and one section per file.
+ *
+ * Names: teeny__store_* for functions shared between the store's files;
+ * statics are unprefixed.
+ */
+#ifndef TEENY_STORE_STORE_INT_H
+#define TEENY_STORE_STORE_INT_H
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include "common/common.h"
+#include "store/store.h"
+
+/* One pending use of a key (touch.c). */
+typedef struct touch_slot {
+  char key[TEENY_STORE_KEY_LEN + 1]; /* "" marks an empty slot */
+  int64_t last_used;                 /* latest use, unix seconds */
+  uint64_t hits;                     /* uses since the last flush */
+} touch_slot;
+
+struct teeny_store {
+  char *root;                  /* resolved root path */
+  int rootfd;                  /* O_DIRECTORY of the root */
+  int objfd;                   /* O_DIRECTORY of root/objects */
+  int tmpfd;                   /* O_DIRECTORY of root/tmp */
+  int lockfd;                  /* root/daemon.lock while held, else -1 */
+  sqlite3 *db;                 /* this handle's connection to index.db */
+  mode_t dir_mode;             /* mode of directories we create */
+  mode_t file_mode;            /* mode of files we create */
+  int busy_ms;                 /* busy timeout; <=0: none */
+  bool sync_full;              /* synchronous=FULL always */
+  int64_t (*clock)(void *ctx); /* unix seconds */
+  void *clock_ctx;             /* its argument */
+  teeny_store_test_hooks test; /* fault injection */
+  uint64_t put_written;        /* bytes written by the current put (hooks) */
+  sqlite3_stmt *get_stmt;      /* cached: SELECT row by key */
+  touch_slot *touch;           /* open-addressing table of pending uses */
+  size_t touch_cap;            /* slots (a power of two, or 0) */
+  size_t touch_n;              /* used slots */
+};
+
+/* ---- store.c: errors, time, files ---------------------------------------- */
+
+/* Write "fmt..." into err (if non-NULL, TEENY_STORE_ERR_LEN bytes); returns
+ * code, so callers can `return teeny__store_fail(err, TEENY_E_IO, ...)`. */
+int teeny__store_fail(char *err, int code, const char *fmt, ...)
+    TEENY_PRINTF(3, 4);
+/* TEENY_E_NOSPC for ENOSPC/EDQUOT, TEENY_E_NOMEM for ENOMEM, else IO. */
+int teeny__store_errno_code(int e);
+int64_t teeny__store_now(const teeny_store *s);
+/* Open objects/{ab} (O_DIRECTORY|O_NOFOLLOW); with create, mkdir it first
+ * if missing (and fsync objects/).  Returns the fd or a negative teeny_err
+ * (TEENY_E_NOTFOUND when missing and !create, TEENY_E_STORE for a symlink
+ * or non-directory). */
+int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
+                            char *err);
+/* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
+void teeny__store_file_name(const char *name, const char *key, const char *ext,
+                            char *out, size_t outsz);
+#define TEENY__STORE_FNAME_MAX (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + 8)
+/* The three extensions, in the order ptx, mlir, src. */
+extern const char *const teeny__store_exts[3];
+/* Best-effort unlinkat of the three files of (name, key). */
+void teeny__store_unlink_files(teeny_store *s, const char *name,
+                               const char *key);
+
+/* ---- index.c: schema, transactions, rows --------------------------- */
+
+/* Open index.db, set pragmas, migrate.  s->root and s->rootfd are set. */
+int teeny__store_index_open(teeny_store *s, char *err);
+void teeny__store_index_close(teeny_store *s);
+/* Map a SQLite result code to a teeny_err and describe it in err. */
+int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err);
+/* BEGIN IMMEDIATE, retrying SQLITE_BUSY until the busy timeout passes. */
+int teeny__store_begin(teeny_store *s, char *err);
+int teeny__store_commit(teeny_store *s, char *err);
+void teeny__store_rollback(teeny_store *s);
+/* Run sql (no results). */
+int teeny__store_exec(teeny_store *s, const char *sql, char *err);
+/* Prepare sql (single statement). */
+int teeny__store_prepare(teeny_store *s, const char *sql, sqlite3_stmt **st,
+                         char *err);
+/* The columns every row query selects, in the order row_from_stmt reads. */
+#define TEENY__STORE_ROW_COLS                                                  \
+  "key, name, id, target, num_warps, entry, params, threads_per_block, "       \
+  "shared_bytes, ptx_size, mlir_size, src_size, ptx_sha256, mlir_sha256, "     \
+  "src_sha256, created, last_used, hits, compile_ms, compiler_version"
+/* Fill r (zeroed first) from the current row of st.  *params_ok (if
+ * non-NULL) says whether the params text decoded; if not, r has none. */
+int teeny__store_row_from_stmt(sqlite3_stmt *st, teeny_store_rec *r,
+                               bool *params_ok, char *err);
+/* Look key up: 0 and *r filled, TEENY_E_NOTFOUND, TEENY_E_CORRUPT (params
+ * do not decode: a caller would launch with a wrong signature), or an
+ * error. */
+int teeny__store_row_get(teeny_store *s, const char *key, teeny_store_rec *r,
+                         char *err);
+/* Insert r as a new row (inside the caller's transaction). */
+int teeny__store_row_insert(teeny_store *s, const teeny_store_rec *r,
+                            char *err);
+/* Encode params as "f32* a_ptr, i32 n" into *out (teeny__free it).
+ * TEENY_E_INVAL for a name or dtype decode could not read back. */
+int teeny__store_params_encode(const teeny_param *p, size_t n, char **out,
+                               char *err);
+/* Decode that text; TEENY_E_CORRUPT if malformed. */
+int teeny__store_params_decode(const char *text, teeny_param **out, size_t *n);
+
+/* ---- evict.c: removing rows, then files ---------------------------- */
+
+/* One row chosen for removal. */
+typedef struct teeny__store_victim {
+  char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
+  char *name;                        /* its name (NULL if invalid) */
+  uint64_t bytes;                    /* its file bytes */
+} teeny__store_victim;
+
+/* Delete the rows of keys[0..n) (those still present) durably, then unlink
+ * their files unless a row for the key reappeared.  Adds what went to
+ * removed. */
+int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+                      teeny_store_counts *removed, char *err);
+void teeny__store_victims_free(teeny__store_victim *v, size_t n);
+
+/* ---- touch.c ------------------------------------------------------- */
+
+void teeny__store_touch_free(teeny_store *s);
+
+#endif /* TEENY_STORE_STORE_INT_H */

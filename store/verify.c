@@ -1,0 +1,576 @@
+/*
+ * store/verify.c — teeny_store_verify: the store checked against its
+ * index, and optionally repaired.
+ *
+ *   rows:     each row's three files exist, are regular, have the row's
+ *             sizes and sha256 (the whole store is re-read and re-hashed);
+ *   objects/: every file is named by a row (else an orphan: a put that
+ *             died before its row, or a removal that died before unlink);
+ *   tmp/:     temp files older than a grace period (dead puts);
+ *   counters: meta's entries/bytes equal COUNT and SUM over the rows.
+ *
+ * Repair drops bad rows through the two-phase removal (evict.c) and
+ * unlinks orphans and stale temps.  The objects/ walk holds SQLite's write
+ * lock per shard, so a put of another process (which renames only under
+ * that lock) is never caught between its rename and its row and mistaken
+ * for an orphan.  An administrative operation: its cost is one read of
+ * every stored byte.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/store_int.h"
+
+/* ---- the problems list --------------------------------------------------- */
+
+void teeny_store_problems_init(teeny_store_problems *p) {
+  memset(p, 0, sizeof *p);
+}
+
+void teeny_store_problems_close(teeny_store_problems *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->n; i++) {
+    teeny__free(p->v[i].path);
+    teeny__free(p->v[i].detail);
+  }
+  teeny__free(p->v);
+  memset(p, 0, sizeof *p);
+}
+
+const char *teeny_store_problem_name(teeny_store_problem_kind k) {
+  static const char *const names[] = {
+      [TEENY_STORE_PROB_MISSING] = "missing",
+      [TEENY_STORE_PROB_NOTREG] = "not-regular",
+      [TEENY_STORE_PROB_SIZE] = "size",
+      [TEENY_STORE_PROB_HASH] = "hash",
+      [TEENY_STORE_PROB_BADROW] = "bad-row",
+      [TEENY_STORE_PROB_ORPHAN] = "orphan",
+      [TEENY_STORE_PROB_TMP] = "stale-tmp",
+      [TEENY_STORE_PROB_COUNTERS] = "counters",
+  };
+  return (unsigned)k < TEENY_ARRAY_LEN(names) ? names[k] : "unknown";
+}
+
+static teeny_store_problem *
+problem_add(teeny_store_problems *p, teeny_store_problem_kind kind,
+            const char *key, const char *path, const char *fmt, ...)
+    TEENY_PRINTF(5, 6);
+
+/* Append a problem; NULL on NOMEM. */
+static teeny_store_problem *problem_add(teeny_store_problems *p,
+                                        teeny_store_problem_kind kind,
+                                        const char *key, const char *path,
+                                        const char *fmt, ...) {
+  if (p->n == p->cap) {
+    size_t ncap = p->cap ? 2 * p->cap : 16;
+    teeny_store_problem *nv = teeny__realloc(p->v, ncap * sizeof *nv);
+    if (!nv)
+      return NULL;
+    p->v = nv;
+    p->cap = ncap;
+  }
+  teeny_store_problem *pr = &p->v[p->n];
+  memset(pr, 0, sizeof *pr);
+  pr->kind = kind;
+  snprintf(pr->key, sizeof pr->key, "%s", key ? key : "");
+  teeny_buf b;
+  teeny__buf_init(&b);
+  va_list ap;
+  va_start(ap, fmt);
+  teeny__buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  pr->detail = teeny__buf_take(&b, NULL);
+  pr->path = teeny__strdup(path ? path : "");
+  if (!pr->detail || !pr->path) {
+    teeny__free(pr->detail);
+    teeny__free(pr->path);
+    return NULL;
+  }
+  p->n++;
+  return pr;
+}
+
+#define OOM(err) teeny__store_fail(err, TEENY_E_NOMEM, "out of memory")
+
+/* ---- rows ---------------------------------------------------------------- */
+
+/* Check one file of a row; returns the problem kind or -1 if fine. */
+static int check_file(int shardfd, const char *fname, uint64_t size,
+                      const char *sha, char *detail, size_t dsize) {
+  int fd = openat(shardfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    snprintf(detail, dsize, "%s", strerror(e));
+    return e == ENOENT ? TEENY_STORE_PROB_MISSING : TEENY_STORE_PROB_NOTREG;
+  }
+  int kind = -1;
+  struct stat st;
+  char *buf = NULL;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    snprintf(detail, dsize, "not a regular file");
+    kind = TEENY_STORE_PROB_NOTREG;
+  } else if ((uint64_t)st.st_size != size) {
+    snprintf(detail, dsize, "size %lld, index says %llu", (long long)st.st_size,
+             (unsigned long long)size);
+    kind = TEENY_STORE_PROB_SIZE;
+  } else if (!(buf = teeny__malloc((size_t)size + 1))) {
+    snprintf(detail, dsize, "out of memory reading it");
+    kind = TEENY_STORE_PROB_HASH;
+  } else {
+    size_t got = 0;
+    ssize_t n;
+    while (got < size && ((n = read(fd, buf + got, (size_t)size - got)) > 0 ||
+                          (n < 0 && errno == EINTR)))
+      got += n > 0 ? (size_t)n : 0;
+    char hex[65];
+    if (got != size) {
+      snprintf(detail, dsize, "short read (%zu of %llu bytes)", got,
+               (unsigned long long)size);
+      kind = TEENY_STORE_PROB_SIZE;
+    } else if (teeny__sha256_hex(buf, got, hex) || strcmp(hex, sha) != 0) {
+      snprintf(detail, dsize, "sha256 %.16s..., index says %.16s...", hex, sha);
+      kind = TEENY_STORE_PROB_HASH;
+    }
+  }
+  teeny__free(buf);
+  close(fd);
+  return kind;
+}
+
+/* Still the same row (not evicted or re-put while we hashed)? */
+static bool row_unchanged(teeny_store *s, const teeny_store_rec *r) {
+  teeny_store_rec now;
+  if (teeny__store_row_get(s, r->key, &now, NULL) != TEENY_OK)
+    return false;
+  bool same = now.created == r->created && now.ptx_size == r->ptx_size &&
+              strcmp(now.ptx_sha256, r->ptx_sha256) == 0;
+  teeny_store_rec_close(&now);
+  return same;
+}
+
+/* Check r's files; append its problems; *bad says whether it has any. */
+static int verify_row(teeny_store *s, const teeny_store_rec *r, bool params_ok,
+                      teeny_store_problems *out, bool *bad, char *err) {
+  *bad = false;
+  if (teeny_store_key_check(r->key) ||
+      teeny_store_name_check(r->name, strlen(r->name)) || !params_ok) {
+    *bad = true;
+    return problem_add(out, TEENY_STORE_PROB_BADROW, "", "index.db",
+                       "row with invalid key, name or params (%.64s / "
+                       "%.64s)",
+                       r->key, r->name)
+               ? TEENY_OK
+               : OOM(err);
+  }
+  const uint64_t sizes[3] = {r->ptx_size, r->mlir_size, r->src_size};
+  const char *shas[3] = {r->ptx_sha256, r->mlir_sha256, r->src_sha256};
+  int kinds[3] = {-1, -1, -1};
+  char details[3][128];
+  int shardfd = teeny__store_open_shard(s, r->key, false, NULL);
+  for (int i = 0; i < 3; i++) {
+    char fname[TEENY__STORE_FNAME_MAX];
+    teeny__store_file_name(r->name, r->key, teeny__store_exts[i], fname,
+                           sizeof fname);
+    if (shardfd < 0) {
+      kinds[i] = shardfd == TEENY_E_NOTFOUND ? TEENY_STORE_PROB_MISSING
+                                             : TEENY_STORE_PROB_NOTREG;
+      snprintf(details[i], sizeof details[i], "shard directory %s",
+               shardfd == TEENY_E_NOTFOUND ? "missing" : "unusable");
+    } else {
+      kinds[i] = check_file(shardfd, fname, sizes[i], shas[i], details[i],
+                            sizeof details[i]);
+    }
+    *bad = *bad || kinds[i] >= 0;
+  }
+  if (shardfd >= 0)
+    close(shardfd);
+  if (!*bad || !row_unchanged(s, r)) {
+    *bad = false; /* fine, or changed under us: not a problem of this row */
+    return TEENY_OK;
+  }
+  for (int i = 0; i < 3; i++) {
+    if (kinds[i] < 0)
+      continue;
+    char path[TEENY__STORE_FNAME_MAX + 16];
+    snprintf(path, sizeof path, "objects/%.2s/%s_%s.%s", r->key, r->name,
+             r->key, teeny__store_exts[i]);
+    if (!problem_add(out, (teeny_store_problem_kind)kinds[i], r->key, path,
+                     "%s", details[i]))
+      return OOM(err);
+  }
+  return TEENY_OK;
+}
+
+/* Every row, and whether its params decode. */
+static int load_rows(teeny_store *s, teeny_store_rec **rows, bool **ok,
+                     size_t *n, char *err) {
+  *rows = NULL;
+  *ok = NULL;
+  *n = 0;
+  sqlite3_stmt *st;
+  int rc = teeny__store_prepare(
+      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries ORDER BY key", &st,
+      err);
+  if (rc)
+    return rc;
+  size_t cap = 0;
+  int sr;
+  while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      teeny_store_rec *nr = teeny__realloc(*rows, ncap * sizeof *nr);
+      if (nr)
+        *rows = nr;
+      bool *nok = nr ? teeny__realloc(*ok, ncap * sizeof *nok) : NULL;
+      if (!nok) {
+        rc = OOM(err);
+        break;
+      }
+      *ok = nok;
+      cap = ncap;
+    }
+    if ((rc = teeny__store_row_from_stmt(st, &(*rows)[*n], &(*ok)[*n], err)))
+      break;
+    (*n)++;
+  }
+  if (!rc && sr != SQLITE_DONE && sr != SQLITE_ROW)
+    rc = teeny__store_sqlerr(s, sr, "select", err);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
+                       char *err) {
+  teeny_store_rec *rows;
+  bool *params_ok;
+  size_t nrows;
+  int rc = load_rows(s, &rows, &params_ok, &nrows, err);
+  if (rc) {
+    teeny_store_recs_free(rows, nrows);
+    teeny__free(params_ok);
+    return rc;
+  }
+  teeny__store_victim *v = NULL;
+  size_t nv = 0;
+  size_t first = out->n;
+  if (nrows && !(v = teeny__calloc(nrows, sizeof *v)))
+    rc = OOM(err);
+  for (size_t i = 0; i < nrows && !rc; i++) {
+    bool bad;
+    if ((rc = verify_row(s, &rows[i], params_ok[i], out, &bad, err)) || !bad)
+      continue;
+    snprintf(v[nv].key, sizeof v[nv].key, "%s", rows[i].key);
+    v[nv].bytes = rows[i].ptx_size + rows[i].mlir_size + rows[i].src_size;
+    /* A bad name builds no path: the row goes, its files become orphans
+     * that the objects/ walk judges by their own names. */
+    if (!teeny_store_name_check(rows[i].name, strlen(rows[i].name))) {
+      v[nv].name = rows[i].name; /* moved */
+      rows[i].name = NULL;
+    }
+    nv++;
+  }
+  if (!rc && repair && nv &&
+      (rc = teeny__store_drop(s, v, nv, NULL, err)) == TEENY_OK)
+    for (size_t i = first; i < out->n; i++)
+      out->v[i].repaired = true;
+  teeny__store_victims_free(v, nv);
+  teeny_store_recs_free(rows, nrows);
+  teeny__free(params_ok);
+  return rc;
+}
+
+/* ---- objects/ ------------------------------------------------------------ */
+
+/* Is fname (in shard) "{name}_{key}.{ext}" for a key in that shard? */
+static bool parse_object(const char *shard, const char *fname, char *name,
+                         char *key) {
+  const char *dot = strrchr(fname, '.');
+  if (!dot)
+    return false;
+  const char *ext = dot + 1;
+  if (strcmp(ext, "o") && strcmp(ext, "mlir") && strcmp(ext, "c"))
+    return false;
+  size_t stem = (size_t)(dot - fname);
+  if (stem < TEENY_STORE_KEY_LEN + 2 ||
+      fname[stem - TEENY_STORE_KEY_LEN - 1] != '_')
+    return false;
+  size_t nlen = stem - TEENY_STORE_KEY_LEN - 1;
+  memcpy(key, fname + nlen + 1, TEENY_STORE_KEY_LEN);
+  key[TEENY_STORE_KEY_LEN] = '\0';
+  if (teeny_store_name_check(fname, nlen) || teeny_store_key_check(key) ||
+      key[0] != shard[0] || key[1] != shard[1])
+    return false;
+  memcpy(name, fname, nlen);
+  name[nlen] = '\0';
+  return true;
+}
+
+/* Is (key, name) a row? */
+static int row_names(teeny_store *s, sqlite3_stmt *st, const char *key,
+                     const char *name, bool *yes, char *err) {
+  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+  int sr = sqlite3_step(st);
+  *yes = sr == SQLITE_ROW;
+  sqlite3_reset(st);
+  return sr == SQLITE_ROW || sr == SQLITE_DONE
+             ? TEENY_OK
+             : teeny__store_sqlerr(s, sr, "select", err);
+}
+
+/* Remove dirfd/name, whatever it is (directories only when empty). */
+static bool remove_entry(int dirfd, const char *name, bool is_dir) {
+  return unlinkat(dirfd, name, is_dir ? AT_REMOVEDIR : 0) == 0;
+}
+
+/* Walk one shard under the write lock. */
+static int verify_shard(teeny_store *s, const char *shard, bool repair,
+                        sqlite3_stmt *q, teeny_store_problems *out, char *err) {
+  int rc = teeny__store_begin(s, err);
+  if (rc)
+    return rc;
+  int sfd =
+      openat(s->objfd, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int lfd =
+      sfd >= 0 ? openat(sfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    if (sfd >= 0)
+      close(sfd);
+    teeny__store_rollback(s);
+    if (e == ENOENT)
+      return TEENY_OK; /* removed meanwhile */
+    return teeny__store_fail(err, teeny__store_errno_code(e),
+                             "cannot read objects/%s: %s", shard, strerror(e));
+  }
+  struct dirent *de;
+  while (!rc && (de = readdir(d))) {
+    const char *fn = de->d_name;
+    if (!strcmp(fn, ".") || !strcmp(fn, ".."))
+      continue;
+    char name[TEENY_MAX_NAME_LEN + 1], key[TEENY_STORE_KEY_LEN + 1];
+    struct stat st;
+    if (fstatat(sfd, fn, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue; /* vanished */
+    bool named = false;
+    bool ok_name = parse_object(shard, fn, name, key);
+    if (ok_name && (rc = row_names(s, q, key, name, &named, err)))
+      break;
+    if (named)
+      continue; /* a row's own files were judged by verify_rows */
+    char path[NAME_MAX + 16];
+    snprintf(path, sizeof path, "objects/%s/%s", shard, fn);
+    teeny_store_problem *pr = problem_add(
+        out,
+        S_ISREG(st.st_mode) ? TEENY_STORE_PROB_ORPHAN : TEENY_STORE_PROB_NOTREG,
+        ok_name ? key : "", path, "%s",
+        !S_ISREG(st.st_mode) ? "not a regular file"
+        : ok_name            ? "no index row names this file"
+                             : "not an object file name");
+    if (!pr) {
+      rc = OOM(err);
+      break;
+    }
+    if (repair)
+      pr->repaired = remove_entry(sfd, fn, S_ISDIR(st.st_mode));
+  }
+  closedir(d);
+  close(sfd);
+  teeny__store_rollback(s); /* read-only transaction: release the lock */
+  return rc;
+}
+
+static bool is_shard_name(const char *n) {
+  return strlen(n) == 2 && n[0] && n[1] && strchr("0123456789abcdef", n[0]) &&
+         strchr("0123456789abcdef", n[1]);
+}
+
+/* Read the names in dirfd (a copy of the list: we modify the directory). */
+static int list_dir(int dirfd, char ***names, size_t *n, char *err) {
+  *names = NULL;
+  *n = 0;
+  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    return teeny__store_fail(err, teeny__store_errno_code(e),
+                             "cannot read a store directory: %s", strerror(e));
+  }
+  size_t cap = 0;
+  int rc = TEENY_OK;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
+      if (!nv) {
+        rc = OOM(err);
+        break;
+      }
+      *names = nv;
+      cap = ncap;
+    }
+    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
+      rc = OOM(err);
+      break;
+    }
+    (*n)++;
+  }
+  closedir(d);
+  return rc;
+}
+
+static void names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    teeny__free(names[i]);
+  teeny__free(names);
+}
+
+static int verify_objects(teeny_store *s, bool repair,
+                          teeny_store_problems *out, char *err) {
+  char **names;
+  size_t n;
+  int rc = list_dir(s->objfd, &names, &n, err);
+  if (rc)
+    return rc;
+  sqlite3_stmt *q;
+  if ((rc = teeny__store_prepare(
+           s, "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2", &q, err))) {
+    names_free(names, n);
+    return rc;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    struct stat st;
+    if (fstatat(s->objfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    if (is_shard_name(names[i]) && S_ISDIR(st.st_mode)) {
+      rc = verify_shard(s, names[i], repair, q, out, err);
+      continue;
+    }
+    char path[NAME_MAX + 16];
+    snprintf(path, sizeof path, "objects/%s", names[i]);
+    teeny_store_problem *pr = problem_add(
+        out,
+        S_ISREG(st.st_mode) ? TEENY_STORE_PROB_ORPHAN : TEENY_STORE_PROB_NOTREG,
+        "", path, "unexpected entry in objects/");
+    if (!pr)
+      rc = OOM(err);
+    else if (repair)
+      pr->repaired = remove_entry(s->objfd, names[i], S_ISDIR(st.st_mode));
+  }
+  sqlite3_finalize(q);
+  names_free(names, n);
+  return rc;
+}
+
+/* ---- tmp/ and counters --------------------------------------------------- */
+
+static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
+                      teeny_store_problems *out, char *err) {
+  char **names;
+  size_t n;
+  int rc = list_dir(s->tmpfd, &names, &n, err);
+  if (rc)
+    return rc;
+  time_t now = time(NULL); /* file times are real time, not the store clock */
+  for (size_t i = 0; i < n && !rc; i++) {
+    struct stat st;
+    if (fstatat(s->tmpfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    if (grace > 0 && (int64_t)(now - st.st_mtime) < grace)
+      continue; /* a put in progress, probably */
+    char path[NAME_MAX + 16];
+    snprintf(path, sizeof path, "tmp/%s", names[i]);
+    teeny_store_problem *pr =
+        problem_add(out, TEENY_STORE_PROB_TMP, "", path, "temp file %lld s old",
+                    (long long)(now - st.st_mtime));
+    if (!pr)
+      rc = OOM(err);
+    else if (repair)
+      pr->repaired = remove_entry(s->tmpfd, names[i], S_ISDIR(st.st_mode));
+  }
+  names_free(names, n);
+  return rc;
+}
+
+static int verify_counters(teeny_store *s, bool repair,
+                           teeny_store_problems *out, char *err) {
+  int rc = teeny__store_begin(s, err); /* a stable view, and fixable */
+  if (rc)
+    return rc;
+  sqlite3_stmt *st;
+  if ((rc = teeny__store_prepare(
+           s,
+           "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
+           " (SELECT v FROM meta WHERE k = 'bytes'), count(*),"
+           " total(ptx_size + mlir_size + src_size) FROM entries",
+           &st, err)))
+    goto out;
+  int sr = sqlite3_step(st);
+  sqlite3_int64 me = 0, mb = 0, ce = 0, cb = 0;
+  if (sr == SQLITE_ROW) {
+    me = sqlite3_column_int64(st, 0);
+    mb = sqlite3_column_int64(st, 1);
+    ce = sqlite3_column_int64(st, 2);
+    cb = (sqlite3_int64)sqlite3_column_double(st, 3);
+  } else {
+    rc = teeny__store_sqlerr(s, sr, "counters", err);
+  }
+  sqlite3_finalize(st);
+  if (rc || (me == ce && mb == cb))
+    goto out;
+  teeny_store_problem *pr =
+      problem_add(out, TEENY_STORE_PROB_COUNTERS, "", "index.db",
+                  "counters say %lld entries / %lld bytes, rows %lld / %lld",
+                  (long long)me, (long long)mb, (long long)ce, (long long)cb);
+  if (!pr) {
+    rc = OOM(err);
+    goto out;
+  }
+  if (repair) {
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "UPDATE meta SET v = %lld WHERE k = 'entries';"
+             "UPDATE meta SET v = %lld WHERE k = 'bytes'",
+             (long long)ce, (long long)cb);
+    if (!(rc = teeny__store_exec(s, sql, err)) &&
+        !(rc = teeny__store_commit(s, err)))
+      pr->repaired = true;
+  }
+out:
+  teeny__store_rollback(s);
+  return rc;
+}
+
+int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
+                       teeny_store_problems *out, char *err) {
+  static const teeny_store_verify_opts defaults = {false, 0};
+  if (!o)
+    o = &defaults;
+  int64_t grace = o->tmp_grace_s == 0 ? 3600 : o->tmp_grace_s;
+  int rc = teeny_store_flush(s, err);
+  if (rc)
+    return rc;
+  /* Rows first: repairing them turns their files into orphans, which the
+   * objects/ walk then removes. */
+  if ((rc = verify_rows(s, o->repair, out, err)) ||
+      (rc = verify_objects(s, o->repair, out, err)) ||
+      (rc = verify_tmp(s, o->repair, grace, out, err)))
+    return rc;
+  return verify_counters(s, o->repair, out, err);
+}
