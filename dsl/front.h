@@ -286,4 +286,18 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
 teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
                             const teeny_bindings *b, int num_warps);
 
+/* ============================================================================
+ * api.c — include/teeny/compile.h; and for the runners beside it
+ * (teeny_spec_interpret here, teeny_spec_emulate in emulate.c): run fn on
+ * the spec's IR in a job of its own (arena, out-of-memory unwinding), after
+ * checking the argument count.  Returns what fn returns, or the job's error.
+ * ========================================================================== */
+
+typedef int (*teeny__spec_ir_fn)(teeny_ctx *cx, const teeny_ir_func *f, const char *target,
+                                 const unsigned grid[3], const teeny_interp_arg *args,
+                                 int nargs, void *arg);
+int teeny__spec_run_ir(const teeny_spec *spec, const unsigned grid[3],
+                       const teeny_interp_arg *args, size_t nargs, teeny_diags *diags,
+                       teeny__spec_ir_fn fn, void *arg);
+
 #endif /* TEENY_DSL_FRONT_H */
