@@ -73,7 +73,7 @@ teeny_client_mode teeny_client_active_mode(const teeny_client *c) {
 const char *teeny_client_socket(const teeny_client *c) { return c ? c->socket : ""; }
 
 const char *teeny_client_store_root(const teeny_client *c) {
-  return c && c->store ? teeny_store_root(c->store) : "";
+  return c && c->store ? c->emb->estore_root(c->store) : "";
 }
 
 /* Set c's message; returns rc. */
@@ -111,11 +111,27 @@ static bool store_configured(const teeny_client *c) {
 /* Does the default store (the one a system teenycd uses) exist? */
 static bool default_store_exists(void) {
   struct stat st;
-  return stat(TEENY_STORE_DEFAULT_ROOT, &st) == 0 && S_ISDIR(st.st_mode);
+  return stat(TEENY_SYSTEM_STORE, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The in-process compiler (libteenyc-embedded), loaded on first need. */
+static int need_compiler(teeny_client *c) {
+  if (!c->emb && !(c->emb = teeny__embedded_get(c->err, sizeof c->err)))
+    return TEENY_E_UNSUPPORTED;
+  return 0;
+}
+
+static int open_offline(teeny_client *c) {
+  int rc = need_compiler(c);
+  if (!rc)
+    c->active = TEENY_MODE_OFFLINE;
+  return rc;
 }
 
 static int open_embedded(teeny_client *c) {
-  int rc = teeny__embedded_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  int rc = need_compiler(c);
+  if (!rc)
+    rc = c->emb->estore_open(&c->store, c->cache_dir, c->err, sizeof c->err);
   if (!rc)
     c->active = TEENY_MODE_EMBEDDED;
   return rc;
@@ -128,16 +144,10 @@ static int fall_back(teeny_client *c) {
   char why[TEENY__ERR_LEN];
   snprintf(why, sizeof why, "%s", c->err);
   bool configured = store_configured(c);
-  if (!configured && !default_store_exists()) {
-    c->active = TEENY_MODE_OFFLINE;
-    c->err[0] = '\0';
-    return 0;
-  }
-  int rc = open_embedded(c);
-  if (!rc)
-    return 0;
-  if (!configured) {
-    c->active = TEENY_MODE_OFFLINE;
+  int rc = configured || default_store_exists() ? open_embedded(c) : 1;
+  if (rc && !configured)
+    rc = open_offline(c);
+  if (!rc) {
     c->err[0] = '\0';
     return 0;
   }
@@ -155,8 +165,7 @@ static int open_mode(teeny_client *c) {
   case TEENY_MODE_EMBEDDED:
     return open_embedded(c);
   case TEENY_MODE_OFFLINE:
-    c->active = TEENY_MODE_OFFLINE;
-    return 0;
+    return open_offline(c);
   default:
     c->active = TEENY_MODE_DAEMON;
     if (teeny__client_connect(c) == 0)
@@ -213,7 +222,8 @@ void teeny_client_close(teeny_client *c) {
   if (!c)
     return;
   teeny__conn_close(&c->conn);
-  teeny_store_destroy(c->store);
+  if (c->store)
+    c->emb->estore_close(c->store);
   teeny__memo_close(&c->memo);
   teeny__free(c->cache_dir);
   pthread_mutex_destroy(&c->lock);
@@ -275,6 +285,14 @@ static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
   m->u.compile.emit = emit & EMIT_MASK;
 }
 
+/* The message of a failed in-process compile: its first error, if any. */
+static const char *first_error(const teeny_diags *d) {
+  for (size_t i = 0; i < d->n; i++)
+    if (d->v[i].level == TEENY_DIAG_ERROR)
+      return d->v[i].message;
+  return NULL;
+}
+
 /* auto mode lost its daemon for good: continue in process. */
 static bool give_up_daemon(teeny_client *c, int rc) {
   if (c->requested != TEENY_MODE_AUTO || rc != TEENY_E_CONNECT)
@@ -303,6 +321,23 @@ static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
   return 0;
 }
 
+/* Lock held.  Compile in process (embedded or offline); *core on success
+ * (status may be the request's error). */
+static int compile_local(teeny_client *c, const teeny_compile_req *req,
+                         unsigned emit, teeny__core **core) {
+  teeny__core *k = teeny__core_new();
+  if (!k)
+    return fail(c, TEENY_E_NOMEM, "out of memory");
+  teeny__eresult e;
+  c->emb->compile(c->store, req, emit, &e);
+  teeny_client_mode mode = c->store ? TEENY_MODE_EMBEDDED : TEENY_MODE_OFFLINE;
+  teeny__core_from_eresult(k, &e, mode);
+  if (e.status)
+    teeny__core_set_error(k, e.status, first_error(&k->diags), mode);
+  *core = k;
+  return 0;
+}
+
 static int compile_locked(teeny_client *c, const teeny_compile_req *req,
                           unsigned emit, teeny__core **core) {
   if (c->active == TEENY_MODE_DAEMON) {
@@ -310,8 +345,7 @@ static int compile_locked(teeny_client *c, const teeny_compile_req *req,
     if (!give_up_daemon(c, rc))
       return rc;
   }
-  int rc = teeny__embedded_compile(c->store, req, emit, core);
-  return rc ? fail(c, rc, "out of memory") : 0;
+  return compile_local(c, req, emit, core);
 }
 
 /* The outcome of one request as the call's return value and message. */
@@ -456,8 +490,8 @@ static int batch_local(teeny_client *c, batch *b, const teeny_compile_req *reqs,
     if (out[i])
       continue;
     teeny__core *k = NULL;
-    if (teeny__embedded_compile(c->store, &reqs[i], emit, &k))
-      return fail(c, TEENY_E_NOMEM, "out of memory");
+    if (compile_local(c, &reqs[i], emit, &k))
+      return TEENY_E_NOMEM;
     memo_store(c, &reqs[i], emit, b->hash[i], k);
     if (hand_out(c, k, -1, &out[i]))
       return TEENY_E_NOMEM;

@@ -25,6 +25,11 @@
 
 #define TEENY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The system daemon's socket and store (systemd/teenycd.socket and
+ * teenycd.service name the same paths). */
+#define TEENY_SYSTEM_SOCKET "/run/teenycd/teenycd.sock"
+#define TEENY_SYSTEM_STORE "/var/cache/teenyc"
+
 #if defined(__GNUC__)
 #define TEENY_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else

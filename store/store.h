@@ -45,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/common.h"
 #include "teeny/compile.h"
 #include "teeny/error.h"
 
@@ -55,7 +56,7 @@ extern "C" {
 #define TEENY_STORE_ERR_LEN 256      /* size of every err sink */
 #define TEENY_STORE_SCHEMA_VERSION 1 /* PRAGMA user_version we write */
 #define TEENY_STORE_KEY_LEN 64       /* hex digits in a key */
-#define TEENY_STORE_DEFAULT_ROOT "/var/cache/teenyc"
+#define TEENY_STORE_DEFAULT_ROOT TEENY_SYSTEM_STORE
 
 typedef struct teeny_store teeny_store;
 
@@ -112,6 +113,10 @@ typedef struct teeny_store_opts {
                           NORMAL, and FULL only for deletions) */
   int64_t (*clock)(void *ctx); /* unix seconds; NULL: time(NULL) */
   void *clock_ctx;             /* passed to clock */
+  bool shared;         /* embedded use of a store that may belong to
+                          someone else (store/share.c): create only what
+                          the store's owner can still manage, else write
+                          nothing (teeny_store_readonly says why) */
   teeny_store_test_hooks test; /* fault injection for tests */
 } teeny_store_opts;
 
@@ -129,6 +134,11 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
 void teeny_store_destroy(teeny_store *s);
 
 const char *teeny_store_root(const teeny_store *s); /* the resolved root */
+/* NULL when this handle may write; else one line saying why it may not (a
+ * shared handle on a store whose owner could not manage what it would
+ * create).  A read-only handle's puts fail with TEENY_E_PERM and that
+ * line, touches are dropped; gets, lists and verify work. */
+const char *teeny_store_readonly(const teeny_store *s);
 /* The index's PRAGMA user_version, or a negative teeny_err. */
 int teeny_store_schema_version(teeny_store *s);
 

@@ -424,6 +424,7 @@ fail:
 /* ---- main ------------------------------------------------------------------------------------ */
 
 int it_client_teenyctl(void); /* test_client_ctl.c */
+int it_client_thin_maps(void); /* test_client_modes.c */
 
 static const it_test tests[] = {
     {"client_hit_miss", it_client_hit_miss},
@@ -433,6 +434,7 @@ static const it_test tests[] = {
     {"client_auto_fallback", it_client_auto_fallback},
     {"client_embedded_concurrent", it_client_embedded_concurrent},
     {"client_teenyctl", it_client_teenyctl},
+    {"client_thin_maps", it_client_thin_maps},
 };
 
 int main(int argc, char **argv) {
