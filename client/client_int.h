@@ -10,6 +10,7 @@
  *   memo.c      the per-client memo: exact request -> result core
  *   admin.c     teeny_client_admin: the non-compile ops
  *   client.c    open/close, modes, compile and batch, reconnect
+ *   discover.c  which socket: the candidates, the first that answers
  *   cuda.c      the dlopen()ed CUDA driver (public API only)
  *   kernel.c    teeny_kernel, the runtime of teenyc-gen's code
  *   embedded_load.c    finding libteenyc-embedded on first need
@@ -64,7 +65,8 @@ typedef struct teeny__conn {
 
 void teeny__conn_init(teeny__conn *k);
 /* Connect to path and do HELLO as client_name.  Returns 0, TEENY_E_CONNECT
- * (no listener: ENOENT, ECONNREFUSED, ...), TEENY_E_VERSION, TEENY_E_PROTO,
+ * (no listener: ENOENT, ECONNREFUSED, ...), TEENY_E_PERM (EACCES: the
+ * socket is not ours to use), TEENY_E_VERSION, TEENY_E_PROTO,
  * TEENY_E_TIMEOUT, TEENY_E_CLOSED, TEENY_E_NOMEM; k is closed on failure. */
 int teeny__conn_open(teeny__conn *k, const char *path, const char *client_name,
                      int timeout_ms, char *err, size_t errsz);
@@ -152,7 +154,8 @@ struct teeny_client {
   pthread_mutex_t lock;          /* guards conn, store, err, active */
   teeny_client_mode requested;   /* AUTO, DAEMON, EMBEDDED or OFFLINE */
   teeny_client_mode active;      /* DAEMON, EMBEDDED, OFFLINE; DEFAULT: failed */
-  char socket[TEENY__SOCKET_MAX];/* resolved daemon socket */
+  char socket[TEENY__SOCKET_MAX];/* the daemon's socket (discover.c) */
+  bool socket_given;             /* opts.socket_path: no discovery */
   char name[TEENY_PROTO_MAX_NAME + 1]; /* HELLO client name */
   char *cache_dir;               /* explicit store root, or NULL */
   int timeout_ms;                /* 0: none */
@@ -161,10 +164,17 @@ struct teeny_client {
   teeny__estore *store;          /* embedded mode */
   teeny__memo memo;              /* exact request -> result */
   char err[TEENY__ERR_LEN];      /* the last failure */
+  char notice[TEENY__ERR_LEN];   /* how the mode came about ("": plainly) */
 };
 
 /* Lock held: the connection, reopened if closed.  0 or a transport error. */
 int teeny__client_connect(teeny_client *c);
+/* discover.c.  Lock held (or opening): connect to the first socket that
+ * answers (c->socket then names it).  Returns 0; TEENY_E_CONNECT or
+ * TEENY_E_PERM (the worst reason) with every path tried and why in c->err;
+ * or the error of a daemon that answered and failed (TEENY_E_VERSION...). */
+int teeny__client_discover(teeny_client *c);
+
 /* Lock held: exchange with one reconnect-and-resend after a lost
  * connection (not for shutdown).  As teeny__conn_exchange. */
 int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,

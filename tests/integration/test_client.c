@@ -425,6 +425,9 @@ fail:
 
 int it_client_teenyctl(void); /* test_client_ctl.c */
 int it_client_thin_maps(void); /* test_client_modes.c */
+int it_client_discovery(void);
+int it_client_socket_group(void);
+int it_client_auto_notice(void);
 
 static const it_test tests[] = {
     {"client_hit_miss", it_client_hit_miss},
@@ -435,6 +438,9 @@ static const it_test tests[] = {
     {"client_embedded_concurrent", it_client_embedded_concurrent},
     {"client_teenyctl", it_client_teenyctl},
     {"client_thin_maps", it_client_thin_maps},
+    {"client_discovery", it_client_discovery},
+    {"client_socket_group", it_client_socket_group},
+    {"client_auto_notice", it_client_auto_notice},
 };
 
 int main(int argc, char **argv) {
