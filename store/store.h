@@ -235,7 +235,7 @@ int teeny_store_get(teeny_store *s, const char *key, unsigned what,
 /* ---- last-used batching -------------------------------------------------- */
 
 /* Record a use of key now (the store's clock): in memory only, O(1), no
- * I/O.  Pending uses of one key merge (hits add up, last_used is the
+ * I/O (a read-only handle records nothing).  Pending uses of one key merge (hits add up, last_used is the
  * latest).  Returns TEENY_E_INVAL for a bad key, TEENY_E_NOMEM. */
 int teeny_store_touch(teeny_store *s, const char *key);
 /* Write every pending use in one transaction (hits += n, last_used =
@@ -248,8 +248,12 @@ size_t teeny_store_pending(const teeny_store *s); /* distinct keys pending */
 /* ---- eviction, purge, stats ---------------------------------------------- */
 
 typedef struct teeny_store_counts {
-  uint64_t entries; /* rows removed */
-  uint64_t bytes;   /* file bytes of those rows */
+  uint64_t entries; /* entries removed, row and files */
+  uint64_t bytes;   /* file bytes of those entries */
+  uint64_t left;    /* entries chosen but not removed: their shard
+                       directory is not writable here (the row is kept), or
+                       a file would not unlink (the row went: verify sees
+                       orphans); err says why for the first */
 } teeny_store_counts;
 
 /* Flush this handle's touches, then delete least recently used rows
@@ -268,13 +272,15 @@ typedef struct teeny_store_purge_req {
 
 /* Delete the entries chosen by req: all; or those matching every filter
  * given (name_glob, older_than_s); then, with to_size, LRU entries down to
- * max_bytes.  A request with no filter at all is TEENY_E_INVAL (so an empty
+ * max_bytes.  Counts say what went; an entry whose files cannot be
+ * removed is not counted as removed (removed->left).  A request with no filter at all is TEENY_E_INVAL (so an empty
  * request never empties the store). */
 int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err);
 
 /* Delete the entry of key (its row, then its files: the same two phases).
- * TEENY_E_NOTFOUND if there is none.  The daemon uses it to drop an entry
+ * TEENY_E_NOTFOUND if there is none, TEENY_E_PERM if its files cannot be
+ * removed here (the row is kept, or the files stay as orphans).  The daemon uses it to drop an entry
  * that failed its checks on a lookup, without a whole-store verify. */
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err);
