@@ -428,6 +428,8 @@ int it_client_thin_maps(void); /* test_client_modes.c */
 int it_client_discovery(void);
 int it_client_socket_group(void);
 int it_client_auto_notice(void);
+int it_client_embedded_root(void); /* test_client_store.c */
+int it_client_damaged_store(void);
 
 static const it_test tests[] = {
     {"client_hit_miss", it_client_hit_miss},
@@ -441,6 +443,8 @@ static const it_test tests[] = {
     {"client_discovery", it_client_discovery},
     {"client_socket_group", it_client_socket_group},
     {"client_auto_notice", it_client_auto_notice},
+    {"client_embedded_root", it_client_embedded_root},
+    {"client_damaged_store", it_client_damaged_store},
 };
 
 int main(int argc, char **argv) {
