@@ -17,7 +17,6 @@
  * Runs once per client open (and never on the hot path).
  */
 #include <errno.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,23 +81,13 @@ int teeny_client_socket_path(const char *explicit_path, char *out, size_t size) 
   return put_path(out, size, v[0].path, "");
 }
 
-/* The name of group gid ("group 1234" if it has none). */
-static void group_name(gid_t gid, char *out, size_t size) {
-  struct group g, *res = NULL;
-  char buf[4096];
-  if (getgrgid_r(gid, &g, buf, sizeof buf, &res) == 0 && res)
-    snprintf(out, size, "%s", res->gr_name);
-  else
-    snprintf(out, size, "%u", (unsigned)gid);
-}
-
 /* Why nobody could be reached at path (rc from teeny__conn_open, its
  * message in msg), as a few words for the summary. */
 static void explain(const char *path, int rc, const char *msg, char *out, size_t size) {
   struct stat st;
   if (rc == TEENY_E_PERM && stat(path, &st) == 0) {
     char g[64];
-    group_name(st.st_gid, g, sizeof g);
+    teeny__group_name(st.st_gid, g, sizeof g);
     snprintf(out, size, "permission denied (add yourself to group %s, then log in again)", g);
   } else if (rc == TEENY_E_PERM) {
     snprintf(out, size, "permission denied (on a directory above it)");

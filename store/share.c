@@ -30,8 +30,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,46 +53,11 @@ static bool self_in_group(gid_t g) {
   return false;
 }
 
-/* Is user u in group g (primary or member)?  False when unknown. */
-static bool user_in_group(uid_t u, gid_t g) {
-  struct passwd pw, *pr = NULL;
-  struct group gr, *gp = NULL;
-  char pbuf[4096], gbuf[16384];
-  if (getpwuid_r(u, &pw, pbuf, sizeof pbuf, &pr) != 0 || !pr)
-    return false;
-  if (pr->pw_gid == g)
-    return true;
-  if (getgrgid_r(g, &gr, gbuf, sizeof gbuf, &gp) != 0 || !gp)
-    return false;
-  for (char **m = gp->gr_mem; *m; m++)
-    if (strcmp(*m, pr->pw_name) == 0)
-      return true;
-  return false;
-}
-
-static void user_name(uid_t u, char *out, size_t size) {
-  struct passwd pw, *pr = NULL;
-  char buf[4096];
-  if (getpwuid_r(u, &pw, buf, sizeof buf, &pr) == 0 && pr)
-    snprintf(out, size, "%s", pr->pw_name);
-  else
-    snprintf(out, size, "%u", (unsigned)u);
-}
-
-static void group_name(gid_t g, char *out, size_t size) {
-  struct group gr, *gp = NULL;
-  char buf[16384];
-  if (getgrgid_r(g, &gr, buf, sizeof buf, &gp) == 0 && gp)
-    snprintf(out, size, "%s", gp->gr_name);
-  else
-    snprintf(out, size, "%u", (unsigned)g);
-}
-
 /* Make the handle read-only, saying why ("the store belongs to ..."). */
 static int refuse(teeny_store *s, const char *why, char *err) {
   char u[64], g[64], line[TEENY_STORE_ERR_LEN];
-  user_name(s->owner_uid, u, sizeof u);
-  group_name(s->owner_gid, g, sizeof g);
+  teeny__user_name(s->owner_uid, u, sizeof u);
+  teeny__group_name(s->owner_gid, g, sizeof g);
   snprintf(line, sizeof line, "it belongs to %.40s:%.40s and %s", u, g, why);
   if (!(s->readonly = teeny__strdup(line)))
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
@@ -127,7 +90,7 @@ int teeny__store_share_begin(teeny_store *s, char *err) {
   }
   if (!self_in_group(st.st_gid))
     return refuse(s, "this process is neither its owner, root, nor in its group", err);
-  if (!user_in_group(st.st_uid, st.st_gid))
+  if (!teeny__user_in_group(st.st_uid, st.st_gid))
     return refuse(s, "its owner is not in its group, so could not manage files the "
                      "group writes", err);
   if (!group_shared(s, &st, false))

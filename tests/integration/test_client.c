@@ -16,6 +16,7 @@
 
 #include "teeny/client.h"
 #include "tests/integration/itest.h"
+#include "tests/integration/test_client.h"
 
 /* ---- helpers --------------------------------------------------------------------- */
 
@@ -424,12 +425,6 @@ fail:
 /* ---- main ------------------------------------------------------------------------------------ */
 
 int it_client_teenyctl(void); /* test_client_ctl.c */
-int it_client_thin_maps(void); /* test_client_modes.c */
-int it_client_discovery(void);
-int it_client_socket_group(void);
-int it_client_auto_notice(void);
-int it_client_embedded_root(void); /* test_client_store.c */
-int it_client_damaged_store(void);
 
 static const it_test tests[] = {
     {"client_hit_miss", it_client_hit_miss},

@@ -19,6 +19,7 @@
 
 #include "teeny/client.h"
 #include "tests/integration/itest.h"
+#include "tests/integration/test_client.h"
 
 #define TEENY_SYSTEM_STORE_PATH "/var/cache/teenyc" /* common/common.h */
 
@@ -43,10 +44,11 @@ static int kreq_init(kreq *k, const char *kernel, const char *dtype, int64_t blo
   return 0;
 }
 
-/* A client of mode on socket (NULL: discovery); NULL if open fails. */
-static teeny_client *open_client(teeny_client_mode mode, const char *socket) {
-  teeny_client_opts o = {.mode = mode, .socket_path = socket, .memo_entries = -1,
-                         .timeout_ms = 60000, .client_name = "client_itest/modes"};
+teeny_client *it_client_open(teeny_client_mode mode, const char *socket,
+                             const char *cache_dir) {
+  teeny_client_opts o = {.mode = mode, .socket_path = socket, .cache_dir = cache_dir,
+                         .memo_entries = -1, .timeout_ms = 120000,
+                         .client_name = "client_itest/modes"};
   teeny_client *c = NULL;
   if (teeny_client_open(&c, &o) == 0)
     return c;
@@ -67,7 +69,6 @@ static bool mapped(const char *needle) {
   return found;
 }
 
-int it_client_thin_maps(void); /* run by test_client.c's main */
 int it_client_thin_maps(void) {
   tdaemon d;
   teeny_client *c = NULL, *off = NULL;
@@ -78,7 +79,7 @@ int it_client_thin_maps(void) {
   CHECK(td_init(&d) == 0 && td_start(&d, NULL, NULL) == 0);
   CHECK(kreq_init(&v, "vector_add", "f32", 256) == 0);
   CHECK(!mapped("libteenyc-embedded") && !mapped("libLLVM"));
-  CHECK((c = open_client(TEENY_MODE_DAEMON, d.sock)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, d.sock, NULL)) != NULL);
   CHECK_INT(teeny_client_compile(c, &v.req, TEENY_EMIT_PTX, &r), ==, 0);
   CHECK(r->art.ptx_len > 0);
   teeny_admin_req q = {.op = TEENY_ADMIN_STATS};
@@ -90,7 +91,7 @@ int it_client_thin_maps(void) {
   teeny_spec_destroy(spec);
   CHECK(!mapped("libteenyc-embedded") && !mapped("libLLVM") && !mapped("libsqlite3"));
   /* an in-process compile loads the compiler, and only then */
-  CHECK((off = open_client(TEENY_MODE_OFFLINE, NULL)) != NULL);
+  CHECK((off = it_client_open(TEENY_MODE_OFFLINE, NULL, NULL)) != NULL);
   CHECK(mapped("libteenyc-embedded") && mapped("libLLVM"));
   teeny_client_result_free(r);
   r = NULL;
@@ -131,7 +132,6 @@ static int stale_socket(const char *path) {
   return rc;
 }
 
-int it_client_discovery(void); /* run by test_client.c's main */
 int it_client_discovery(void) {
   tdaemon d;
   teeny_client *c = NULL;
@@ -145,7 +145,7 @@ int it_client_discovery(void) {
   CHECK(mkdir(xdg, 0700) == 0);
   /* a login user: $XDG_RUNTIME_DIR set, only the system daemon runs */
   discovery_env(NULL, xdg, d.sock);
-  CHECK((c = open_client(TEENY_MODE_DAEMON, NULL)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, NULL, NULL)) != NULL);
   CHECK(strcmp(teeny_client_socket(c), d.sock) == 0);
   CHECK(strcmp(teeny_client_notice(c), "") == 0);
   teeny_client_close(c);
@@ -153,7 +153,7 @@ int it_client_discovery(void) {
   /* $TEENYCD_SOCKET first, then the per-user socket (stale), then system */
   CHECK(stale_socket(stale) == 0);
   discovery_env(env_sock, xdg, d.sock);
-  CHECK((c = open_client(TEENY_MODE_DAEMON, NULL)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, NULL, NULL)) != NULL);
   CHECK(strcmp(teeny_client_socket(c), d.sock) == 0);
   teeny_client_close(c);
   c = NULL;
@@ -226,7 +226,6 @@ static int child_exec_quiet(const void *arg) {
   return 127;
 }
 
-int it_client_socket_group(void); /* run by test_client.c's main */
 int it_client_socket_group(void) {
   tdaemon d;
   char xdg[200];
@@ -261,7 +260,6 @@ fail:
 
 /* ---- auto mode says once what it does ------------------------------------------- */
 
-int it_client_auto_notice(void); /* run by test_client.c's main */
 int it_client_auto_notice(void) {
   tdaemon d;
   char cmd[1024], errf[200], outf[200], cache[200];

@@ -24,6 +24,7 @@
 
 #include "teeny/client.h"
 #include "tests/integration/itest.h"
+#include "tests/integration/test_client.h"
 
 #define NOBODY 65534
 
@@ -66,17 +67,6 @@ static int spec_key(int i, char key[65]) {
     rc = compile_spec(c, i, key);
   teeny_client_close(c);
   return rc;
-}
-
-static teeny_client *client_of(const tdaemon *d, teeny_client_mode mode) {
-  teeny_client_opts o = {.mode = mode, .socket_path = d->sock, .cache_dir = d->cache,
-                         .memo_entries = -1, .timeout_ms = 120000};
-  teeny_client *c = NULL;
-  if (teeny_client_open(&c, &o) == 0)
-    return c;
-  fprintf(stderr, "open: %s\n", teeny_client_errmsg(c));
-  teeny_client_close(c);
-  return NULL;
 }
 
 /* Run teenyctl --socket d->sock ARGS; its exit status, output in out. */
@@ -129,7 +119,6 @@ static int walk(const tdaemon *d, const char *sub, walker fn) {
 
 /* ---- embedded as root beside the daemon -------------------------------------- */
 
-int it_client_embedded_root(void); /* run by test_client.c's main */
 int it_client_embedded_root(void) {
   tdaemon d;
   teeny_client *c = NULL;
@@ -140,13 +129,13 @@ int it_client_embedded_root(void) {
     return IT_SKIP;
   }
   CHECK(td_init(&d) == 0 && owner_daemon(&d) == 0);
-  CHECK((c = client_of(&d, TEENY_MODE_DAEMON)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, d.sock, d.cache)) != NULL);
   CHECK_INT(compile_spec(c, 0, key), ==, 0);
   teeny_client_close(c);
   c = NULL;
   CHECK_INT(td_stop(&d), !=, -1); /* the daemon is down: root compiles embedded */
   int shards = walk(&d, "/objects", count_dirs);
-  CHECK((c = client_of(&d, TEENY_MODE_EMBEDDED)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_EMBEDDED, d.sock, d.cache)) != NULL);
   CHECK(strcmp(teeny_client_notice(c), "") == 0); /* root may write */
   for (int i = 1; i <= 12; i++)
     CHECK_INT(compile_spec(c, i, key), ==, 0);
@@ -161,7 +150,7 @@ int it_client_embedded_root(void) {
   CHECK_INT(ctl(&d, "purge --all", out, sizeof out), ==, 0);
   CHECK(strstr(out, "removed 13 entries"));
   CHECK_INT(walk(&d, "/objects", count_files), ==, 0); /* what it counted went */
-  CHECK((c = client_of(&d, TEENY_MODE_DAEMON)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, d.sock, d.cache)) != NULL);
   for (int i = 1; i <= 12; i++) /* into the shards root made */
     CHECK_INT(compile_spec(c, i, key), ==, 0);
   CHECK_INT(walk(&d, "/objects", count_files), ==, 36);
@@ -184,7 +173,6 @@ static int take_shard(const tdaemon *d, const char *key) {
   return chown(p, 0, 0) == 0 && chmod(p, 0755) == 0 ? 0 : -1;
 }
 
-int it_client_damaged_store(void); /* run by test_client.c's main */
 int it_client_damaged_store(void) {
   tdaemon d;
   teeny_client *c = NULL;
@@ -195,7 +183,7 @@ int it_client_damaged_store(void) {
     return IT_SKIP;
   }
   CHECK(td_init(&d) == 0 && owner_daemon(&d) == 0);
-  CHECK((c = client_of(&d, TEENY_MODE_DAEMON)) != NULL);
+  CHECK((c = it_client_open(TEENY_MODE_DAEMON, d.sock, d.cache)) != NULL);
   CHECK_INT(compile_spec(c, 0, k1), ==, 0);
   CHECK(take_shard(&d, k1) == 0);
   /* an orphan teenycd cannot remove: verify --repair must say 1 */

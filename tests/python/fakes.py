@@ -5,9 +5,6 @@ these tests do not have, after every argument check has passed).
 """
 import ctypes
 
-ITEM = {"f4": 4, "f2": 2, "f8": 8, "i4": 4, "i8": 8, "u1": 1, "b1": 1}
-
-
 class CudaArray:
     """__cuda_array_interface__ v3: shape, typestr, data, strides (bytes)."""
 
@@ -17,6 +14,9 @@ class CudaArray:
                                          "strides": strides, "stream": None}
 
 
+# DLPack's structures (dlpack.h, v0.8), spelled again here rather than
+# taken from teenyc._arrays: a producer of its own, so a mistake in the
+# package's reading of the layout cannot hide behind the same mistake.
 class _DLDevice(ctypes.Structure):
     _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
 
