@@ -96,7 +96,7 @@ static void load(void) {
   const char *env = getenv("TEENYC_EMBEDDED_LIBRARY");
   if (env && *env) {
     if (!try_open(env, why, sizeof why) && !lib.why[0])
-      snprintf(lib.why, sizeof lib.why, "$TEENYC_EMBEDDED_LIBRARY: %s", why);
+      snprintf(lib.why, sizeof lib.why, "$TEENYC_EMBEDDED_LIBRARY: %.900s", why);
     return;
   }
   beside_me(here, sizeof here);
@@ -105,7 +105,7 @@ static void load(void) {
   if (lib.why[0]) /* found, but from another build */
     return;
   if (!try_open(TEENY__EMBEDDED_SONAME, why, sizeof why) && !lib.why[0])
-    snprintf(lib.why, sizeof lib.why, "%s", why);
+    snprintf(lib.why, sizeof lib.why, "%.900s", why);
 }
 #endif
 
