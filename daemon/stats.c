@@ -22,7 +22,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->misses = s->misses;
   out->compiles = s->compiles;
   out->joins = s->joins;
-  out->errors = s->errors;
+  out->errors = s->errors + s->store_errors;
   out->entries = entries;
   out->bytes = bytes;
   out->evictions = s->evictions;
@@ -39,6 +39,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   extra[4] = (teeny_msg_counter){"compile_timeouts",
                                  (double)s->compile_timeouts};
   extra[5] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
+  extra[6] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

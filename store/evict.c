@@ -50,6 +50,7 @@ static int victims_add(victims *vs, const char *key, const char *name,
       !(v->name = teeny__strdup(name)))
     return TEENY_E_NOMEM;
   v->bytes = bytes;
+  v->deleted = false;
   vs->n++;
   return TEENY_OK;
 }
@@ -64,7 +65,7 @@ static int sync_full(teeny_store *s, bool on, char *err) {
 
 /* Phase 1 body: DELETE each victim's row (inside the caller's
  * transaction), counting the rows that were still there. */
-static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
+static int delete_rows(teeny_store *s, teeny__store_victim *v, size_t n,
                        teeny_store_counts *removed, char *err) {
   sqlite3_stmt *st;
   int rc =
@@ -76,9 +77,12 @@ static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
     int sr = sqlite3_step(st);
     if (sr != SQLITE_DONE)
       rc = teeny__store_sqlerr(s, sr, "delete", err);
-    else if (sqlite3_changes(s->db) > 0 && removed) {
-      removed->entries++;
-      removed->bytes += v[i].bytes;
+    else if (sqlite3_changes(s->db) > 0) {
+      v[i].deleted = true;
+      if (removed) {
+        removed->entries++;
+        removed->bytes += v[i].bytes;
+      }
     }
     sqlite3_reset(st);
   }
@@ -92,7 +96,7 @@ static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
 #define UNLINK_BATCH 256
 
 static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
-                             size_t n) {
+                             size_t n, teeny_store_counts *removed) {
   if (s->test.between_phases)
     s->test.between_phases(s->test.ctx);
   sqlite3_stmt *st;
@@ -108,8 +112,12 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
       sqlite3_bind_text(st, 1, v[i].key, -1, SQLITE_STATIC);
       int sr = sqlite3_step(st);
       sqlite3_reset(st);
-      if (sr == SQLITE_DONE)
-        teeny__store_unlink_files(s, v[i].name, v[i].key);
+      if (sr == SQLITE_DONE && !teeny__store_unlink_files(s, v[i].name, v[i].key) &&
+          v[i].deleted && removed) { /* gone from the index, not from disk */
+        removed->entries--;
+        removed->bytes -= v[i].bytes;
+        removed->left++;
+      }
     }
     teeny__store_rollback(s); /* nothing written; releases the lock */
   }
@@ -122,8 +130,9 @@ typedef void (*binder)(sqlite3_stmt *st, const void *ctx);
 
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
-                           teeny_store_counts *removed, char *err) {
+                           teeny_store_counts *out, char *err) {
   victims vs = {0};
+  teeny_store_counts got = {0, 0, 0}, *removed = &got;
   int rc = sync_full(s, true, err);
   if (rc)
     return rc;
@@ -146,8 +155,12 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   int sr = SQLITE_DONE;
   while ((!cap || total > *cap) && (sr = sqlite3_step(st)) == SQLITE_ROW) {
     uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-    if ((rc = victims_add(&vs, (const char *)sqlite3_column_text(st, 0),
-                          (const char *)sqlite3_column_text(st, 1), bytes))) {
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    if (key && !teeny__store_shard_removable(s, key, removed->left ? NULL : err)) {
+      removed->left++; /* its files would stay: keep its row, say why */
+      continue;
+    }
+    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1), bytes))) {
       teeny__store_fail(err, rc, "out of memory");
       break;
     }
@@ -159,12 +172,17 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   if (!rc && !(rc = delete_rows(s, vs.v, vs.n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, vs.v, vs.n); /* phase 2 */
+    unlink_unclaimed(s, vs.v, vs.n, removed); /* phase 2 */
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
   (void)sync_full(s, false, NULL);
   teeny__store_victims_free(vs.v, vs.n);
+  if (out) {
+    out->entries += got.entries;
+    out->bytes += got.bytes;
+    out->left += got.left;
+  }
   return rc;
 }
 
@@ -231,6 +249,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
     if (removed) {
       removed->entries += more.entries;
       removed->bytes += more.bytes;
+      removed->left += more.left;
     }
   }
   return TEENY_OK;
@@ -244,13 +263,15 @@ static void bind_key(sqlite3_stmt *st, const void *ctx) {
 
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err) {
-  teeny_store_counts got = {0, 0};
+  teeny_store_counts got = {0, 0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
                            bind_key, key, NULL, &got, err);
   if (removed)
     *removed = got;
+  if (!rc && got.left)
+    return TEENY_E_PERM; /* err says which directory */
   if (!rc && got.entries == 0)
     return teeny__store_fail(err, TEENY_E_NOTFOUND, "no entry %.16s...", key);
   return rc;
@@ -258,7 +279,7 @@ int teeny_store_remove(teeny_store *s, const char *key,
 
 /* ---- drop by key (verify --repair) --------------------------------------- */
 
-int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err) {
   if (n == 0)
     return TEENY_OK;
@@ -269,7 +290,7 @@ int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
       !(rc = delete_rows(s, v, n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, v, n);
+    unlink_unclaimed(s, v, n, removed);
   }
   teeny__store_rollback(s);
   (void)sync_full(s, false, NULL);

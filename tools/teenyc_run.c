@@ -1,5 +1,6 @@
 /*
- * tools/teenyc_run.c — `teenyc run`: one launch of a kernel on the CPU,
+ * tools/teenyc_run.c — teenyc-run, which `teenyc run` executes (so that
+ * teenyc itself maps no code generator): one launch of a kernel on the CPU,
  * from the command line, with buffers from .npy files or made on the spot,
  * written back as .npy.  The interpreter (the language's semantics, with
  * its bounds and race checks) runs it by default; `--engine emu` runs the
@@ -24,7 +25,6 @@
 
 #include "teeny/compile.h"
 #include "tools/npy.h"
-#include "tools/teenyc_run.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 #define MAX_ITEMS 64
@@ -491,7 +491,7 @@ static void free_buffers(buffer *b, size_t n) {
     free(b[i].data);
 }
 
-int teenyc_run_main(int argc, char **argv) {
+int main(int argc, char **argv) {
   run_opts o;
   int rc = parse(argc, argv, &o);
   if (rc)
