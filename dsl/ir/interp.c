@@ -855,6 +855,11 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_POW:
     return exec_binary(it, op);
   case IR_BITCAST: return exec_bitcast(it, op);
+  case IR_INTTOPTR:
+  case IR_PTRTOINT:
+  case IR_PTRCAST: /* pointers are their addresses */
+    copy_values(it, op->res, op->args, 1);
+    return TEENY_OK;
   case IR_FMA: return exec_fma(it, op);
   case IR_CMP: return exec_cmp(it, op);
   case IR_SELECT: return exec_select(it, op);

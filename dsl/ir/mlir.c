@@ -1048,6 +1048,15 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
   case IR_UMULHI:
     print_simple_tt(p, op, "tt.mulhiui", NULL);
     return;
+  case IR_INTTOPTR:
+    print_simple_tt(p, op, "tt.int_to_ptr", NULL);
+    return;
+  case IR_PTRTOINT:
+    print_simple_tt(p, op, "tt.ptr_to_int", NULL);
+    return;
+  case IR_PTRCAST:
+    print_simple_tt(p, op, "tt.bitcast", NULL);
+    return;
   case IR_BITCAST:
     print_simple_tt(p, op, "tt.bitcast", NULL);
     return;

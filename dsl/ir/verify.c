@@ -447,6 +447,21 @@ static void verify_op(verifier *v, const teeny_op *op) {
         vt(v, op->args[0]).dt == TEENY_DT_PTR || vt(v, op->res[0]).dt == TEENY_DT_PTR)
       vfail(v, op, "casts between non-pointer dtypes of one shape");
     break;
+  case IR_INTTOPTR:
+  case IR_PTRTOINT:
+  case IR_PTRCAST: {
+    teeny_type a = op->nargs == 1 ? vt(v, op->args[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    teeny_type r = op->nres == 1 ? vt(v, op->res[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    bool a_ptr = a.dt == TEENY_DT_PTR, r_ptr = r.dt == TEENY_DT_PTR;
+    bool a64 = a.dt == TEENY_DT_I64 || a.dt == TEENY_DT_U64;
+    bool r64 = r.dt == TEENY_DT_I64 || r.dt == TEENY_DT_U64;
+    bool ok = op->nargs == 1 && op->nres == 1 && same_shape(a, r) &&
+              (op->code == IR_INTTOPTR ? a64 && r_ptr
+               : op->code == IR_PTRTOINT ? a_ptr && r64 : a_ptr && r_ptr);
+    if (!ok)
+      vfail(v, op, "pointer casts go between i64/u64 and pointers of one shape");
+    break;
+  }
   case IR_ADDPTR:
     if (op->nargs != 2 || op->nres != 1 ||
         vt(v, op->args[0]).dt != TEENY_DT_PTR ||

@@ -191,6 +191,7 @@ bool teeny__cg_is_elementwise(teeny_opcode code) {
   case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN: case IR_COS:
   case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
   case IR_FMA: case IR_ADDPTR: case IR_UMULHI: case IR_BITCAST: case IR_POW:
+  case IR_INTTOPTR: case IR_PTRTOINT: case IR_PTRCAST:
   case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
     return true;
   default:
@@ -390,6 +391,12 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
     return teeny__cg_cast(g, a[0], dt, res_dt);
   case IR_BITCAST:
     return LLVMBuildBitCast(g->b, a[0], teeny__cg_type(g, res_dt), "");
+  case IR_INTTOPTR:
+    return LLVMBuildIntToPtr(g->b, a[0], teeny__cg_type(g, TEENY_DT_PTR), "");
+  case IR_PTRTOINT:
+    return LLVMBuildPtrToInt(g->b, a[0], g->t_i64, "");
+  case IR_PTRCAST: /* opaque pointers: the same value */
+    return a[0];
   case IR_UMULHI: { /* the wide product's high half: mul.hi.u32 / .u64 */
     unsigned w = (unsigned)teeny__dt_bits(dt);
     LLVMTypeRef wt = LLVMIntTypeInContext(g->ctx, 2 * w);

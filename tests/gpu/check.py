@@ -315,6 +315,19 @@ def check_random(drv, tc, quick):
     record(f"{d.id} (tutorial 04) against tl.rand's mask", rel_err(out, ref), 1e-6)
 
 
+def check_pointer_table(drv, tc, quick):
+    """A table of device addresses (torch data_ptr) loaded and used as pointers."""
+    k = Kernel(drv, tc, "tests/gpu/kernels/gather_table.c", "gather", {"BLOCK": 1024})
+    n = 3001
+    srcs = [torch.randn(n, device="cuda") for _ in range(5)]
+    table = torch.tensor([t.data_ptr() for t in srcs], device="cuda", dtype=torch.int64)
+    out = poison(torch.empty(5 * n, device="cuda"))
+    k((5,), table, out, n)
+    torch.cuda.synchronize()
+    ref = torch.cat([t * 2 for t in srcs])
+    record(f"{k.id} 5 buffers through a pointer table", 0.0 if torch.equal(out, ref) else 1.0, 0.0)
+
+
 def check_dot_precision(drv, tc, quick):
     """f32 dot at tf32 / tf32x3 / ieee against float64, error over sum |a b|."""
     M = N = 64
@@ -344,7 +357,8 @@ def main():
     # matmul last: a bad tensor-core instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
-                  check_cross_entropy, check_random, check_dot_precision, check_matmul):
+                  check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
+                  check_matmul):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run
