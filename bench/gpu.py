@@ -115,6 +115,137 @@ def tr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
     tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+@triton.jit
+def tr_matmul_bias_relu(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
+    pid = tl.program_id(0)
+    num_m = tl.cdiv(M, BM)
+    num_n = tl.cdiv(N, BN)
+    in_group = GM * num_n
+    first_m = (pid // in_group) * GM
+    size_m = tl.minimum(num_m - first_m, GM)
+    pid_m = first_m + (pid % in_group) % size_m
+    pid_n = (pid % in_group) // size_m
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        av = tl.load(a, mask=(rm[:, None] < M) & (rk[None, :] < K - k), other=0.0)
+        bv = tl.load(b, mask=(rk[:, None] < K - k) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(av, bv, acc)
+        a += BK * sak
+        b += BK * sbk
+    bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)
+    y = tl.maximum(acc + bias[None, :], 0.0)
+    c = c_ptr + rm[:, None] * scm + rn[None, :] * scn
+    tl.store(c, y.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def tr_transpose(x_ptr, y_ptr, M, N, sxm, syn, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BN)
+    rm = (pid // num_n) * BM + tl.arange(0, BM)
+    rn = (pid % num_n) * BN + tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :], mask=mask, other=0.0)
+    tl.store(y_ptr + rm[None, :] + rn[:, None] * syn, tl.trans(x), mask=tl.trans(mask))
+
+
+@triton.jit
+def tr_attention(Q, K, V, O, LSE, sm_scale, H, N_CTX,
+                 sqz, sqh, sqm, sqd, skz, skh, skn, skd, svz, svh, svn, svd, soz, soh, som, sod,
+                 HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 CAUSAL: tl.constexpr):
+    """examples/kernels/attention.c in Triton (tutorial 06's algorithm with
+    pointer loads and the same masks and two stages)."""
+    start_m = tl.program_id(0)
+    off_hz = tl.program_id(1)
+    off_z = (off_hz // H).to(tl.int64)
+    off_h = (off_hz % H).to(tl.int64)
+    q_head = Q + off_z * sqz + off_h * sqh
+    k_head = K + off_z * skz + off_h * skh
+    v_head = V + off_z * svz + off_h * svh
+    o_head = O + off_z * soz + off_h * soh
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m[:, None] < N_CTX
+    q = tl.load(q_head + offs_m[:, None] * sqm + offs_d[None, :] * sqd, mask=row_ok, other=0.0)
+    kt_ptrs = k_head + offs_d[:, None] * skd + offs_n[None, :] * skn
+    v_ptrs = v_head + offs_n[:, None] * svn + offs_d[None, :] * svd
+    qk_scale = sm_scale * 1.44269504
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.full([BLOCK_M], 1.0, tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    if CAUSAL:
+        split = start_m * BLOCK_M
+    else:
+        split = N_CTX // BLOCK_N * BLOCK_N
+    for start_n in range(0, split, BLOCK_N):
+        kt = tl.load(kt_ptrs)
+        qk = tl.dot(q, kt)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+        kt_ptrs += BLOCK_N * skn
+        v_ptrs += BLOCK_N * svn
+    if CAUSAL:
+        end = tl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+    else:
+        end = N_CTX
+    for start_n in range(split, end, BLOCK_N):
+        cols = start_n + offs_n
+        col_ok = cols[None, :] < N_CTX
+        if CAUSAL:
+            keep = col_ok & (offs_m[:, None] >= cols[None, :])
+        else:
+            keep = col_ok
+        kt = tl.load(kt_ptrs, mask=col_ok, other=0.0)
+        qk = tl.where(keep, tl.dot(q, kt) * qk_scale, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(v_ptrs, mask=cols[:, None] < N_CTX, other=0.0)
+        acc = tl.dot(p.to(v.dtype), v, acc)
+        m_i = m_ij
+        kt_ptrs += BLOCK_N * skn
+        v_ptrs += BLOCK_N * svn
+    tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
+    tl.store(o_head + offs_m[:, None] * som + offs_d[None, :] * sod,
+             (acc / l_i[:, None]).to(O.dtype.element_ty), mask=row_ok)
+
+
+@triton.jit
+def tr_chain_dot(Q, K, V, O, N_CTX, stride_h, stride_m, HEAD_DIM: tl.constexpr,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    start_m = tl.program_id(0)
+    off = tl.program_id(1).to(tl.int64) * stride_h
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = tl.load(Q + off + offs_m[:, None] * stride_m + offs_d[None, :])
+    kt_ptrs = K + off + offs_d[:, None] + offs_n[None, :] * stride_m
+    v_ptrs = V + off + offs_n[:, None] * stride_m + offs_d[None, :]
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    for start_n in range(0, N_CTX, BLOCK_N):
+        s = tl.dot(q, tl.load(kt_ptrs))
+        acc = tl.dot(s.to(Q.dtype.element_ty), tl.load(v_ptrs), acc)
+        kt_ptrs += BLOCK_N * stride_m
+        v_ptrs += BLOCK_N * stride_m
+    tl.store(O + off + offs_m[:, None] * stride_m + offs_d[None, :], acc.to(O.dtype.element_ty))
+
+
 # ---- problems -------------------------------------------------------------------------
 
 rows = []
@@ -276,17 +407,23 @@ def matmul_edges_ok(k, bm, bn):
     return worst
 
 
-def bench_matmul(drv, tc, size):
-    m = n = kk = size
+def bench_matmul(drv, tc, m, n, kk, epilogue=False):
+    """matmul f16 [m, kk] x [kk, n]; epilogue: relu(A B + bias) fused
+    (examples/kernels/matmul_bias_relu.c, Triton's the same)."""
     a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
     b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+    bias = torch.randn(n, device="cuda", dtype=torch.float16)
     c = torch.empty(m, n, device="cuda", dtype=torch.float16)
     ref = (a.float() @ b.float())
+    if epilogue:
+        ref = torch.relu(ref + bias.float())
     flops = 2 * m * n * kk
+    file, name = ("matmul_bias_relu.c", "matmul_bias_relu") if epilogue else ("matmul.c", "matmul")
+    extra = (bias,) if epilogue else ()
     best = None
     for target in MATMUL_TARGETS:
         for bm, bn, bk, warps in MATMUL_TILES:
-            k = safe(lambda: Kernel(drv, tc, KDIR + "matmul.c", "matmul",
+            k = safe(lambda: Kernel(drv, tc, KDIR + file, name,
                                     {"D": "f16", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
                                      "GROUP_M": 8}, num_warps=warps, target=target))
             if not k:
@@ -294,11 +431,11 @@ def bench_matmul(drv, tc, size):
             grid = (cdiv(m, bm) * cdiv(n, bn),)
 
             def run():
-                k(grid, a, b, c, m, n, kk, kk, 1, n, 1, n, 1)
+                k(grid, a, b, *extra, c, m, n, kk, kk, 1, n, 1, n, 1)
             c.fill_(float("nan"))
             run()
             torch.cuda.synchronize()
-            edges = safe(lambda: matmul_edges_ok(k, bm, bn))
+            edges = 0.0 if epilogue else safe(lambda: matmul_edges_ok(k, bm, bn))
             e = max(rel_err(c, ref), float("inf") if edges is None else edges)
             t = safe(lambda: bench(run))
             if t is None:
@@ -309,11 +446,12 @@ def bench_matmul(drv, tc, size):
             if ok and (best is None or t < best[0]):
                 best = (t, e, f"ours {target} {bm}x{bn}x{bk} w{warps}")
     best_tr = None
+    tr = tr_matmul_bias_relu if epilogue else tr_matmul
     for bm, bn, bk, warps in MATMUL_TILES:
         for stages in TRITON_STAGES:
             grid = (cdiv(m, bm) * cdiv(n, bn),)
-            t = safe(lambda: bench(lambda: tr_matmul[grid](
-                a, b, c, m, n, kk, kk, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk, GM=8,
+            t = safe(lambda: bench(lambda: tr[grid](
+                a, b, *extra, c, m, n, kk, kk, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk, GM=8,
                 num_warps=warps, num_stages=stages)))
             if t is None:
                 continue
@@ -321,9 +459,148 @@ def bench_matmul(drv, tc, size):
                   flush=True)
             if best_tr is None or t < best_tr[0]:
                 best_tr = (t, f"triton {bm}x{bn}x{bk} w{warps} s{stages}")
-    t_torch = bench(lambda: torch.matmul(a, b))
-    report(f"matmul f16 {size}^3", "TFLOP/s", flops, best[0] if best else None,
-           best_tr[0] if best_tr else None, t_torch, best[1] if best else float("nan"),
+    if epilogue:
+        t_torch = bench(lambda: torch.relu_(torch.addmm(bias, a, b)))
+    else:
+        t_torch = bench(lambda: torch.matmul(a, b))
+    shape = f"{m}^3" if m == n == kk else f"{m}x{n}x{kk}"
+    report(f"matmul{' +bias+relu' if epilogue else ''} f16 {shape}", "TFLOP/s", flops,
+           best[0] if best else None, best_tr[0] if best_tr else None, t_torch,
+           best[1] if best else float("nan"),
+           (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed"))
+
+
+def bench_transpose(drv, tc, m, n):
+    """Y = X^T, f32, 32x32 tiles (the issue's shape) and 64x64, each side's
+    best warps; GB/s of X read once and Y written once."""
+    x = torch.randn(m, n, device="cuda")
+    y = torch.empty(n, m, device="cuda")
+    work = 2 * m * n * 4
+    ours, theirs = [], []
+    for bm, bn in ((32, 32), (64, 64)):
+        grid = (cdiv(m, bm) * cdiv(n, bn),)
+        for w in (1, 2, 4, 8):
+            k = safe(lambda: Kernel(drv, tc, KDIR + "transpose.c", "transpose",
+                                    {"D": "f32", "BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w))
+            if k:
+                ours.append((f"{bm}x{bn} w{w}", (lambda k=k, grid=grid: k(grid, x, y, m, n, n, m))))
+            theirs.append((f"{bm}x{bn} w{w}", (lambda grid=grid, bm=bm, bn=bn, w=w: tr_transpose[grid](
+                x, y, m, n, n, m, BM=bm, BN=bn, num_warps=w))))
+    t, note = best_of("ours", ours, work, "GB/s")
+    dict(ours)[note]()
+    torch.cuda.synchronize()
+    err = 0.0 if torch.equal(y, x.t()) else float("inf")
+    t_tr, note_tr = best_of("triton", theirs, work, "GB/s")
+    t_torch = bench(lambda: y.copy_(x.t()))
+    report(f"transpose f32 {m}x{n}", "GB/s", work, t, t_tr, t_torch, err,
+           f"best: ours {note}, triton {note_tr}")
+
+
+# Attention tiles both sides are timed with: (BLOCK_M, BLOCK_N, num_warps);
+# Triton also tries each with num_stages 2, 3 and 4 (TEENY_BENCH_ATTN_STAGES).
+ATTN_TILES = ((128, 64, 8), (128, 128, 8), (128, 64, 4), (128, 128, 4))
+ATTN_STAGES = tuple(int(v) for v in os.environ.get("TEENY_BENCH_ATTN_STAGES", "2,3,4").split(","))
+
+
+def bench_attention(drv, tc, z, h, n, d, causal):
+    """Flash attention forward f16 [z, h, n, d] (examples/kernels/attention.c),
+    against the same algorithm in Triton and torch's SDPA (flash/cuDNN)."""
+    q, k_, v = (torch.randn(z, h, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(z * h, n, device="cuda")
+    scale = 1.0 / d ** 0.5
+    flops = 4 * z * h * n * n * d * (0.5 if causal else 1.0)
+    strides = (*q.stride(), *k_.stride(), *v.stride(), *o.stride())
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k_, v, is_causal=bool(causal),
+                                                           scale=scale)
+    best = None
+    for bm, bn, warps in ATTN_TILES:
+        kern = safe(lambda: Kernel(drv, tc, KDIR + "attention.c", "attention",
+                                   {"D": "f16", "HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn,
+                                    "CAUSAL": causal}, num_warps=warps))
+        if not kern:
+            continue
+        grid = (cdiv(n, bm), z * h)
+
+        def run():
+            kern(grid, q, k_, v, o, lse, scale, h, n, *strides)
+        o.fill_(float("nan"))
+        run()
+        torch.cuda.synchronize()
+        e = rel_err(o, ref)
+        t = safe(lambda: bench(run))
+        if t is None:
+            continue
+        ok = e <= 5e-3
+        print(f"  ours {bm}x{bn} w{warps}: {flops / t / 1e9:.1f} TFLOP/s err {e:.1e} "
+              f"smem {kern.shared}{'' if ok else '  WRONG'}", flush=True)
+        if ok and (best is None or t < best[0]):
+            best = (t, e, f"ours {bm}x{bn} w{warps}")
+    best_tr = None
+    for bm, bn, warps in ATTN_TILES:
+        for stages in ATTN_STAGES:
+            grid = (cdiv(n, bm), z * h)
+            t = safe(lambda: bench(lambda: tr_attention[grid](
+                q, k_, v, o, lse, scale, h, n, *strides, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+                CAUSAL=causal, num_warps=warps, num_stages=stages)))
+            if t is None:
+                continue
+            print(f"  triton {bm}x{bn} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s",
+                  flush=True)
+            if best_tr is None or t < best_tr[0]:
+                best_tr = (t, f"triton {bm}x{bn} w{warps} s{stages}")
+    t_torch = bench(lambda: torch.nn.functional.scaled_dot_product_attention(
+        q, k_, v, is_causal=bool(causal), scale=scale))
+    report(f"attention fwd f16 {z}x{h}x{n}x{d}{' causal' if causal else ''}", "TFLOP/s", flops,
+           best[0] if best else None, best_tr[0] if best_tr else None, t_torch,
+           best[1] if best else float("nan"),
+           (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed")
+           + "; torch = SDPA")
+
+
+def bench_chain_dot(drv, tc, z, h, n, d):
+    """Two chained dots, O = (Q K^T) V without the softmax, f16 [z, h, n, d]."""
+    q, k_, v = (torch.randn(z, h, n, d, device="cuda", dtype=torch.float16) * 0.1 for _ in range(3))
+    o = torch.empty_like(q)
+    flops = 4 * z * h * n * n * d
+    ref = ((q.float() @ k_.float().transpose(-1, -2)).half().float() @ v.float())
+    best = None
+    for bm, bn, warps in ATTN_TILES:
+        kern = safe(lambda: Kernel(drv, tc, "tests/gpu/kernels/chain_dot.c", "chain_dot",
+                                   {"D": "f16", "HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn},
+                                   num_warps=warps))
+        if not kern:
+            continue
+        grid = (cdiv(n, bm), z * h)
+
+        def run():
+            kern(grid, q, k_, v, o, n, n * d, d)
+        o.fill_(float("nan"))
+        run()
+        torch.cuda.synchronize()
+        e = rel_err(o, ref)
+        t = safe(lambda: bench(run))
+        if t is None:
+            continue
+        ok = e <= 5e-3
+        print(f"  ours {bm}x{bn} w{warps}: {flops / t / 1e9:.1f} TFLOP/s err {e:.1e} "
+              f"smem {kern.shared}{'' if ok else '  WRONG'}", flush=True)
+        if ok and (best is None or t < best[0]):
+            best = (t, e, f"ours {bm}x{bn} w{warps}")
+    best_tr = None
+    for bm, bn, warps in ATTN_TILES:
+        for stages in ATTN_STAGES:
+            grid = (cdiv(n, bm), z * h)
+            t = safe(lambda: bench(lambda: tr_chain_dot[grid](
+                q, k_, v, o, n, n * d, d, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+                num_warps=warps, num_stages=stages)))
+            if t is None:
+                continue
+            if best_tr is None or t < best_tr[0]:
+                best_tr = (t, f"triton {bm}x{bn} w{warps} s{stages}")
+    report(f"two chained dots f16 {z}x{h}x{n}x{d}", "TFLOP/s", flops,
+           best[0] if best else None, best_tr[0] if best_tr else None, None,
+           best[1] if best else float("nan"),
            (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed"))
 
 
@@ -352,9 +629,19 @@ def main():
             ("softmax", lambda: bench_softmax(drv, tc, 8192, 16384)),
             ("layernorm", lambda: bench_layernorm(drv, tc, 4096, 8192, "f32")),
             ("layernorm", lambda: bench_layernorm(drv, tc, 4096, 8192, "f16")),
-            ("matmul", lambda: bench_matmul(drv, tc, 4096))]
+            ("matmul", lambda: bench_matmul(drv, tc, 4096, 4096, 4096)),
+            ("matmul", lambda: bench_matmul(drv, tc, 4000, 4000, 4000)),
+            ("matmul", lambda: bench_matmul(drv, tc, 4000, 4000, 4096)),
+            ("epilogue", lambda: bench_matmul(drv, tc, 4000, 4000, 4000, epilogue=True)),
+            ("transpose", lambda: bench_transpose(drv, tc, 7777, 5003)),
+            ("chain_dot", lambda: bench_chain_dot(drv, tc, 4, 32, 4096, 64))]
+    for d in (64, 128):
+        for causal in (0, 1):
+            plan.append(("attention", lambda d=d, causal=causal:
+                         bench_attention(drv, tc, 4, 32, 4096, d, causal)))
     if not quick:
-        plan.append(("matmul", lambda: bench_matmul(drv, tc, 8192)))
+        plan.append(("matmul", lambda: bench_matmul(drv, tc, 8000, 8000, 8000)))
+        plan.append(("matmul", lambda: bench_matmul(drv, tc, 8192, 8192, 8192)))
     for name, fn in plan:
         if only and name != only:
             continue

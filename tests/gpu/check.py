@@ -11,6 +11,7 @@ line per case and exits 1 if any failed.
 """
 import math
 import os
+import subprocess
 import sys
 import time
 
@@ -348,17 +349,106 @@ def check_dot_precision(drv, tc, quick):
             record(f"{k.id} {target} error / sum|ab|", err, bound)
 
 
+def check_matmul_bias_relu(drv, tc, quick):
+    """matmul with a fused bias + relu epilogue (wgmma and mma.sync tiles), odd sizes."""
+    for dt in ("f16", "bf16"):
+        for bm, bn, bk, warps in ((128, 128, 32, 4), (128, 256, 64, 8)):
+            k = Kernel(drv, tc, K + "matmul_bias_relu.c", "matmul_bias_relu",
+                       {"D": dt, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
+                       num_warps=warps)
+            for m, n, kk in ((1, 1, 1), (333, 520, 264), (1000, 300, 70)):
+                a = torch.randn(m, kk, device="cuda").to(DT[dt])
+                b = torch.randn(kk, n, device="cuda").to(DT[dt])
+                bias = torch.randn(n, device="cuda").to(DT[dt])
+                c = poison(torch.empty(m, n, device="cuda", dtype=DT[dt]))
+                k((cdiv(m, bm) * cdiv(n, bn),), a, b, bias, c, m, n, kk, a.stride(0),
+                  a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+                torch.cuda.synchronize()
+                ref = torch.relu(a.double() @ b.double() + bias.double())
+                record(f"{k.id} {m}x{n}x{kk}", rel_err(c, ref), TOL[dt])
+
+
+def check_transpose(drv, tc, quick):
+    """Y = X^T, bit for bit, odd shapes and padded rows."""
+    for dt, bm, bn, warps in (("f32", 32, 32, 4), ("f32", 64, 64, 8), ("f16", 64, 32, 4)):
+        k = Kernel(drv, tc, K + "transpose.c", "transpose", {"D": dt, "BLOCK_M": bm, "BLOCK_N": bn},
+                   num_warps=warps)
+        for m, n in ((1, 1), (77, 45), (7777, 5003)):
+            x = torch.randn(m, n + 3, device="cuda").to(DT[dt])[:, :n]
+            y = poison(torch.empty(n, m + 1, device="cuda", dtype=DT[dt]))[:, :m]
+            k((cdiv(m, bm) * cdiv(n, bn),), x, y, m, n, x.stride(0), y.stride(0))
+            torch.cuda.synchronize()
+            exact = torch.equal(y, x.t())
+            record(f"{k.id} {m}x{n}", 0.0 if exact else 1.0, 0.0)
+
+
+def kernel_or_skip(drv, tc, *args, **kw):
+    """Kernel(...), or None (printed as SKIP) when teenyc refuses the tile
+    for its shared memory: a correct refusal, not a failure."""
+    try:
+        return Kernel(drv, tc, *args, **kw)
+    except subprocess.CalledProcessError as e:
+        msg = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        if "shared memory" not in msg:
+            raise
+        print(f"SKIP  {args[1]} {args[2]} w{kw.get('num_warps')}: {msg.strip().splitlines()[0]}",
+              flush=True)
+        return None
+
+
+def attention_ref(q, k, v, causal, scale):
+    """SDPA in float64 (the math backend), and the row's log2-sum-exp."""
+    qd, kd, vd = q.double(), k.double(), v.double()
+    o = torch.nn.functional.scaled_dot_product_attention(qd, kd, vd, is_causal=causal, scale=scale)
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    if causal:
+        n = s.shape[-1]
+        s = s.masked_fill(torch.ones(n, n, device=s.device, dtype=torch.bool).triu(1), float("-inf"))
+    return o, torch.logsumexp(s, -1) / math.log(2.0)
+
+
+def check_attention(drv, tc, quick):
+    """examples/kernels/attention.c against SDPA (float64): odd sequence
+    lengths, causal and not, head_dim 64 and 128, f16 and bf16; Q, K, V, O
+    in different memory layouts ([Z, H, N, D], [Z, N, H, D], padded rows)."""
+    lengths = (1, 77, 1000) + (() if quick else (4096, 4099))
+    configs = ((128, 64, 8), (64, 64, 4), (128, 128, 8))
+    for dt in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (0, 1):
+                for bm, bn, warps in configs:
+                    k = kernel_or_skip(drv, tc, K + "attention.c", "attention",
+                                       {"D": dt, "HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn,
+                                        "CAUSAL": causal}, num_warps=warps)
+                    if k is None:
+                        continue
+                    for n in lengths:
+                        z, h = (2, 3) if n < 4096 else (1, 2)
+                        q = torch.randn(z, h, n, d, device="cuda").to(DT[dt])
+                        kk = torch.randn(z, n, h, d, device="cuda").to(DT[dt]).transpose(1, 2)
+                        v = torch.randn(z, h, n, d + 8, device="cuda").to(DT[dt])[..., :d]
+                        o = poison(torch.empty(z, n, h, d, device="cuda", dtype=DT[dt])).transpose(1, 2)
+                        lse = poison(torch.empty(z * h, n, device="cuda"))
+                        scale = 1.0 / math.sqrt(d)
+                        k((cdiv(n, bm), z * h), q, kk, v, o, lse, scale, h, n,
+                          *q.stride(), *kk.stride(), *v.stride(), *o.stride())
+                        torch.cuda.synchronize()
+                        ref, ref_lse = attention_ref(q, kk, v, bool(causal), scale)
+                        err = max(rel_err(o, ref), rel_err(lse.view(z, h, n), ref_lse))
+                        record(f"{k.id} w{warps} {z}x{h}x{n}", err, TOL[dt])
+
+
 def main():
     quick = "--quick" in sys.argv
     tc = teenyc_path()
     torch.manual_seed(int(time.time()))
     drv = Driver()
     print(f"teenyc {tc}; GPU {torch.cuda.get_device_name()}; torch {torch.__version__}")
-    # matmul last: a bad tensor-core instruction can take the context down
+    # the tensor-core kernels last: a bad instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
-                  check_matmul):
+                  check_transpose, check_matmul, check_matmul_bias_relu, check_attention):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

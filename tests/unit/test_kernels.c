@@ -284,6 +284,74 @@ START_TEST(matmul_matches) {
 }
 END_TEST
 
+/* ---- matmul_bias_relu (an element-wise epilogue after the k loop) ------------------------------ */
+
+static void check_matmul_bias_relu(const char *dtname, int bm, int bn, int bk, int M, int N, int K) {
+  teeny_dtype dt = teeny_dtype_parse(dtname);
+  char b[128];
+  snprintf(b, sizeof b, "D=%s,BLOCK_M=%d,BLOCK_N=%d,BLOCK_K=%d,GROUP_M=4", dtname, bm, bn, bk);
+  teeny_spec *s = spec_for("matmul_bias_relu", "matmul_bias_relu", b);
+  size_t es = (size_t)teeny_dtype_size(dt);
+  void *a = random_buf(dt, (size_t)M * (size_t)K, 1), *bb = random_buf(dt, (size_t)K * (size_t)N, 1);
+  void *bias = random_buf(dt, (size_t)N, 1);
+  void *c = poisoned((size_t)M * N * es);
+  teeny_interp_arg args[13] = {buf_arg(a, (size_t)M * K * es), buf_arg(bb, (size_t)K * N * es),
+                               buf_arg(bias, (size_t)N * es), buf_arg(c, (size_t)M * N * es),
+                               int_arg(M), int_arg(N), int_arg(K), int_arg(K), int_arg(1),
+                               int_arg(N), int_arg(1), int_arg(N), int_arg(1)};
+  unsigned grid = (unsigned)(((M + bm - 1) / bm) * ((N + bn - 1) / bn));
+  run(s, grid, 1, args, 13);
+  size_t n = (size_t)M * (size_t)N;
+  double *got = malloc(sizeof(double) * n), *want = malloc(sizeof(double) * n);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double acc = ku_get(bias, dt, (size_t)j);
+      for (int k = 0; k < K; k++)
+        acc += ku_get(a, dt, (size_t)(i * K + k)) * ku_get(bb, dt, (size_t)(k * N + j));
+      want[i * N + j] = acc > 0 ? acc : 0;
+      got[i * N + j] = ku_get(c, dt, (size_t)(i * N + j));
+    }
+  double err = ku_rel_err(got, want, n);
+  ck_assert_msg(err <= 4e-3, "%s M=%d N=%d K=%d: rel err %g", b, M, N, K, err);
+  free(got), free(want), free(a), free(bb), free(bias), free(c);
+  teeny_spec_destroy(s);
+}
+
+START_TEST(matmul_bias_relu_matches) {
+  check_matmul_bias_relu("f16", 32, 32, 16, 33, 47, 29);
+  check_matmul_bias_relu("bf16", 16, 32, 16, 50, 20, 70);
+}
+END_TEST
+
+/* ---- transpose (exact) ---------------------------------------------------------------------- */
+
+static void check_transpose(const char *dtname, int bm, int bn, int M, int N) {
+  teeny_dtype dt = teeny_dtype_parse(dtname);
+  char b[96];
+  snprintf(b, sizeof b, "D=%s,BLOCK_M=%d,BLOCK_N=%d", dtname, bm, bn);
+  teeny_spec *s = spec_for("transpose", "transpose", b);
+  size_t es = (size_t)teeny_dtype_size(dt);
+  int ldx = N + 3, ldy = M + 1; /* padded rows */
+  size_t nx = (size_t)(M - 1) * ldx + N, ny = (size_t)(N - 1) * ldy + M;
+  void *x = random_buf(dt, nx, 100), *y = poisoned(ny * es);
+  teeny_interp_arg args[6] = {buf_arg(x, nx * es), buf_arg(y, ny * es), int_arg(M), int_arg(N),
+                              int_arg(ldx), int_arg(ldy)};
+  run(s, (unsigned)(((M + bm - 1) / bm) * ((N + bn - 1) / bn)), 1, args, 6);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++)
+      ck_assert_msg(ku_get(y, dt, (size_t)j * ldy + i) == ku_get(x, dt, (size_t)i * ldx + j),
+                    "%s %dx%d: y[%d][%d] wrong", b, M, N, j, i);
+  free(x), free(y);
+  teeny_spec_destroy(s);
+}
+
+START_TEST(transpose_matches) {
+  check_transpose("f32", 32, 32, 77, 45);
+  check_transpose("f16", 16, 64, 1, 1);
+  check_transpose("i32", 64, 16, 100, 129);
+}
+END_TEST
+
 /* ---- absmax (reduce with a combine function) ------------------------------------------------- */
 
 static void check_absmax(const char *dtname, int block, int n) {
@@ -427,6 +495,8 @@ int main(void) {
   tcase_add_test(tc, softmax_matches);
   tcase_add_test(tc, layernorm_matches);
   tcase_add_test(tc, matmul_matches);
+  tcase_add_test(tc, matmul_bias_relu_matches);
+  tcase_add_test(tc, transpose_matches);
   tcase_add_test(tc, absmax_matches);
   tcase_add_test(tc, cumsum_matches);
   tcase_add_test(tc, histogram_matches);
