@@ -157,7 +157,7 @@ def tr_transpose(x_ptr, y_ptr, M, N, sxm, syn, BM: tl.constexpr, BN: tl.constexp
 
 @triton.jit
 def tr_attention(Q, K, V, O, LSE, sm_scale, H, N_CTX,
-                 sqz, sqh, sqm, sqd, skz, skh, skn, skd, svz, svh, svn, svd, soz, soh, som, sod,
+                 sqz, sqh, sqm, skz, skh, skn, svz, svh, svn, soz, soh, som,
                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                  CAUSAL: tl.constexpr):
     """examples/kernels/attention.c in Triton (tutorial 06's algorithm with
@@ -174,9 +174,9 @@ def tr_attention(Q, K, V, O, LSE, sm_scale, H, N_CTX,
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
     row_ok = offs_m[:, None] < N_CTX
-    q = tl.load(q_head + offs_m[:, None] * sqm + offs_d[None, :] * sqd, mask=row_ok, other=0.0)
-    kt_ptrs = k_head + offs_d[:, None] * skd + offs_n[None, :] * skn
-    v_ptrs = v_head + offs_n[:, None] * svn + offs_d[None, :] * svd
+    q = tl.load(q_head + offs_m[:, None] * sqm + offs_d[None, :], mask=row_ok, other=0.0)
+    kt_ptrs = k_head + offs_d[:, None] + offs_n[None, :] * skn
+    v_ptrs = v_head + offs_n[:, None] * svn + offs_d[None, :]
     qk_scale = sm_scale * 1.44269504
     m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
     l_i = tl.full([BLOCK_M], 1.0, tl.float32)
@@ -222,7 +222,7 @@ def tr_attention(Q, K, V, O, LSE, sm_scale, H, N_CTX,
         kt_ptrs += BLOCK_N * skn
         v_ptrs += BLOCK_N * svn
     tl.store(LSE + off_hz * N_CTX + offs_m, m_i + tl.math.log2(l_i), mask=offs_m < N_CTX)
-    tl.store(o_head + offs_m[:, None] * som + offs_d[None, :] * sod,
+    tl.store(o_head + offs_m[:, None] * som + offs_d[None, :],
              (acc / l_i[:, None]).to(O.dtype.element_ty), mask=row_ok)
 
 
@@ -491,6 +491,11 @@ def bench_transpose(drv, tc, m, n):
     torch.cuda.synchronize()
     err = 0.0 if torch.equal(y, x.t()) else float("inf")
     t_tr, note_tr = best_of("triton", theirs, work, "GB/s")
+    y.fill_(float("nan"))
+    dict(theirs)[note_tr]()
+    torch.cuda.synchronize()
+    if not torch.equal(y, x.t()):
+        note_tr += " (WRONG)"
     t_torch = bench(lambda: y.copy_(x.t()))
     report(f"transpose f32 {m}x{n}", "GB/s", work, t, t_tr, t_torch, err,
            f"best: ours {note}, triton {note_tr}")
@@ -500,6 +505,8 @@ def bench_transpose(drv, tc, m, n):
 # Triton also tries each with num_stages 2, 3 and 4 (TEENY_BENCH_ATTN_STAGES).
 ATTN_TILES = ((128, 64, 8), (128, 128, 8), (128, 64, 4), (128, 128, 4))
 ATTN_STAGES = tuple(int(v) for v in os.environ.get("TEENY_BENCH_ATTN_STAGES", "2,3,4").split(","))
+# ours: the code generator's depth (0) and 2 stages (TEENY_BENCH_OUR_ATTN_STAGES=0,2,3)
+OUR_ATTN_STAGES = tuple(int(v) for v in os.environ.get("TEENY_BENCH_OUR_ATTN_STAGES", "0,2").split(","))
 
 
 def bench_attention(drv, tc, z, h, n, d, causal):
@@ -510,14 +517,14 @@ def bench_attention(drv, tc, z, h, n, d, causal):
     lse = torch.empty(z * h, n, device="cuda")
     scale = 1.0 / d ** 0.5
     flops = 4 * z * h * n * n * d * (0.5 if causal else 1.0)
-    strides = (*q.stride(), *k_.stride(), *v.stride(), *o.stride())
+    strides = (*q.stride()[:3], *k_.stride()[:3], *v.stride()[:3], *o.stride()[:3])
     ref = torch.nn.functional.scaled_dot_product_attention(q, k_, v, is_causal=bool(causal),
                                                            scale=scale)
     best = None
-    for bm, bn, warps in ATTN_TILES:
+    for (bm, bn, warps), stages in ((t, s) for t in ATTN_TILES for s in OUR_ATTN_STAGES):
         kern = safe(lambda: Kernel(drv, tc, KDIR + "attention.c", "attention",
                                    {"D": "f16", "HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn,
-                                    "CAUSAL": causal}, num_warps=warps))
+                                    "CAUSAL": causal}, num_warps=warps, num_stages=stages))
         if not kern:
             continue
         grid = (cdiv(n, bm), z * h)
@@ -532,10 +539,10 @@ def bench_attention(drv, tc, z, h, n, d, causal):
         if t is None:
             continue
         ok = e <= 5e-3
-        print(f"  ours {bm}x{bn} w{warps}: {flops / t / 1e9:.1f} TFLOP/s err {e:.1e} "
-              f"smem {kern.shared}{'' if ok else '  WRONG'}", flush=True)
+        print(f"  ours {bm}x{bn} w{warps} s{stages or 'auto'}: {flops / t / 1e9:.1f} TFLOP/s "
+              f"err {e:.1e} smem {kern.shared}{'' if ok else '  WRONG'}", flush=True)
         if ok and (best is None or t < best[0]):
-            best = (t, e, f"ours {bm}x{bn} w{warps}")
+            best = (t, e, f"ours {bm}x{bn} w{warps} s{stages or 'auto'}")
     best_tr = None
     for bm, bn, warps in ATTN_TILES:
         for stages in ATTN_STAGES:
@@ -545,9 +552,15 @@ def bench_attention(drv, tc, z, h, n, d, causal):
                 CAUSAL=causal, num_warps=warps, num_stages=stages)))
             if t is None:
                 continue
-            print(f"  triton {bm}x{bn} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s",
-                  flush=True)
-            if best_tr is None or t < best_tr[0]:
+            o.fill_(float("nan"))
+            tr_attention[grid](q, k_, v, o, lse, scale, h, n, *strides, HEAD_DIM=d, BLOCK_M=bm,
+                               BLOCK_N=bn, CAUSAL=causal, num_warps=warps, num_stages=stages)
+            torch.cuda.synchronize()
+            e = rel_err(o, ref)
+            ok = e <= 5e-3
+            print(f"  triton {bm}x{bn} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s "
+                  f"err {e:.1e}{'' if ok else '  WRONG'}", flush=True)
+            if ok and (best_tr is None or t < best_tr[0]):
                 best_tr = (t, f"triton {bm}x{bn} w{warps} s{stages}")
     t_torch = bench(lambda: torch.nn.functional.scaled_dot_product_attention(
         q, k_, v, is_causal=bool(causal), scale=scale))
@@ -596,7 +609,14 @@ def bench_chain_dot(drv, tc, z, h, n, d):
                 num_warps=warps, num_stages=stages)))
             if t is None:
                 continue
-            if best_tr is None or t < best_tr[0]:
+            o.fill_(float("nan"))
+            tr_chain_dot[grid](q, k_, v, o, n, n * d, d, HEAD_DIM=d, BLOCK_M=bm, BLOCK_N=bn,
+                               num_warps=warps, num_stages=stages)
+            torch.cuda.synchronize()
+            e = rel_err(o, ref)
+            print(f"  triton {bm}x{bn} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s "
+                  f"err {e:.1e}{'' if e <= 5e-3 else '  WRONG'}", flush=True)
+            if e <= 5e-3 and (best_tr is None or t < best_tr[0]):
                 best_tr = (t, f"triton {bm}x{bn} w{warps} s{stages}")
     report(f"two chained dots f16 {z}x{h}x{n}x{d}", "TFLOP/s", flops,
            best[0] if best else None, best_tr[0] if best_tr else None, None,

@@ -121,6 +121,7 @@ int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
   put_bindings(buf, r);
   put_cstr(buf, r->target);
   put_u32(buf, (uint32_t)r->num_warps);
+  put_u32(buf, (uint32_t)r->num_stages);
   put_u32(buf, c->emit);
   if (buf->oom)
     return TEENY_E_NOMEM;

@@ -34,7 +34,7 @@ typedef struct teeny_reqkey {
 
 /* The canonical encoding of c: source bytes, filename, kernel, dtype
  * bindings sorted by name, const bindings sorted by name, target,
- * num_warps and emit, each length-prefixed (absent strings are distinct
+ * num_warps, num_stages and emit, each length-prefixed (absent strings are distinct
  * from empty ones).  flags are not part of it (force never reads the map).
  * buf is reset and filled; k points into it.  Returns 0 or TEENY_E_NOMEM. */
 int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,

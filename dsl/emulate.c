@@ -11,12 +11,12 @@
 static int emulate_ir(teeny_ctx *cx, const teeny_ir_func *f, const char *target,
                       const unsigned grid[3], const teeny_interp_arg *args, int nargs,
                       void *arg) {
-  (void)arg;
-  teeny_codegen_opts o = {target, f->num_warps};
+  const teeny_spec *spec = arg;
+  teeny_codegen_opts o = {target, f->num_warps, teeny_spec_num_stages(spec)};
   return teeny__codegen_emulate(cx, f, &o, grid, args, nargs);
 }
 
 int teeny_spec_emulate(const teeny_spec *spec, const unsigned grid[3],
                        const teeny_interp_arg *args, size_t nargs, teeny_diags *diags) {
-  return teeny__spec_run_ir(spec, grid, args, nargs, diags, emulate_ir, NULL);
+  return teeny__spec_run_ir(spec, grid, args, nargs, diags, emulate_ir, (void *)spec);
 }

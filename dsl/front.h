@@ -298,6 +298,7 @@ const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
 typedef struct teeny_spec_opts {
   const char *target;           /* "sm_90a" */
   int num_warps;                /* 4 */
+  int num_stages;               /* 0 (automatic; then not in the header) */
   const char *compiler_version; /* "0.1.0" */
   const char *build_id;         /* hash of the compiler's sources */
   const char *llvm_version;     /* "19.1.7" */

@@ -202,6 +202,8 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
                     " */\n",
                     o->compiler_version, o->build_id, TEENY_IR_VERSION, o->llvm_version,
                     fn->name, id, o->target, o->num_warps);
+  if (o->num_stages) /* only when set: the keys of other requests stay as they were */
+    teeny__buf_printf(out, "/* num_stages: %d */\n", o->num_stages);
   teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
   for (int i = 0; i < fn->nkgenerics; i++) {
     int g = fn->kgenerics[i];

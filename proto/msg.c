@@ -181,14 +181,14 @@ static int decode_flags(teeny__dec *d, const teeny__field *f, unsigned *out) {
 }
 
 enum { C_SOURCE, C_FILENAME, C_KERNEL, C_DTYPES, C_CONSTS, C_TARGET, C_WARPS,
-       C_FLAGS, C_EMIT, C__N };
+       C_FLAGS, C_EMIT, C_STAGES, C__N };
 
 static int decode_compile(teeny__dec *d, const msgpack_object *root,
                           teeny_msg_compile *c) {
   teeny__field f[C__N] = {
       {"source", NULL}, {"filename", NULL}, {"kernel", NULL},
       {"dtypes", NULL}, {"consts", NULL},   {"target", NULL},
-      {"num_warps", NULL}, {"flags", NULL}, {"emit", NULL}};
+      {"num_warps", NULL}, {"flags", NULL}, {"emit", NULL}, {"num_stages", NULL}};
   teeny_compile_req *req = &c->req;
   c->emit = TEENY_MSG_EMIT_PTX;
   int rc = teeny__dec_fields(d, root, NULL, f, C__N);
@@ -210,6 +210,8 @@ static int decode_compile(teeny__dec *d, const msgpack_object *root,
                         &req->target);
   if (!rc)
     rc = teeny__get_int(d, NULL, &f[C_WARPS], false, 0, 1024, &req->num_warps);
+  if (!rc)
+    rc = teeny__get_int(d, NULL, &f[C_STAGES], false, 0, 64, &req->num_stages);
   if (!rc)
     rc = decode_flags(d, &f[C_FLAGS], &c->flags);
   if (!rc)
@@ -416,6 +418,7 @@ static bool compile_ok(const teeny_msg_compile *c) {
          (!r->filename || teeny__str_ok(r->filename, TEENY_PROTO_MAX_TEXT)) &&
          (!r->target || teeny__str_ok(r->target, TEENY_PROTO_MAX_NAME)) &&
          r->num_warps >= 0 && r->num_warps <= 1024 &&
+         r->num_stages >= 0 && r->num_stages <= 64 &&
          (c->flags & ~TEENY_MSG_FLAGS_KNOWN) == 0 && bindings_ok(r);
 }
 
@@ -424,7 +427,7 @@ static int encode_compile(teeny__enc *e, const teeny_msg_compile *c, size_t n) {
     return TEENY_E_INVAL;
   const teeny_compile_req *r = &c->req;
   n += 3 + (r->filename != NULL) + (r->ndtypes > 0) + (r->nconsts > 0) +
-       (r->target != NULL) + (r->num_warps != 0) + (c->flags != 0);
+       (r->target != NULL) + (r->num_warps != 0) + (r->num_stages != 0) + (c->flags != 0);
   teeny__put_map(e, n);
   return 0;
 }
@@ -451,6 +454,8 @@ static void put_compile(teeny__enc *e, const teeny_msg_compile *c) {
     teeny__kv_str(e, "target", r->target);
   if (r->num_warps)
     teeny__kv_i64(e, "num_warps", r->num_warps);
+  if (r->num_stages)
+    teeny__kv_i64(e, "num_stages", r->num_stages);
   if (c->flags)
     teeny__kv_u64(e, "flags", c->flags);
   teeny__kv_emit(e, c->emit);

@@ -26,7 +26,8 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3, EXIT_SOCKET_PERM = 5 };
 
 static const char usage_text[] =
     "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
-    "              [--target sm_90a] [--num-warps 4] [--emit WHAT] [-o OUT]\n"
+    "              [--target sm_90a] [--num-warps 4] [--num-stages N] [--emit WHAT]\n"
+    "              [-o OUT]\n"
     "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
     "       teenyc run FILE --kernel NAME ... --grid X[,Y[,Z]] ...  (teenyc run --help)\n"
     "\n"
@@ -40,6 +41,8 @@ static const char usage_text[] =
     "  -c, --const G=INT     bind const generic G (an i32); repeat for each\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program: 1, 2, 4 (default), 8, 16, 32\n"
+    "  -S, --num-stages N    cp.async pipeline depth of loops that feed dots,\n"
+    "                        2 to 8 (default: the code generator's choice)\n"
     "  -e, --emit WHAT       what to print:\n"
     "                          ptx     PTX text (the cached .o artifact; default)\n"
     "                          mlir    Triton-dialect MLIR of the tile IR\n"
@@ -139,6 +142,7 @@ static int parse_args(int argc, char **argv, options *o) {
       {"kernel", required_argument, NULL, 'k'}, {"dtype", required_argument, NULL, 'd'},
       {"const", required_argument, NULL, 'c'},  {"target", required_argument, NULL, 't'},
       {"num-warps", required_argument, NULL, 'w'}, {"emit", required_argument, NULL, 'e'},
+      {"num-stages", required_argument, NULL, 'S'},
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},      {"mode", required_argument, NULL, 'm'},
       {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'C'},
@@ -148,7 +152,7 @@ static int parse_args(int argc, char **argv, options *o) {
   o->req.dtypes = o->dtypes;
   o->req.consts = o->consts;
   int c, rc;
-  while ((c = getopt_long(argc, argv, "k:d:c:t:w:e:o:hVm:s:C:f", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "k:d:c:t:w:S:e:o:hVm:s:C:f", longopts, NULL)) != -1) {
     switch (c) {
     case 'k': o->req.kernel = optarg; break;
     case 'd': if ((rc = add_dtype(o, optarg))) return rc; break;
@@ -160,6 +164,14 @@ static int parse_args(int argc, char **argv, options *o) {
       if (*end || w <= 0 || w > 32)
         return usage_error("--num-warps wants 1, 2, 4, 8, 16 or 32, got '%s'", optarg);
       o->req.num_warps = (int)w;
+      break;
+    }
+    case 'S': {
+      char *end;
+      long s = strtol(optarg, &end, 10);
+      if (*end || s < 2 || s > 8)
+        return usage_error("--num-stages wants 2 to 8, got '%s'", optarg);
+      o->req.num_stages = (int)s;
       break;
     }
     case 'e': o->emit = optarg; break;

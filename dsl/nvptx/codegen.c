@@ -513,6 +513,7 @@ static int codegen(teeny_ctx *cx, const teeny_ir_func *f, const teeny_codegen_op
   g->sm = sm;
   g->sm_a = arch_a;
   g->num_warps = o && o->num_warps ? o->num_warps : 4;
+  g->num_stages = o ? o->num_stages : 0;
   g->warp_bits = teeny__cg_log2(g->num_warps);
   teeny__arena_init(&g->arena);
   g->arena.oom = &g->fail;

@@ -180,6 +180,7 @@ typedef struct cg {
   jmp_buf fail;           /* teeny__cg_fail() lands here */
   int err;                /* code carried by the longjmp */
   int num_warps, warp_bits;
+  int num_stages;              /* requested cp.async stages (0: ours) */
   int sm;                 /* 80, 86, 89, 90 */
   bool emu;               /* host module for the emulator (emu.c) */
   char **ir_out;          /* teeny__codegen_llvm_ir: where the IR text goes */
@@ -240,8 +241,11 @@ typedef struct cg {
                                   contiguous (teeny__cg_async_layout_ok held
                                   in every thread); only masks are checked */
   const teeny_op *wg_defer;
-  LLVMValueRef *wg_pend;       /* its accumulator registers, not yet waited */
+  LLVMValueRef *wg_pend;       /* its accumulator registers, not yet waited,
+                                  followed by wg_pend_extra A words (a
+                                  register-A wgmma reads them until then) */
   const cg_layout *wg_pend_L;
+  int wg_pend_extra;
   /* program order between threads (order.c) */
   cg_order ord;                /* accesses since the last barrier */
   cg_order_frame *frames;      /* the loops being lowered, innermost first */
@@ -417,7 +421,7 @@ void teeny__cg_cp_async_commit(cg *g);
 void teeny__cg_cp_async_wait(cg *g, int pending);
 /* Can this tile load be a cp.async into a row-major stage tile (zero or no
  * `other`, vector groups of 4, 8 or 16 bytes along the columns)? */
-bool teeny__cg_async_ok(cg *g, const teeny_op *op);
+bool teeny__cg_async_ok(cg *g, const teeny_op *op, int axis);
 /* Issue it into stage tile t (extra: a uniform i1 ANDed into the mask). */
 void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra,
                           const struct cg_stile *t);
@@ -463,6 +467,10 @@ typedef struct cg_stile {
   int blk;            /* bytes of a column block's rows */
   int per_phase;      /* rows that share one 128-byte line */
   int max_phase;      /* distinct chunk permutations */
+  bool tr;            /* holds the transpose of the operand: its element
+                         (r, c) is stored at (c, r); R, C and the fields
+                         above describe the stored tile (a K-major wgmma
+                         B operand: [N, K] stored for a [K, N] operand) */
 } cg_stile;
 
 /* Shared-memory alignment of a tile that wgmma reads (the swizzle is a
@@ -473,7 +481,9 @@ typedef struct cg_stile {
 /* take: allocate it in the exchange buffer aligned to `align` (else it
  * starts at `at`). */
 cg_stile teeny__cg_stile(cg *g, int R, int C, teeny_dtype dt, bool take, int at, int align);
-/* Shared address of element (row, col). */
+/* The same tile, holding the transpose of an [R, C] operand (tr). */
+cg_stile teeny__cg_stile_tr(cg *g, int R, int C, teeny_dtype dt, bool take, int at, int align);
+/* Shared address of element (row, col) of the operand. */
 LLVMValueRef teeny__cg_stile_addr(cg *g, const cg_stile *t, LLVMValueRef row,
                                   LLVMValueRef col);
 /* Whether dot uses mma.sync or wgmma (and so stages its operands in shared
@@ -481,6 +491,22 @@ LLVMValueRef teeny__cg_stile_addr(cg *g, const cg_stile *t, LLVMValueRef row,
  * aligned and published with fence.proxy.async). */
 bool teeny__cg_dot_uses_mma(cg *g, const teeny_op *op);
 bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op);
+/* Whether wgmma dot's B operand, held in layout L, is staged K-major (a
+ * transposed tile, teeny__cg_stile_tr, read with imm-trans-b = 0): when L
+ * runs along K, so the tile is written 16 bytes at a time, or copied by
+ * cp.async, instead of element by element. */
+bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L);
+/* Whether wgmma dot reads its A operand from registers (its registers are
+ * in the instruction's A fragment layout, e.g. the result of an earlier
+ * dot with the same row split, cast to 16 bits). */
+bool teeny__cg_wg_a_regs(cg *g, const teeny_op *dot);
+/* Before a for loop (after its leading barrier): the operands of the
+ * body's top-level wgmma dots that are made outside the loop and used only
+ * there (attention's Q) are written once to tiles of the loop's dot
+ * buffers, published, then one barrier; their astage points at the tile
+ * (ids[0..n), n returned; the caller clears them after the loop).  So the
+ * loop does not store, fence and barrier for them every iteration. */
+int teeny__cg_wg_hoist(cg *g, const teeny_region *body, int *ids, int max);
 /* fence.proxy.async.shared::cta: this thread's shared-memory writes become
  * visible to the tensor cores' reads (after the next barrier). */
 void teeny__cg_fence_proxy_async(cg *g);

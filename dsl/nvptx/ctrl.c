@@ -400,6 +400,9 @@ static LLVMValueRef **advance(cg *g, const pipe *P, const carried *c, LLVMValueR
  * iterations overlap the mma work (Triton's num_stages = 3 pipeline). */
 #define CG_STAGES 3
 
+/* Loop-invariant wgmma operands staged once per loop (teeny__cg_wg_hoist). */
+#define CG_MAX_HOIST 8
+
 typedef struct astages {
   const teeny_op **loads;  /* the cp.async'd loads */
   int n;
@@ -467,13 +470,22 @@ static const teeny_op *deferrable_dot(cg *g, const teeny_region *body) {
  * nothing but the next iteration's dot touches its accumulator: the body
  * arg it is yielded into is used only as that dot's C operand.  Then the
  * tensor cores never drain between k steps. */
-static bool inflight_ok(const teeny_region *body, const teeny_op *dot) {
+static bool inflight_ok(cg *g, const teeny_region *body, const teeny_op *dot) {
   const teeny_op *y = body->ops[body->nops - 1], *user = NULL;
+  if (teeny__cg_wg_a_regs(g, dot)) /* its A words change every iteration */
+    return false;
   for (int i = 0; i < y->nargs; i++)
     if (y->args[i] == dot->res[0])
       return i + 1 < body->nargs && dot->args[2] == body->args[i + 1] &&
              count_uses(body, body->args[i + 1], &user) == 1 && user == dot;
   return false;
+}
+
+/* The dim along which a cp.async'd load's stage tile stores its rows: 1,
+ * or 0 for the B operand of a wgmma dot that is staged K-major (a load
+ * contiguous along K, such as K^T in attention). */
+static int async_axis(cg *g, const teeny_op *dot, const teeny_op *ld) {
+  return dot->args[1] == ld->res[0] && teeny__cg_wg_b_kmajor(g, dot, g->vi[ld->res[0]].nat) ? 0 : 1;
 }
 
 /* Shared memory per block on the target (KiB, opt-in maximum). */
@@ -491,28 +503,37 @@ static void plan_async(cg *g, pipe *P, astages *A) {
   A->inflight = NULL;
   for (int j = 0; j < P->nloads; j++) {
     const teeny_op *ld = P->loads[j];
-    const teeny_op *dot = teeny__cg_async_ok(g, ld) ? feeds_one_dot(g, P->body, ld->res[0]) : NULL;
-    if (dot && teeny__cg_dot_uses_wgmma(g, dot))
+    const teeny_op *dot = feeds_one_dot(g, P->body, ld->res[0]);
+    if (dot && teeny__cg_async_ok(g, ld, async_axis(g, dot, ld)) &&
+        teeny__cg_dot_uses_wgmma(g, dot))
       A->wg = true;
   }
   int align = A->wg ? CG_WG_ALIGN : 16; /* wgmma tiles: every tile aligned */
   for (int j = 0; j < P->nloads; j++) {
     const teeny_op *ld = P->loads[j];
-    if (!teeny__cg_async_ok(g, ld) || !feeds_one_dot(g, P->body, ld->res[0]))
+    const teeny_op *dot = feeds_one_dot(g, P->body, ld->res[0]);
+    int axis = dot ? async_axis(g, dot, ld) : 1;
+    if (!dot || !teeny__cg_async_ok(g, ld, axis))
       continue;
     teeny_type t = vtype(g, ld->res[0]);
-    A->tiles[A->n] = teeny__cg_stile(g, t.shape[0], t.shape[1], t.dt, false, bytes, 16);
+    A->tiles[A->n] = axis ? teeny__cg_stile(g, t.shape[0], t.shape[1], t.dt, false, bytes, 16)
+                          : teeny__cg_stile_tr(g, t.shape[0], t.shape[1], t.dt, false, bytes, 16);
     bytes += (t.shape[0] * t.shape[1] * teeny_dtype_size(t.dt) + align - 1) & ~(align - 1);
     A->loads[A->n++] = ld;
   }
   A->stage_bytes = bytes;
-  A->S = CG_STAGES;
+  A->S = g->num_stages ? g->num_stages : CG_STAGES;
   /* the stages share shared memory only with the exchanges inside the loop
    * (those after it reuse theirs): leave those 32 KiB */
   int budget = smem_budget(g) - 32 * 1024;
-  while (A->S > 2 && A->S * bytes > budget)
+  while (!g->num_stages && A->S > 2 && A->S * bytes > budget)
     A->S--;
-  if (!A->n || A->S * bytes > budget) {
+  if (A->n && g->num_stages && A->S * bytes > smem_budget(g))
+    teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
+                   "num_stages=%d needs %d bytes of shared memory for this loop's stages "
+                   "(the limit is %d); use fewer stages or smaller tiles",
+                   A->S, A->S * bytes, smem_budget(g));
+  if (!A->n || (!g->num_stages && A->S * bytes > budget)) {
     A->n = 0; /* too big: stay with register prefetching */
     return;
   }
@@ -523,10 +544,13 @@ static void plan_async(cg *g, pipe *P, astages *A) {
   A->AD = A->S - 1;
   A->inflight = NULL;
   const teeny_op *dot = A->wg ? deferrable_dot(g, P->body) : NULL;
-  if (dot && inflight_ok(P->body, dot) && A->S == CG_STAGES &&
+  if (dot && inflight_ok(g, P->body, dot) && !g->num_stages && A->S == CG_STAGES &&
       (CG_STAGES + 1) * bytes <= budget) {
     A->S = CG_STAGES + 1;
     A->AD = A->S - 2;
+    A->inflight = dot;
+  } else if (dot && inflight_ok(g, P->body, dot) && g->num_stages >= 3) {
+    A->AD = A->S - 2; /* the author's depth: one stage for the group in flight */
     A->inflight = dot;
   }
   /* the rest keep register prefetching */
@@ -737,6 +761,8 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
   carried ac = carried_new(g, aid, na);
   if (dbuf) /* earlier users of the dot buffers are done */
     teeny__cg_barrier(g);
+  int hid[CG_MAX_HOIST];
+  int nh = dbuf ? teeny__cg_wg_hoist(g, body, hid, CG_MAX_HOIST) : 0;
   LLVMValueRef ***first = teeny__cg_alloc(g, sizeof *first * (size_t)(D + 1));
   LLVMValueRef **ahead0 = NULL, **rahead0 = NULL;
   if (D) { /* iterations 0 .. D-1 (each only if it exists) */
@@ -973,6 +999,8 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
     g->vi[A.loads[j]->res[0]].astage = NULL;
     g->vi[A.loads[j]->res[0]].prefetched = false;
   }
+  for (int j = 0; j < nh; j++)
+    g->vi[hid[j]].astage = NULL;
   teeny__cg_order_frame_pop(g, frame);
   g->rdepth--;
   teeny__cg_order_restore(g, &leaving);

@@ -16,6 +16,7 @@
  * a plain FMA loop: each thread holds whole rows of A and columns of B for
  * the accumulator elements it owns.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -510,7 +511,14 @@ cg_stile teeny__cg_stile(cg *g, int R, int C, teeny_dtype dt, bool take, int at,
   int cpr = t.blk / 16; /* chunks per block row */
   t.per_phase = cpr >= 8 ? 1 : cpr ? 8 / cpr : 1;
   t.max_phase = cpr >= 8 ? 8 : cpr ? cpr : 1;
+  t.tr = false;
   t.base = take ? teeny__cg_smem_take(g, R * t.row_bytes, align) : at;
+  return t;
+}
+
+cg_stile teeny__cg_stile_tr(cg *g, int R, int C, teeny_dtype dt, bool take, int at, int align) {
+  cg_stile t = teeny__cg_stile(g, C, R, dt, take, at, align);
+  t.tr = true;
   return t;
 }
 
@@ -537,7 +545,7 @@ static LLVMValueRef stile_off(cg *g, const cg_stile *t, LLVMValueRef row, LLVMVa
 
 LLVMValueRef teeny__cg_stile_addr(cg *g, const cg_stile *t, LLVMValueRef row,
                                   LLVMValueRef col) {
-  LLVMValueRef off = stile_off(g, t, row, col);
+  LLVMValueRef off = t->tr ? stile_off(g, t, col, row) : stile_off(g, t, row, col);
   if (t->rbase) {
     off = LLVMBuildAdd(g->b, off, t->rbase, "");
     return LLVMBuildGEP2(g->b, g->t_i8, g->db_smem, &off, 1, "");
@@ -550,7 +558,7 @@ static void stile_write(cg *g, const cg_stile *t, int id) {
   teeny_dtype dt = teeny__ir_type(g->f, id).dt;
   const cg_layout *S = teeny__cg_use_layout(g, id);
   LLVMValueRef *v = teeny__cg_get(g, id, S);
-  int n = 1 << teeny__cg_run_bits(S, 1);
+  int n = 1 << teeny__cg_run_bits(S, t->tr ? 0 : 1); /* along the stored rows */
   while (n * t->es > 16)
     n >>= 1;
   for (long r = 0; r < (1L << S->nreg); r += n) {
@@ -910,13 +918,57 @@ static const cg_layout *wg_c_layout(cg *g, const dot_plan *p, const wg_plan *w) 
   return teeny__cg_intern(g, &b.L);
 }
 
+/* The A operand from registers (PTX ISA: wgmma's A fragment, which is
+ * the D fragment's pattern over [M, K]): lanes (k1 k2 r0 r1 r2), warps
+ * (r4 r5, then the warpgroup bits along M; warpgroups along N hold the
+ * same rows), registers (k0 r3 k3, the k steps k4 .., then the M
+ * repeats).  A dot's result with the same row split is already in it
+ * (attention's P = exp2(Q K^T - m), cast to f16, feeding P V). */
+static const cg_layout *wg_a_layout(cg *g, const dot_plan *p, const wg_plan *w) {
+  lbuild b;
+  lb_init(g, &b, p->M, p->K);
+  int lk = p->lk;
+  int lane[5] = {1, 2, rowbit(lk, 0), rowbit(lk, 1), rowbit(lk, 2)};
+  for (int k = 0; k < 5; k++)
+    b.L.lane[k] = (signed char)lane[k];
+  b.L.warp[0] = (signed char)rowbit(lk, 4);
+  b.L.warp[1] = (signed char)rowbit(lk, 5);
+  for (int k = 0; k < w->lwm && 2 + k < CG_LANE_BITS; k++)
+    b.L.warp[2 + k] = (signed char)rowbit(lk, 6 + k);
+  lb_reg(&b, 0);
+  lb_reg(&b, rowbit(lk, 3));
+  for (int k = 3; k < lk; k++)
+    lb_reg(&b, k);
+  for (int r = 6 + w->lwm; r < p->lm; r++)
+    lb_reg(&b, rowbit(lk, r));
+  return teeny__cg_intern(g, &b.L);
+}
+
+/* Does this wgmma dot read A from registers?  When A is not staged in
+ * shared memory already and its registers are in wg_a_layout: no shared
+ * memory, no store, fence or barrier for it. */
+static bool wg_a_regs(cg *g, const teeny_op *op, const dot_plan *p, const wg_plan *w) {
+  int a = op->args[0];
+  return !g->vi[a].astage && teeny__cg_use_layout(g, a) == wg_a_layout(g, p, w);
+}
+
+bool teeny__cg_wg_a_regs(cg *g, const teeny_op *op) {
+  dot_plan p = make_plan(g, op);
+  wg_plan w;
+  return p.kind != DOT_FMA && wg_make(g, &p, &w) && wg_a_regs(g, op, &p, &w);
+}
+
 /* Both operands as wgmma tiles: cp.async'd stage tiles as they are, the
  * others written to 1024-byte aligned tiles of the exchange (or the dot's
- * double) buffer, published to the async proxy, then one barrier. */
-static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, cg_stile *ta, cg_stile *tb) {
+ * double) buffer, published to the async proxy, then one barrier; with ra
+ * (A from registers), B alone. */
+static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, bool ra, cg_stile *ta,
+                     cg_stile *tb) {
   int a = op->args[0], b = op->args[1];
   teeny_dtype dt = teeny__ir_type(g->f, a).dt;
   const cg_stile *sa = g->vi[a].astage, *sb = g->vi[b].astage;
+  if (ra) /* A from registers: nothing to stage (ta unused) */
+    sa = ta;
   if (sa)
     *ta = *sa;
   if (sb)
@@ -937,7 +989,9 @@ static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, cg_stile *ta,
   if (!sa)
     *ta = teeny__cg_stile(g, p->M, p->K, dt, !dbuf, 0, CG_WG_ALIGN);
   if (!sb)
-    *tb = teeny__cg_stile(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN);
+    *tb = teeny__cg_wg_b_kmajor(g, op, teeny__cg_use_layout(g, b))
+              ? teeny__cg_stile_tr(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN)
+              : teeny__cg_stile(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN);
   if (dbuf)
     double_buffer(g, sa ? NULL : ta, sb ? NULL : tb, CG_WG_ALIGN);
   if (!sa)
@@ -989,31 +1043,45 @@ static LLVMValueRef wg_desc(cg *g, LLVMValueRef addr, int lbo, int sbo, int blk)
                      LLVMConstInt(g->t_i64, hi, 0), "");
 }
 
-/* Pass the registers through an (empty or given) asm with side effects,
- * tied, so that no other access to them moves across it. */
+/* Pass the registers (f32 accumulators, b32 A words) through an (empty
+ * or given) asm with side effects, tied, so that no other access to them
+ * moves across it. */
 static void wg_pass(cg *g, const char *text, LLVMValueRef *v, int n) {
-  if (g->emu)
+  if (g->emu || !n)
     return;
   char *cons = teeny__cg_alloc(g, (size_t)n * 10 + 16);
   size_t k = 0;
   for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(cons + k, 10, "%s=f", i ? "," : "");
+    k += (size_t)snprintf(cons + k, 10, "%s=%c", i ? "," : "",
+                          LLVMTypeOf(v[i]) == g->t_f32 ? 'f' : 'r');
   for (int i = 0; i < n; i++)
     k += (size_t)snprintf(cons + k, 10, ",%d", i);
   LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
   for (int i = 0; i < n; i++)
-    el[i] = g->t_f32;
+    el[i] = LLVMTypeOf(v[i]);
   LLVMValueRef r = teeny__cg_asm(g, LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0), text,
                                  cons, v, n, true);
   for (int i = 0; i < n; i++)
     v[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
 }
 
-/* d[0 .. NI/2) = wgmma(descA, descB) + d */
+/* Is v a constant zero tile (a splat of 0)? */
+static bool is_zero_const(cg *g, int v) {
+  const teeny_op *d = g->f->values[v].def;
+  if (d && d->code == IR_SPLAT)
+    d = g->f->values[d->args[0]].def;
+  if (!d || d->code != IR_CONST)
+    return false;
+  teeny_dtype dt = teeny__ir_type(g->f, v).dt;
+  return teeny__dt_is_float(dt) ? d->cval.f == 0 && !signbit(d->cval.f) : d->cval.i == 0;
+}
+
+/* d[0 .. NI/2) = wgmma(descA, descB) + d; B N-major (imm-trans-b 1) or,
+ * when kmajor, K-major (0). */
 static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueRef db,
-                   LLVMValueRef *d) {
+                   bool kmajor, bool scale_d, LLVMValueRef *d) {
   int n = NI / 2;
-  if (g->emu) { /* teeny_emu_wgmma(emu, kind, NI, descA, descB, smem, acc) */
+  if (g->emu) { /* teeny_emu_wgmma(emu, kind, NI, descA, descB, trans-b, scale-d, smem, acc) */
     LLVMTypeRef at = LLVMArrayType2(g->t_f32, (uint64_t)n);
     LLVMBuilderRef keep = g->b;
     g->b = g->pb;
@@ -1023,8 +1091,9 @@ static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueR
       LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
       LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
     }
-    LLVMValueRef args[6] = {i32c(g, p->kind), i32c(g, NI), da, db, g->smem, buf};
-    teeny__cg_emu_call(g, "teeny_emu_wgmma", g->t_void, args, 6);
+    LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), da, db, i32c(g, !kmajor),
+                            i32c(g, scale_d), g->smem, buf};
+    teeny__cg_emu_call(g, "teeny_emu_wgmma", g->t_void, args, 8);
     for (int i = 0; i < n; i++) {
       LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
       d[i] = LLVMBuildLoad2(g->b, g->t_f32, LLVMBuildGEP2(g->b, at, buf, idx, 2, ""), "");
@@ -1039,7 +1108,7 @@ static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueR
                               n + 2, NI, ty, ty);
   for (int i = 0; i < n; i++)
     k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
-  snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1, 0, 1;\n}", n, n + 1);
+  snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1, 0, %d;\n}", n, n + 1, !kmajor);
   k = 0;
   for (int i = 0; i < n; i++)
     k += (size_t)snprintf(cons + k, cap - k, "%s=f", i ? "," : "");
@@ -1049,7 +1118,7 @@ static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueR
   LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)(n + 3));
   args[0] = da;
   args[1] = db;
-  args[2] = i32c(g, 1); /* scale-d: D = A B + D */
+  args[2] = i32c(g, scale_d); /* scale-d: D = A B + D, or (0) D = A B */
   for (int i = 0; i < n; i++)
     args[3 + i] = d[i];
   LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
@@ -1061,15 +1130,105 @@ static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueR
     d[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
 }
 
+/* d[0 .. NI/2) = wgmma(A words a[0..3], descB) + d (A from registers). */
+static void wg_mma_ra(cg *g, const dot_plan *p, int NI, LLVMValueRef *a, LLVMValueRef db,
+                      bool kmajor, bool scale_d, LLVMValueRef *d) {
+  int n = NI / 2;
+  if (g->emu) { /* teeny_emu_wgmma_ra(emu, kind, NI, a words, descB, trans-b, scale-d, smem,
+                   acc) */
+    LLVMTypeRef at = LLVMArrayType2(g->t_f32, (uint64_t)n), wt = LLVMArrayType2(g->t_i32, 4);
+    LLVMBuilderRef keep = g->b;
+    g->b = g->pb;
+    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, ""), wbuf = LLVMBuildAlloca(g->b, wt, "");
+    g->b = keep;
+    for (int i = 0; i < n; i++) {
+      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
+      LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
+    }
+    for (int i = 0; i < 4; i++) {
+      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
+      LLVMBuildStore(g->b, a[i], LLVMBuildGEP2(g->b, wt, wbuf, idx, 2, ""));
+    }
+    LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), wbuf, db, i32c(g, !kmajor),
+                            i32c(g, scale_d), g->smem, buf};
+    teeny__cg_emu_call(g, "teeny_emu_wgmma_ra", g->t_void, args, 8);
+    for (int i = 0; i < n; i++) {
+      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
+      d[i] = LLVMBuildLoad2(g->b, g->t_f32, LLVMBuildGEP2(g->b, at, buf, idx, 2, ""), "");
+    }
+    return;
+  }
+  size_t cap = (size_t)n * 12 + 256;
+  char *text = teeny__cg_alloc(g, cap), *cons = teeny__cg_alloc(g, cap);
+  const char *ty = p->kind == DOT_F16 ? "f16" : "bf16";
+  size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
+                              "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                              n + 5, NI, ty, ty);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
+  snprintf(text + k, cap - k, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", n, n + 1, n + 2,
+           n + 3, n + 4, !kmajor);
+  k = 0;
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(cons + k, cap - k, "%s=f", i ? "," : "");
+  k += (size_t)snprintf(cons + k, cap - k, ",r,r,r,r,l,r");
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(cons + k, cap - k, ",%d", i);
+  LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)(n + 6));
+  for (int i = 0; i < 4; i++)
+    args[i] = a[i];
+  args[4] = db;
+  args[5] = i32c(g, scale_d); /* scale-d: D = A B + D, or (0) D = A B */
+  for (int i = 0; i < n; i++)
+    args[6 + i] = d[i];
+  LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
+  for (int i = 0; i < n; i++)
+    el[i] = g->t_f32;
+  LLVMValueRef r = teeny__cg_asm(g, LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0), text,
+                                 cons, args, n + 6, true);
+  for (int i = 0; i < n; i++)
+    d[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
+}
+
+/* The A words of a register-A wgmma dot: w[(mr * KS + kk) * 4 + i] packs
+ * the two 16-bit elements of fragment register i of k step kk, M repeat
+ * mr (wg_a_layout's registers: e | h << 1 | j << 2 | kk << 3 | mr << ..). */
+static LLVMValueRef *wg_a_words(cg *g, const teeny_op *op, const dot_plan *p, const wg_plan *w) {
+  LLVMValueRef *v = teeny__cg_get(g, op->args[0], wg_a_layout(g, p, w));
+  int KS = p->K / 16;
+  LLVMValueRef *words = teeny__cg_alloc(g, sizeof *words * (size_t)(w->MR * KS * 4));
+  for (int mr = 0; mr < w->MR; mr++)
+    for (int kk = 0; kk < KS; kk++)
+      for (int i = 0; i < 4; i++) {
+        long r = 2L * (i & 1) + 4L * (i >> 1) + 8L * kk + 8L * KS * mr;
+        words[(mr * KS + kk) * 4 + i] = pack2(g, v[r], v[r + 1]);
+      }
+  return words;
+}
+
 static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_plan *w) {
   const cg_layout *C = wg_c_layout(g, p, w);
   LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
+  bool ra = wg_a_regs(g, op, p, w);
+  int KS = p->K / 16, naw = ra ? w->MR * KS * 4 : 0;
+  LLVMValueRef *aw = ra ? wg_a_words(g, op, p, w) : NULL;
   cg_stile ta, tb;
-  wg_stage(g, op, p, &ta, &tb);
+  wg_stage(g, op, p, ra, &ta, &tb);
   long nacc = 1L << C->nreg;
-  LLVMValueRef *out = teeny__cg_regs_new(g, C);
+  /* the accumulators and the A words pass the fence and the wait together */
+  LLVMValueRef *out = teeny__cg_alloc(g, sizeof *out * (size_t)(nacc + naw + 1));
   memcpy(out, acc, sizeof *out * (size_t)nacc);
-  wg_pass(g, "wgmma.fence.sync.aligned;", out, (int)nacc);
+  /* dot(a, b) without an accumulator (a zero constant): the first k step
+   * runs with scale-d = 0 (D = A B), so the registers need no zeros (32
+   * movs per iteration in attention's Q K^T); the emulator is told
+   * scale-d too and then does not read the (undefined) registers */
+  bool zacc = is_zero_const(g, op->args[2]);
+  for (long i = 0; i < nacc && zacc; i++)
+    out[i] = LLVMGetUndef(g->t_f32);
+  if (ra)
+    memcpy(out + nacc, aw, sizeof *out * (size_t)naw);
+  wg_pass(g, "wgmma.fence.sync.aligned;", out, (int)(nacc + naw));
+  aw = out + nacc;
   /* this warpgroup's first row and column */
   LLVMValueRef wg = LLVMBuildLShr(g->b, g->warp, i32c(g, 2), "");
   LLVMValueRef wm = LLVMBuildAnd(g->b, wg, i32c(g, w->wgm - 1), "");
@@ -1077,7 +1236,6 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   LLVMValueRef row0 = LLVMBuildShl(g->b, wm, i32c(g, 6), "");
   LLVMValueRef col0 = LLVMBuildMul(g->b, wn, i32c(g, p->N / w->wgn), "");
   int lmr = teeny__cg_log2(w->MR), lni = teeny__cg_log2(w->NI);
-  int KS = p->K / 16;
   /* The descriptors of the first k step, once; a later step's start
    * address is a constant number of bytes further (wg_off is linear: k
    * moves A along its columns, B along its rows), and since shared
@@ -1086,27 +1244,38 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
    * mask, widening and or of wg_desc (Triton does the same). */
   LLVMValueRef *da0 = teeny__cg_alloc(g, sizeof *da0 * (size_t)(w->MR + 1));
   LLVMValueRef *db0 = teeny__cg_alloc(g, sizeof *db0 * (size_t)(w->NR + 1));
-  for (int mr = 0; mr < w->MR; mr++) {
+  for (int mr = 0; mr < w->MR && !ra; mr++) {
     LLVMValueRef arow = LLVMBuildAdd(g->b, row0, i32c(g, (long)mr * 64 * w->wgm), "");
     da0[mr] = wg_desc(g, wg_addr(g, &ta, wg_off(g, &ta, arow, i32c(g, 0))), 0, 8 * ta.blk, ta.blk);
   }
   for (int nr = 0; nr < w->NR; nr++) {
     LLVMValueRef bcol = LLVMBuildAdd(g->b, col0, i32c(g, (long)nr * w->NI), "");
-    db0[nr] = wg_desc(g, wg_addr(g, &tb, wg_off(g, &tb, i32c(g, 0), bcol)), tb.R * tb.blk,
-                      8 * tb.blk, tb.blk);
+    if (tb.tr) /* K-major: stored [N, K], read like A */
+      db0[nr] = wg_desc(g, wg_addr(g, &tb, wg_off(g, &tb, bcol, i32c(g, 0))), 0, 8 * tb.blk,
+                        tb.blk);
+    else
+      db0[nr] = wg_desc(g, wg_addr(g, &tb, wg_off(g, &tb, i32c(g, 0), bcol)), tb.R * tb.blk,
+                        8 * tb.blk, tb.blk);
   }
   for (int kk = 0; kk < KS; kk++) {
     long abyte = (long)kk * 16 * ta.es; /* A: k columns further */
     long adelta = (abyte >> teeny__cg_log2(ta.blk)) * ta.R * ta.blk + (abyte & (ta.blk - 1));
-    long bdelta = (long)kk * 16 * tb.blk; /* B: k rows further */
+    long bbyte = (long)kk * 16 * tb.es; /* K-major B: the same along its stored rows */
+    long bdelta = tb.tr ? (bbyte >> teeny__cg_log2(tb.blk)) * tb.R * tb.blk + (bbyte & (tb.blk - 1))
+                        : (long)kk * 16 * tb.blk; /* N-major B: k rows further */
     for (int mr = 0; mr < w->MR; mr++) {
-      LLVMValueRef da = kk ? LLVMBuildAdd(g->b, da0[mr], LLVMConstInt(g->t_i64, (unsigned long long)(adelta >> 4), 0), "")
-                           : da0[mr];
+      LLVMValueRef da = ra ? NULL
+                        : kk ? LLVMBuildAdd(g->b, da0[mr], LLVMConstInt(g->t_i64, (unsigned long long)(adelta >> 4), 0), "")
+                             : da0[mr];
       for (int nr = 0; nr < w->NR; nr++) {
         LLVMValueRef db = kk ? LLVMBuildAdd(g->b, db0[nr], LLVMConstInt(g->t_i64, (unsigned long long)(bdelta >> 4), 0), "")
                              : db0[nr];
         long base = ((long)mr << (lni - 1)) | ((long)nr << (lni - 1 + lmr));
-        wg_mma(g, p, w->NI, da, db, out + base);
+        bool scale_d = kk || !zacc; /* a zero accumulator is never read */
+        if (ra)
+          wg_mma_ra(g, p, w->NI, aw + (mr * KS + kk) * 4, db, tb.tr, scale_d, out + base);
+        else
+          wg_mma(g, p, w->NI, da, db, tb.tr, scale_d, out + base);
       }
     }
   }
@@ -1115,20 +1284,89 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   if (op == g->wg_defer) { /* waited by teeny__cg_wgmma_finish */
     g->wg_pend = out;
     g->wg_pend_L = C;
+    g->wg_pend_extra = naw;
     teeny__cg_set(g, op->res[0], C, out); /* only the loop's yield uses it */
     return;
   }
-  wg_pass(g, "wgmma.wait_group.sync.aligned 0;", out, (int)nacc);
+  /* the A words stay live until the wait: the tensor cores read them */
+  wg_pass(g, "wgmma.wait_group.sync.aligned 0;", out, (int)(nacc + naw));
   teeny__cg_set(g, op->res[0], C, out);
+}
+
+/* ---- loop-invariant operands, staged once ------------------------------------------------ */
+
+/* Is v made in region r: one of its arguments, or a result of one of its
+ * ops (nested regions included)? */
+static bool made_in(const teeny_region *r, int v) {
+  for (int i = 0; i < r->nargs; i++)
+    if (r->args[i] == v)
+      return true;
+  for (int i = 0; i < r->nops; i++) {
+    const teeny_op *op = r->ops[i];
+    for (int j = 0; j < op->nres; j++)
+      if (op->res[j] == v)
+        return true;
+    for (int k = 0; k < op->nregions; k++)
+      if (op->regions[k] && made_in(op->regions[k], v))
+        return true;
+  }
+  return false;
+}
+
+/* Is every use of v in r (nested regions included) operand `pos` of a
+ * wgmma dot at r's top level? */
+static bool only_wg_operand(cg *g, const teeny_region *r, int v, int pos, bool top) {
+  for (int i = 0; i < r->nops; i++) {
+    const teeny_op *op = r->ops[i];
+    for (int j = 0; j < op->nargs; j++)
+      if (op->args[j] == v &&
+          !(top && op->code == IR_DOT && j == pos && teeny__cg_dot_uses_wgmma(g, op)))
+        return false;
+    for (int k = 0; k < op->nregions; k++)
+      if (op->regions[k] && !only_wg_operand(g, op->regions[k], v, pos, false))
+        return false;
+  }
+  return true;
+}
+
+int teeny__cg_wg_hoist(cg *g, const teeny_region *body, int *ids, int max) {
+  int n = 0;
+  for (int i = 0; i < body->nops && n < max; i++) {
+    const teeny_op *op = body->ops[i];
+    if (op->code != IR_DOT || !teeny__cg_dot_uses_wgmma(g, op))
+      continue;
+    for (int pos = 0; pos < 2 && n < max; pos++) {
+      int v = op->args[pos];
+      if (g->vi[v].astage || made_in(body, v) || !only_wg_operand(g, body, v, pos, true) ||
+          (pos == 0 && teeny__cg_wg_a_regs(g, op)))
+        continue;
+      teeny_type t = teeny__ir_type(g->f, v);
+      const cg_layout *L = teeny__cg_use_layout(g, v);
+      teeny__cg_get(g, v, L);
+      cg_stile *s = teeny__cg_alloc(g, sizeof *s);
+      bool tr = pos == 1 && teeny__cg_wg_b_kmajor(g, op, L);
+      *s = tr ? teeny__cg_stile_tr(g, t.shape[0], t.shape[1], t.dt, false, 0, CG_WG_ALIGN)
+              : teeny__cg_stile(g, t.shape[0], t.shape[1], t.dt, false, 0, CG_WG_ALIGN);
+      s->rbase = i32c(g, teeny__cg_db_take(g, s->R * s->row_bytes, CG_WG_ALIGN));
+      stile_write(g, s, v);
+      g->vi[v].astage = s;
+      ids[n++] = v;
+    }
+  }
+  if (n) {
+    teeny__cg_fence_proxy_async(g);
+    teeny__cg_barrier(g);
+  }
+  return n;
 }
 
 void teeny__cg_wgmma_finish(cg *g) {
   if (!g->wg_pend)
     return;
   long n = 1L << g->wg_pend_L->nreg;
-  LLVMValueRef *v = teeny__cg_regs_new(g, g->wg_pend_L);
-  memcpy(v, g->wg_pend, sizeof *v * (size_t)n);
-  wg_pass(g, "wgmma.wait_group.sync.aligned 0;", v, (int)n);
+  LLVMValueRef *v = teeny__cg_alloc(g, sizeof *v * (size_t)(n + g->wg_pend_extra + 1));
+  memcpy(v, g->wg_pend, sizeof *v * (size_t)(n + g->wg_pend_extra)); /* + the A words */
+  wg_pass(g, "wgmma.wait_group.sync.aligned 0;", v, (int)(n + g->wg_pend_extra));
   teeny__cg_set(g, g->wg_defer->res[0], g->wg_pend_L, v);
   g->wg_pend = NULL;
 }
@@ -1158,6 +1396,10 @@ bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op) {
   dot_plan p = make_plan(g, op);
   wg_plan w;
   return p.kind != DOT_FMA && wg_make(g, &p, &w);
+}
+
+bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L) {
+  return teeny__cg_dot_uses_wgmma(g, dot) && teeny__cg_run_bits(L, 0) > teeny__cg_run_bits(L, 1);
 }
 
 void teeny__cg_emit_dot(cg *g, const teeny_op *op) {

@@ -56,6 +56,10 @@ typedef struct emu_wgroup {
   double A[64][16], B[16][256]; /* the operands, decoded */
   uint64_t da, db;             /* the descriptors (uniform over the group) */
   int kind, ni;
+  int tb;                      /* imm-trans-b: 1 B N-major, 0 K-major */
+  int scale_d;                 /* 0: D = A B (the accumulator is not read) */
+  bool ra;                     /* A from registers (a_words), not da */
+  uint32_t a_words[128][4];    /* [thread][fragment register] */
   bool mixed;                  /* threads disagreed on the operands */
   int arrived;
   unsigned gen;
@@ -288,7 +292,8 @@ static void rt_ldmatrix(emu *e, const char *addr, int32_t trans, int32_t num, ui
  * leading byte offset (MN-major: between swizzle-width column blocks) and
  * stride byte offset (between groups of 8 rows), each in 16-byte units;
  * the swizzle XORs address bits 4.. with the bits from 7 on (128-byte mode:
- * 3 bits, 64: 2, 32: 1).  A is K-major, B N-major (imm-trans-b = 1).
+ * 3 bits, 64: 2, 32: 1).  A is K-major; B N-major (imm-trans-b = 1) or
+ * K-major (imm-trans-b = 0, read like A).
  * Addresses are offsets in the block's shared buffer. */
 static const unsigned char *wg_elem(const unsigned char *smem, uint64_t d, bool mn_major,
                                     int mn, int k) {
@@ -305,9 +310,25 @@ static const unsigned char *wg_elem(const unsigned char *smem, uint64_t d, bool 
   return smem + off;
 }
 
+/* A from registers (the PTX ISA's A fragment of m64nNk16): thread t =
+ * 32 q + l holds in register i rows 16 q + l / 4 + 8 (i & 1) and columns
+ * 2 (l % 4) + 8 (i >> 1) + {0, 1} (low half first). */
+static void wgmma_regs_a(emu_wgroup *w) {
+  for (int t = 0; t < 128; t++) {
+    int q = t / 32, l = t % 32;
+    for (int i = 0; i < 4; i++)
+      for (int e = 0; e < 2; e++) {
+        uint16_t h = (uint16_t)(w->a_words[t][i] >> (16 * e));
+        w->A[16 * q + l / 4 + 8 * (i & 1)][2 * (l % 4) + 8 * (i >> 1) + e] = half_of(h, 0, w->kind);
+      }
+  }
+}
+
 static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
   double (*A)[16] = w->A, (*B)[256] = w->B;
-  for (int m = 0; m < 64; m++)
+  if (w->ra)
+    wgmma_regs_a(w);
+  for (int m = 0; m < 64 && !w->ra; m++)
     for (int k = 0; k < 16; k++) {
       uint16_t h;
       memcpy(&h, wg_elem(smem, w->da, false, m, k), 2);
@@ -316,7 +337,7 @@ static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
   for (int k = 0; k < 16; k++)
     for (int n = 0; n < w->ni; n++) {
       uint16_t h;
-      memcpy(&h, wg_elem(smem, w->db, true, n, k), 2);
+      memcpy(&h, wg_elem(smem, w->db, w->tb != 0, n, k), 2);
       B[k][n] = half_of(h, 0, w->kind);
     }
   for (int t = 0; t < 128; t++) {
@@ -324,7 +345,7 @@ static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
     for (int j = 0; j < w->ni / 8; j++)
       for (int i = 0; i < 4; i++) { /* register 4j + 2h + e */
         int row = 16 * wq + l / 4 + 8 * (i >> 1), col = 8 * j + 2 * (l % 4) + (i & 1);
-        double acc = w->acc[t][4 * j + i];
+        double acc = w->scale_d ? w->acc[t][4 * j + i] : 0.0;
         for (int k = 0; k < 16; k++)
           acc += A[row][k] * B[k][col];
         w->acc[t][4 * j + i] = (float)acc;
@@ -332,8 +353,9 @@ static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
   }
 }
 
-static void rt_wgmma(emu *e, int32_t kind, int32_t ni, int64_t da, int64_t db,
-                     const unsigned char *smem, float *acc) {
+static void wgmma_run(emu *e, int32_t kind, int32_t ni, int64_t da, const uint32_t *aw,
+                      int64_t db, int32_t tb, int32_t scale_d, const unsigned char *smem,
+                      float *acc) {
   emu_wgroup *w = &e->wgroups[e->cur / 128];
   int t = e->cur % 128;
   if (ni < 8 || ni > 256 || ni % 8 || e->nthreads % 128) {
@@ -345,10 +367,16 @@ static void rt_wgmma(emu *e, int32_t kind, int32_t ni, int64_t da, int64_t db,
     w->db = (uint64_t)db;
     w->kind = kind;
     w->ni = ni;
+    w->tb = tb;
+    w->scale_d = scale_d;
+    w->ra = aw != NULL;
     w->mixed = false;
-  } else if (w->da != (uint64_t)da || w->db != (uint64_t)db || w->ni != ni) {
+  } else if (w->da != (uint64_t)da || w->db != (uint64_t)db || w->ni != ni || w->tb != tb ||
+             w->scale_d != scale_d || w->ra != (aw != NULL)) {
     w->mixed = true;
   }
+  if (aw)
+    memcpy(w->a_words[t], aw, sizeof w->a_words[t]);
   memcpy(w->acc[t], acc, sizeof(float) * (size_t)(ni / 2));
   unsigned gen = w->gen;
   e->progress = true;
@@ -364,6 +392,17 @@ static void rt_wgmma(emu *e, int32_t kind, int32_t ni, int64_t da, int64_t db,
       yield(e);
   }
   memcpy(acc, w->acc[t], sizeof(float) * (size_t)(ni / 2));
+}
+
+static void rt_wgmma(emu *e, int32_t kind, int32_t ni, int64_t da, int64_t db, int32_t tb,
+                     int32_t scale_d, const unsigned char *smem, float *acc) {
+  wgmma_run(e, kind, ni, da, NULL, db, tb, scale_d, smem, acc);
+}
+
+/* wgmma with A from registers: aw, this thread's 4 fragment words. */
+static void rt_wgmma_ra(emu *e, int32_t kind, int32_t ni, const uint32_t *aw, int64_t db,
+                        int32_t tb, int32_t scale_d, const unsigned char *smem, float *acc) {
+  wgmma_run(e, kind, ni, 0, aw, db, tb, scale_d, smem, acc);
 }
 
 /* ---- driving blocks ------------------------------------------------------------------------ */
@@ -495,7 +534,7 @@ static const struct {
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
-    {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_barrier_and", (void *)rt_barrier_and},
+    {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_wgmma_ra", (void *)rt_wgmma_ra}, {"teeny_emu_barrier_and", (void *)rt_barrier_and},
 };
 
 static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3],

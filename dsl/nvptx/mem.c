@@ -261,6 +261,7 @@ typedef struct plan {
   bool ustep;       /* not contig: one step between elements over the whole
                        tile (cg_axis.ustep), taken from the first group */
   LLVMValueRef step; /* then: that step in bytes (i64), set by plan_step() */
+  int axis;         /* the dim along which a group's elements lie */
 } plan;
 
 /* The scalar s of a pointer tile splat(s) + off whose groups of w along d
@@ -303,7 +304,7 @@ static plan make_plan(cg *g, int ptr, int mask, const cg_layout *L, teeny_dtype 
       }
     }
   plan p = {best, contig && a->div[bd] >= best * es, true, contig, 0, mask, -1,
-            !contig && a->ustep[bd], NULL};
+            !contig && a->ustep[bd], NULL, bd};
   if (!p.aligned && contig && best > 1)
     p.base = scalar_base(g, ptr, bd, best);
   if (mask >= 0) {
@@ -750,7 +751,10 @@ static void cp_async(cg *g, LLVMValueRef dst, LLVMValueRef src, int bytes,
                 pred ? 4 : 3, true);
 }
 
-bool teeny__cg_async_ok(cg *g, const teeny_op *op) {
+/* axis: the dim along which the stage tile's stored rows run (1; 0 for a
+ * transposed tile, teeny__cg_stile_tr): each group's elements must lie
+ * along it, so that they are consecutive in shared memory too. */
+bool teeny__cg_async_ok(cg *g, const teeny_op *op, int axis) {
   teeny_type pt = vtype(g, op->args[0]);
   if (pt.rank != 2 || g->sm < 80)
     return false;
@@ -768,7 +772,8 @@ bool teeny__cg_async_ok(cg *g, const teeny_op *op) {
   const cg_layout *L = g->vi[op->res[0]].nat;
   plan pl = make_plan(g, op->args[0], op->nargs >= 2 ? op->args[1] : -1, L, pt.pointee);
   int bytes = pl.w * elem_size(pt.pointee);
-  return (bytes == 4 || bytes == 8 || bytes == 16) && teeny__cg_run_bits(L, 1) >= teeny__cg_log2(pl.w);
+  return (bytes == 4 || bytes == 8 || bytes == 16) && pl.axis == axis &&
+         teeny__cg_run_bits(L, axis) >= teeny__cg_log2(pl.w);
 }
 
 /* Loop versioning (ctrl.c): this thread's part of the condition

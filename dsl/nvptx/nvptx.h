@@ -17,6 +17,7 @@
 typedef struct teeny_codegen_opts {
   const char *target; /* "sm_90a", "sm_80", ... */
   int num_warps;      /* threads per block = 32 * num_warps */
+  int num_stages;     /* cp.async pipeline depth (0: the code generator's) */
 } teeny_codegen_opts;
 
 typedef struct teeny_codegen_out {

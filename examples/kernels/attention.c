@@ -4,7 +4,9 @@
  * with an online softmax in base 2 (scores scaled by sm_scale * log2(e),
  * exp2 of their difference to the running row max), an f32 accumulator,
  * and the row's log2-sum-exp2 in LSE[z * H + h, m] (what a backward pass
- * needs).  Q, K, V, O are [Z, H, N_CTX, HEAD_DIM] with any strides; N_CTX
+ * needs).  Q, K, V, O are [Z, H, N_CTX, HEAD_DIM], contiguous along
+ * HEAD_DIM (as FlashAttention requires; the code generator then knows
+ * which axis of each tile is contiguous), with any other strides; N_CTX
  * need not be a multiple of the blocks (rows and columns past it are
  * masked).  CAUSAL = 1 lets row m see columns n <= m only.
  *
@@ -13,7 +15,8 @@
  * full block), then the rest with masks (CAUSAL: the diagonal blocks; else
  * the one partial block at the end, if N_CTX % BLOCK_N != 0), so the hot
  * loop carries no mask arithmetic.  BLOCK_M must be a multiple of BLOCK_N
- * when CAUSAL.
+ * when CAUSAL.  The scaled score minus the row max is one fma (what
+ * Triton's default fp fusion makes of the tutorial's qk * scale - m).
  * Grid: (cdiv(N_CTX, BLOCK_M), Z * H) programs. */
 #include <teeny/dsl.h>
 
@@ -26,10 +29,10 @@ TEENY_CONST(CAUSAL);
 TEENY_KERNEL(D, HEAD_DIM, BLOCK_M, BLOCK_N, CAUSAL)
 void attention(ptr(D) q_ptr, ptr(D) k_ptr, ptr(D) v_ptr, ptr(D) o_ptr, ptr(f32) lse_ptr,
                f32 sm_scale, i32 H, i32 N_CTX,
-               i32 stride_qz, i32 stride_qh, i32 stride_qm, i32 stride_qd,
-               i32 stride_kz, i32 stride_kh, i32 stride_kn, i32 stride_kd,
-               i32 stride_vz, i32 stride_vh, i32 stride_vn, i32 stride_vd,
-               i32 stride_oz, i32 stride_oh, i32 stride_om, i32 stride_od)
+               i32 stride_qz, i32 stride_qh, i32 stride_qm,
+               i32 stride_kz, i32 stride_kh, i32 stride_kn,
+               i32 stride_vz, i32 stride_vh, i32 stride_vn,
+               i32 stride_oz, i32 stride_oh, i32 stride_om)
 {
     i32 start_m = program_id(0);
     i32 off_hz = program_id(1);
@@ -45,10 +48,10 @@ void attention(ptr(D) q_ptr, ptr(D) k_ptr, ptr(D) v_ptr, ptr(D) o_ptr, ptr(f32) 
     tile(i32) offs_d = arange(0, HEAD_DIM);
     tile(bool) row_ok = col(offs_m) < N_CTX;
 
-    tile(D) q = load(q_head + col(offs_m) * stride_qm + row(offs_d) * stride_qd, row_ok, 0);
+    tile(D) q = load(q_head + col(offs_m) * stride_qm + row(offs_d), row_ok, 0);
     /* K^T [HEAD_DIM, BLOCK_N] and V [BLOCK_N, HEAD_DIM] of the first key block */
-    tile(ptr(D)) kt_ptrs = k_head + col(offs_d) * stride_kd + row(offs_n) * stride_kn;
-    tile(ptr(D)) v_ptrs = v_head + col(offs_n) * stride_vn + row(offs_d) * stride_vd;
+    tile(ptr(D)) kt_ptrs = k_head + col(offs_d) + row(offs_n) * stride_kn;
+    tile(ptr(D)) v_ptrs = v_head + col(offs_n) * stride_vn + row(offs_d);
 
     f32 qk_scale = sm_scale * 1.44269504f;
     tile(f32) m_i = full(f32, -INFINITY, BLOCK_M);
@@ -61,7 +64,7 @@ void attention(ptr(D) q_ptr, ptr(D) k_ptr, ptr(D) v_ptr, ptr(D) o_ptr, ptr(f32) 
         tile(D) kt = load(kt_ptrs);
         tile(f32) qk = dot(q, kt);
         tile(f32) m_ij = maximum(m_i, max(qk, 1) * qk_scale);
-        tile(f32) p = fast_exp2(qk * qk_scale - col(m_ij));
+        tile(f32) p = fast_exp2(fma(qk, qk_scale, -col(m_ij)));
         tile(f32) alpha = fast_exp2(m_i - m_ij);
         l_i = l_i * alpha + sum(p, 1);
         acc = acc * col(alpha);
@@ -93,5 +96,5 @@ void attention(ptr(D) q_ptr, ptr(D) k_ptr, ptr(D) v_ptr, ptr(D) o_ptr, ptr(f32) 
     }
 
     store(lse_ptr + off_hz * N_CTX + offs_m, m_i + log2(l_i), offs_m < N_CTX);
-    store(o_head + col(offs_m) * stride_om + row(offs_d) * stride_od, acc / col(l_i), row_ok);
+    store(o_head + col(offs_m) * stride_om + row(offs_d), acc / col(l_i), row_ok);
 }

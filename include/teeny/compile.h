@@ -120,6 +120,10 @@ typedef struct teeny_compile_req {
   const char *target;  /* "sm_90a" (default when NULL), "sm_90", "sm_80", ... */
   int num_warps;       /* 1, 2, 4, 8, 16 or 32; 0 means the default, 4 */
   const char *compiler_version; /* NULL: this build's; set only by tests */
+  int num_stages;      /* pipeline depth of the cp.async stages of loops that
+                          feed dots (Triton's num_stages): 2 to 8; 0 means
+                          the code generator's choice (3, or 4 when a wgmma
+                          stays in flight; fewer when they do not fit) */
 } teeny_compile_req;
 
 /* ---- kernel parameters ---------------------------------------------------------- */
@@ -155,6 +159,7 @@ const char *teeny_spec_key(const teeny_spec *spec);   /* 64 hex digits */
 const char *teeny_spec_entry(const teeny_spec *spec); /* "vector_add_entry_point" */
 const char *teeny_spec_target(const teeny_spec *spec);
 int teeny_spec_num_warps(const teeny_spec *spec);
+int teeny_spec_num_stages(const teeny_spec *spec); /* 0: the code generator's choice */
 /* The generated source (the .c artifact); *len gets its length if non-NULL. */
 const char *teeny_spec_source(const teeny_spec *spec, size_t *len);
 size_t teeny_spec_nparams(const teeny_spec *spec);

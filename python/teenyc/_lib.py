@@ -35,7 +35,7 @@ class CompileReq(ctypes.Structure):
                 ("kernel", c_char_p), ("dtypes", ctypes.POINTER(DtypeBinding)),
                 ("ndtypes", c_size_t), ("consts", ctypes.POINTER(ConstBinding)),
                 ("nconsts", c_size_t), ("target", c_char_p), ("num_warps", ctypes.c_int),
-                ("compiler_version", c_char_p)]
+                ("compiler_version", c_char_p), ("num_stages", ctypes.c_int)]
 
 
 class Param(ctypes.Structure):

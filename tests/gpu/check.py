@@ -431,7 +431,7 @@ def check_attention(drv, tc, quick):
                         lse = poison(torch.empty(z * h, n, device="cuda"))
                         scale = 1.0 / math.sqrt(d)
                         k((cdiv(n, bm), z * h), q, kk, v, o, lse, scale, h, n,
-                          *q.stride(), *kk.stride(), *v.stride(), *o.stride())
+                          *q.stride()[:3], *kk.stride()[:3], *v.stride()[:3], *o.stride()[:3])
                         torch.cuda.synchronize()
                         ref, ref_lse = attention_ref(q, kk, v, bool(causal), scale)
                         err = max(rel_err(o, ref), rel_err(lse.view(z, h, n), ref_lse))

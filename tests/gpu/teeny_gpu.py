@@ -54,11 +54,14 @@ class Driver:
 class Kernel:
     """One compiled specialisation: PTX from teenyc, loaded once."""
 
-    def __init__(self, driver, teenyc, file, kernel, bindings, num_warps=4, target="sm_90a"):
+    def __init__(self, driver, teenyc, file, kernel, bindings, num_warps=4, target="sm_90a",
+                 num_stages=0):
         self.driver = driver
         self.name = kernel
         args = [teenyc, file, "--kernel", kernel, "--num-warps", str(num_warps),
                 "--target", target]
+        if num_stages:
+            args += ["--num-stages", str(num_stages)]
         for k, v in bindings.items():
             args += ["--const" if isinstance(v, int) else "--dtype", f"{k}={v}"]
         info = subprocess.run(args + ["--emit", "info"], check=True, capture_output=True,

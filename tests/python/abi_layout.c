@@ -21,6 +21,7 @@ int main(void) {
   OFF("CompileReq", teeny_compile_req, nconsts);
   OFF("CompileReq", teeny_compile_req, num_warps);
   OFF("CompileReq", teeny_compile_req, compiler_version);
+  OFF("CompileReq", teeny_compile_req, num_stages);
   SIZE("Param", teeny_param);
   SIZE("Artifact", teeny_artifact);
   OFF("Artifact", teeny_artifact, key);

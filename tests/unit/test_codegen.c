@@ -158,14 +158,14 @@ START_TEST(limits_are_diagnosed) {
   teeny_diags_init(&d);
   teeny_ctx cx = {.arena = &a, .file = "<ir>", .diags = &d};
   teeny_codegen_out out;
-  teeny_codegen_opts bad_target = {"sm_70", 4};
+  teeny_codegen_opts bad_target = {"sm_70", 4, 0};
   teeny_ir_func *f = teeny_sample_vector_add(&arena, TEENY_DT_F32, 1024);
   ck_assert_int_eq(teeny__codegen_ptx(&cx, f, &bad_target, &out), TEENY_E_UNSUPPORTED);
   ck_assert_ptr_null(out.ptx);
-  teeny_codegen_opts bad_warps = {"sm_90a", 3};
+  teeny_codegen_opts bad_warps = {"sm_90a", 3, 0};
   ck_assert_int_eq(teeny__codegen_ptx(&cx, f, &bad_warps, &out), TEENY_E_UNSUPPORTED);
   /* a [1024 x 1024] tile with one warp: 32768 values per thread */
-  teeny_codegen_opts one = {"sm_90a", 1};
+  teeny_codegen_opts one = {"sm_90a", 1, 0};
   teeny_ir_func *big = teeny_sample_matmul(&arena, TEENY_DT_F16, 1024, 1024, 16);
   ck_assert_int_eq(teeny__codegen_ptx(&cx, big, &one, &out), TEENY_E_UNSUPPORTED);
   ck_assert_uint_ge(d.n, 3);

@@ -18,7 +18,7 @@ char *teeny_cg_compile(teeny_ir_func *f, const char *target, int num_warps,
   teeny__arena_init(&a);
   teeny_diags_init(&d);
   teeny_ctx cx = {.arena = &a, .file = "<ir>", .diags = &d};
-  teeny_codegen_opts o = {target, num_warps};
+  teeny_codegen_opts o = {target, num_warps, 0};
   teeny_codegen_out out;
   f->num_warps = num_warps;
   int rc = teeny__ir_verify(&cx, f);
@@ -229,7 +229,7 @@ int teeny_cg_check(const teeny_cg_case *c, const char *target, int num_warps, te
   teeny__arena_init(&a);
   teeny_diags_init(&d);
   teeny_ctx cx = {.arena = &a, .file = "<ir>", .diags = &d};
-  teeny_codegen_opts o = {target, num_warps};
+  teeny_codegen_opts o = {target, num_warps, 0};
   f->num_warps = num_warps;
   int r1 = teeny__interp_run(&cx, f, c->grid, ia, n);
   int r2 = r1 ? r1 : teeny__codegen_emulate(&cx, f, &o, c->grid, ea, n);

@@ -27,6 +27,7 @@ typedef struct req_opts {
   const char *target;
   int num_warps;
   const char *version;
+  int num_stages;
 } req_opts;
 
 /* Build a request from o (defaults: vector_add, D=f32, BLOCK_SIZE=1024). */
@@ -62,6 +63,7 @@ static int make(const req_opts *o, teeny_spec **s, teeny_diags *d) {
   r.nconsts = nc;
   r.target = o->target;
   r.num_warps = o->num_warps;
+  r.num_stages = o->num_stages;
   r.compiler_version = o->version;
   return teeny_spec_create(&r, s, d);
 }
@@ -124,6 +126,13 @@ START_TEST(key_changes_with_everything_that_matters) {
   req_opts v = {.version = "99.0.0"};
   key_of(&v, k);
   ck_assert_str_ne(base, k);
+  req_opts st = {.num_stages = 4};
+  key_of(&st, k);
+  ck_assert_str_ne(base, k);
+  req_opts st2 = {.num_stages = 2};
+  char k2[65];
+  key_of(&st2, k2);
+  ck_assert_str_ne(k, k2);
   /* the defaults are explicit values: naming them changes nothing */
   req_opts same = {.target = "sm_90a", .num_warps = 4, .version = TEENY_VERSION_STRING};
   key_of(&same, k);
@@ -235,6 +244,8 @@ static const bad_req bad_reqs[] = {
     {{.target = "sm_70"}, TEENY_E_INVAL, "unknown target"},
     {{.num_warps = 3}, TEENY_E_INVAL, "num_warps must be"},
     {{.num_warps = 64}, TEENY_E_INVAL, "num_warps must be"},
+    {{.num_stages = 1}, TEENY_E_INVAL, "num_stages must be 2 to 8"},
+    {{.num_stages = 9}, TEENY_E_INVAL, "num_stages must be 2 to 8"},
     {{.kernel = "../../etc/passwd"}, TEENY_E_INVAL, "invalid kernel name"},
     {{.kernel = "vector_sub"}, TEENY_E_NOTFOUND, "no kernel named 'vector_sub' (kernels here: vector_add)"},
     {{.src = list_src, .kernel = "helper", .bindings = "D=f32,B=1"}, TEENY_E_NOTFOUND,
