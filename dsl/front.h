@@ -134,8 +134,8 @@ typedef enum teeny_stmt_kind {
   ST_WHILE,    /* while (cond) body */
   ST_DO,       /* do body while (cond); */
   ST_RETURN,   /* return [expr]; */
-  ST_BREAK,    /* rejected by resolve.c with a clear message */
-  ST_CONTINUE, /* likewise */
+  ST_BREAK,    /* break;  var: the flag slot of the loop it leaves */
+  ST_CONTINUE, /* continue;  var: the flag slot of the loop it continues */
   ST_EMPTY     /* ; */
 } teeny_stmt_kind;
 
@@ -157,6 +157,9 @@ struct teeny_stmt {
   teeny_stmt *init;    /* ST_FOR: a decl, an expr statement, or NULL */
   teeny_expr *step;    /* ST_FOR, may be NULL */
   teeny_stmt *loop;    /* ST_FOR, ST_WHILE, ST_DO body */
+  int brk_slot;        /* loops: var slot of the flag a `break` of this
+                          loop sets (resolve.c), or -1 when it has none */
+  int cont_slot;       /* loops: the same for `continue` */
 };
 
 typedef struct teeny_param_decl {
@@ -268,9 +271,10 @@ int teeny__call_positional(const teeny_expr *e);
 int teeny__builtin_find(const char *name);
 
 /* Bind every name (vars get slots, calls get builtins or helpers), check
- * arity, duplicates, recursion, break/continue, returns (value present iff
- * non-void; no return inside loops), TEENY_KERNEL lists and TEENY_BACKWARD
- * pairs.  Returns 0 or TEENY_E_COMPILE. */
+ * arity, duplicates, recursion, break/continue (inside a loop; each gets
+ * its loop's flag slot), returns (value present iff non-void),
+ * TEENY_KERNEL lists and TEENY_BACKWARD pairs.  Returns 0 or
+ * TEENY_E_COMPILE. */
 int teeny__resolve(teeny_ctx *cx, teeny_program *prog);
 
 /* ============================================================================

@@ -1,7 +1,8 @@
 /*
- * dsl/irgen.h — state shared by the three parts of the IR generator:
+ * dsl/irgen.h — state shared by the parts of the IR generator:
  *
- *   irgen.c          statements, control flow, variables, inlining
+ *   irgen.c          statements, if, early returns, variables, inlining
+ *   irgen_loop.c     loops, and their early exits (break, continue, return)
  *   irgen_expr.c     expressions: promotion, conversion, broadcasting, folding
  *   irgen_builtins.c the builtin functions
  *
@@ -13,10 +14,13 @@
  * or `BLOCK * 2` can size a tile.
  *
  * Variables live in per-activation slot arrays (resolve.c numbered them);
- * control flow merges slots into scf-style results.  Two extra slots per
+ * control flow merges slots into scf-style results.  Extra slots per
  * activation track early returns: RET_FLAG (bool, "has returned") and
- * RET_VAL (the value returned so far).  Statements after a possible return
- * run under `if (!RET_FLAG)`.
+ * RET_VAL (the value returned so far).  A loop with `break` or `continue`
+ * has a flag slot for each (resolve.c made them).  These are the *exit
+ * flags*: statements after a possible exit run under `if (!flags)`, and a
+ * loop that may be left early tests its flags with its condition
+ * (irgen_loop.c).
  *
  * The first error stops generation: gen_fail() reports and longjmps out.
  */
@@ -43,10 +47,18 @@ typedef struct gvar {
   gval v;          /* current value, when defined */
 } gvar;
 
+/* A loop whose body is being generated: its exit flags. */
+typedef struct gloop {
+  int brk;               /* slot of its break flag, or -1 */
+  int cont;              /* slot of its continue flag, or -1 */
+  struct gloop *up;      /* the loop around it in the same function */
+} gloop;
+
 typedef struct gframe {
   const teeny_func *fn;  /* the function this activation runs */
   gvar *vars;            /* [nslots] */
   int nslots;            /* fn->nvars + 2 */
+  gloop *loop;           /* innermost loop being generated, or NULL */
   struct gframe *caller; /* NULL for the kernel */
 } gframe;
 
@@ -67,6 +79,52 @@ typedef struct gen {
 /* ---- irgen.c ---------------------------------------------------------------- */
 
 _Noreturn void teeny__gen_fail(gen *g, teeny_loc loc, const char *fmt, ...) TEENY_PRINTF(3, 4);
+
+/* Which slots a piece of code assigns (before generating it). */
+typedef struct gscan {
+  bool *assigned; /* [nslots] assigned somewhere inside (exit flags too) */
+  bool *declared; /* [nslots] declared inside (so local to it) */
+  bool returns;   /* contains a return */
+  bool calls;     /* contains a call (for loop-invariance checks) */
+} gscan;
+
+gscan teeny__gen_scan_new(gen *g);
+void teeny__gen_scan_stmt(const teeny_stmt *s, gscan *si);
+void teeny__gen_scan_expr(const teeny_expr *e, gscan *si);
+/* The slots merged after the scanned code: assigned inside and not
+ * declared there; a return adds RET_FLAG and RET_VAL. */
+bool *teeny__gen_scan_merged(gen *g, gscan *si);
+/* Does e read any slot marked in set? */
+bool teeny__gen_expr_reads(const teeny_expr *e, const bool *set);
+
+gvar *teeny__gen_vars_save(gen *g);
+void teeny__gen_vars_restore(gen *g, const gvar *saved);
+/* An op appended to r (fails past the op limit). */
+teeny_op *teeny__gen_add_op(gen *g, teeny_region *r, teeny_opcode code, teeny_loc loc,
+                            const int *args, int nargs, const teeny_type *rt, int nres);
+/* Append term (IR_YIELD, or IR_CONDITION with cond_id first) of the values
+ * of slots[0..n) to r; placeholders of types[] stand in for RET_VAL where
+ * no path returned. */
+void teeny__gen_yield_slots(gen *g, teeny_region *r, const int *slots,
+                            const teeny_type *types, int n, teeny_opcode term,
+                            int cond_id, teeny_loc loc);
+/* if (cond) { ts } else { es }, merging the slots marked in asg; the exit
+ * flags clear[0..nclear) are known false at the start of the then-branch
+ * (the guard of the code after a possible exit). */
+void teeny__gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
+                         teeny_stmt *const *es, int en, const bool *asg,
+                         teeny_loc loc, const int *clear, int nclear);
+void teeny__gen_stmt(gen *g, const teeny_stmt *s);
+/* Point slot at a value (no conversion: flags and region arguments). */
+void teeny__gen_slot_set(gen *g, int slot, gval v);
+
+/* ---- irgen_loop.c ------------------------------------------------------------ */
+
+void teeny__gen_for(gen *g, const teeny_stmt *s);
+/* while and do-while */
+void teeny__gen_while(gen *g, const teeny_stmt *s);
+/* break / continue: the loop's flag is set. */
+void teeny__gen_jump(gen *g, const teeny_stmt *s);
 /* Inline helper fn with already evaluated arguments; returns its value
  * (type void for void helpers). */
 gval teeny__gen_inline(gen *g, const teeny_func *fn, const gval *args,

@@ -3,8 +3,8 @@
  * section).  One pass over the source turns it into an array of tokens in
  * the job's arena, ending in TK_EOF.
  *
- * It owns everything byte-level: comments, the two preprocessor lines the
- * language keeps (#include and #pragma, skipped), literal syntax and values,
+ * It owns everything byte-level: comments, the three preprocessor lines
+ * the language keeps (#include, #pragma and #undef, skipped), literal syntax and values,
  * punctuators, and the rejection of bytes and C features that have no place
  * in a kernel (string literals, other directives, non-ASCII outside
  * comments).  It stops at the first error.  Locations are 1-based lines and
@@ -164,8 +164,11 @@ static void skip_line(lexer *lx) {
   }
 }
 
-/* A line whose first non-blank byte is '#': #include and #pragma lines are
- * skipped; any other directive is an error (there is no preprocessor). */
+/* A line whose first non-blank byte is '#': #include, #pragma and #undef
+ * lines are skipped (#undef lets a helper take the name of one of
+ * teeny/dsl.h's builtin macros on the host; here user names shadow
+ * builtins anyway); any other directive is an error (there is no
+ * preprocessor). */
 static bool directive(lexer *lx) {
   teeny_loc at = loc_of(lx, lx->i);
   lx->i++;
@@ -176,14 +179,15 @@ static bool directive(lexer *lx) {
     lx->i++;
   size_t n = lx->i - start;
   if ((n == 7 && memcmp(lx->s + start, "include", 7) == 0) ||
-      (n == 6 && memcmp(lx->s + start, "pragma", 6) == 0)) {
+      (n == 6 && memcmp(lx->s + start, "pragma", 6) == 0) ||
+      (n == 5 && memcmp(lx->s + start, "undef", 5) == 0)) {
     skip_line(lx);
     return true;
   }
   teeny__error_at(lx->cx, at,
                   "preprocessor directive '#%.*s' is not supported: teenyc "
-                  "has no preprocessor (only #include and #pragma lines are "
-                  "allowed, and skipped)",
+                  "has no preprocessor (only #include, #pragma and #undef "
+                  "lines are allowed, and skipped)",
                   (int)(n > 32 ? 32 : n), lx->s + start);
   return false;
 }
@@ -450,7 +454,7 @@ static bool bad_char(lexer *lx) {
   else if (c == '#')
     teeny__error_at(lx->cx, at,
                     "unexpected '#': preprocessor lines must start a line, "
-                    "and only #include and #pragma are allowed");
+                    "and only #include, #pragma and #undef are allowed");
   else if (c > 0x20 && c < 0x7f)
     teeny__error_at(lx->cx, at, "unexpected character '%c' in kernel source", c);
   else

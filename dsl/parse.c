@@ -731,6 +731,7 @@ static teeny_stmt *new_stmt(parser *ps, teeny_stmt_kind kind, teeny_loc loc) {
   st->kind = kind;
   st->loc = loc;
   st->var = -1;
+  st->brk_slot = st->cont_slot = -1;
   return st;
 }
 
@@ -906,7 +907,7 @@ static teeny_stmt *return_stmt(parser *ps) {
   return st;
 }
 
-/* jump = ("break" | "continue") ";"   (resolve.c rejects both) */
+/* jump = ("break" | "continue") ";" */
 static teeny_stmt *jump_stmt(parser *ps, teeny_stmt_kind kind) {
   teeny_token *kw = advance(ps);
   teeny_stmt *st = new_stmt(ps, kind, kw->loc);

@@ -3,9 +3,10 @@
  * (dsl/front.h, resolve.c section), plus the builtin table.
  *
  * One walk over each function, in source order: parameters get var slots
- * 0..nparams-1 and every declaration a fresh slot; each name in an
- * expression is bound to, in this order, a variable in scope, a const
- * generic, a helper function or a builtin.  The walk also records every
+ * 0..nparams-1 and every declaration a fresh slot; each name used as a
+ * value is bound to, in this order, a variable in scope, a const generic,
+ * a helper function or a builtin, and each called name to a helper, else
+ * a builtin: user names shadow builtins (docs/dsl.md §1).  The walk also records every
  * function's calls and the generics it uses; then come the whole-program
  * checks: no recursion on the call graph, every kernel lists the generics it
  * uses (directly or through helpers), and TEENY_BACKWARD pairs are kernels
@@ -143,7 +144,8 @@ typedef struct resolver {
   binding *binds;        /* visible bindings, innermost last */
   int nbinds, bcap;      /* how many; allocated */
   int scope;             /* current scope depth (params: 1) */
-  int loops;             /* loops around the current statement */
+  teeny_stmt **loops;    /* loops around the current statement, innermost last */
+  int nloops, lcap;      /* how many; allocated */
   int fi;                /* index of the function being walked */
   teeny_func *fn;        /* that function */
   const char **slots;    /* names of fn's var slots */
@@ -361,6 +363,23 @@ static sym lookup(const resolver *r, const char *name) {
   return s;
 }
 
+/* What `name(...)` calls: a helper, else a builtin (a helper of the same
+ * name shadows the builtin).  Variables and generics cannot be called, so
+ * they do not hide either, as in C, where the builtins are macros of
+ * teeny/dsl.h: `i32 program_id = program_id(0);` calls the builtin.  Only
+ * when there is no function of the name is the variable or generic
+ * returned, for the error. */
+static sym lookup_callable(const resolver *r, const char *name) {
+  sym s = {SYM_FUNC, map_get(&r->funcs, name)};
+  if (s.index >= 0)
+    return s;
+  if ((s.index = teeny__builtin_find(name)) >= 0) {
+    s.kind = SYM_BUILTIN;
+    return s;
+  }
+  return lookup(r, name);
+}
+
 /* INFINITY or NAN (see the file comment). */
 static bool predefined_constant(const char *name) {
   return strcmp(name, "INFINITY") == 0 || strcmp(name, "NAN") == 0;
@@ -410,6 +429,13 @@ static int bind(resolver *r, const char *name, teeny_loc loc, bool param) {
   b->shadowed = top;
   map_put(r, &r->vars, name, r->nbinds++);
   return slot;
+}
+
+/* A var slot no name refers to (a loop's break or continue flag). */
+static int hidden_slot(resolver *r, const char *what) {
+  r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
+  r->slots[r->nslots] = what;
+  return r->nslots++;
 }
 
 static void use_generic(resolver *r, int g, teeny_loc loc) {
@@ -530,7 +556,7 @@ static void combine_fn(resolver *r, const teeny_expr *call, teeny_expr *a) {
                    "two parameters", call->name);
     return;
   }
-  sym s = lookup(r, a->name);
+  sym s = lookup_callable(r, a->name);
   if (s.kind == SYM_NONE) {
     suggestion sg = {a->name, NULL, 0};
     consider_callables(r, &sg);
@@ -629,7 +655,7 @@ static void builtin_call(resolver *r, teeny_expr *e, int b) {
 }
 
 static void call_expr(resolver *r, teeny_expr *e) {
-  sym s = lookup(r, e->name);
+  sym s = lookup_callable(r, e->name);
   if (s.kind == SYM_BUILTIN) {
     builtin_call(r, e, s.index);
     return;
@@ -722,10 +748,6 @@ static void decl(resolver *r, teeny_stmt *st) {
 }
 
 static void return_stmt(resolver *r, teeny_stmt *st) {
-  if (r->loops > 0)
-    err(r, st->loc, "'return' inside a loop is not supported; kernels use "
-                    "structured loops: keep the result in a variable and "
-                    "return after the loop");
   if (st->expr && r->fn->ret->is_void)
     err(r, st->expr->loc, "'return' with a value in '%s', which returns void",
         r->fn->name);
@@ -735,10 +757,27 @@ static void return_stmt(resolver *r, teeny_stmt *st) {
   expr(r, st->expr, USE_VALUE);
 }
 
-static void loop_body(resolver *r, teeny_stmt *body) {
-  r->loops++;
-  stmt(r, body);
-  r->loops--;
+/* The body of loop st: break and continue inside it (and not inside a
+ * loop nested in it) are st's. */
+static void loop_body(resolver *r, teeny_stmt *st) {
+  r->loops = grow(r, r->loops, r->nloops, &r->lcap, sizeof *r->loops);
+  r->loops[r->nloops++] = st;
+  stmt(r, st->loop);
+  r->nloops--;
+}
+
+/* break/continue: the innermost loop's flag slot (made at its first use). */
+static void jump_stmt(resolver *r, teeny_stmt *st) {
+  bool brk = st->kind == ST_BREAK;
+  if (r->nloops == 0) {
+    err(r, st->loc, "'%s' outside a loop", brk ? "break" : "continue");
+    return;
+  }
+  teeny_stmt *loop = r->loops[r->nloops - 1];
+  int *flag = brk ? &loop->brk_slot : &loop->cont_slot;
+  if (*flag < 0)
+    *flag = hidden_slot(r, brk ? "(break)" : "(continue)");
+  st->var = *flag;
 }
 
 static void stmt(resolver *r, teeny_stmt *st) {
@@ -768,42 +807,50 @@ static void stmt(resolver *r, teeny_stmt *st) {
     stmt(r, st->init);
     expr(r, st->cond, USE_VALUE);
     expr(r, st->step, USE_STMT);
-    loop_body(r, st->loop);
+    loop_body(r, st);
     pop_scope(r);
     return;
   case ST_WHILE:
     expr(r, st->cond, USE_VALUE);
-    loop_body(r, st->loop);
+    loop_body(r, st);
     return;
   case ST_DO:
-    loop_body(r, st->loop);
+    loop_body(r, st);
     expr(r, st->cond, USE_VALUE);
     return;
   case ST_RETURN:
     return_stmt(r, st);
     return;
   case ST_BREAK:
-    err(r, st->loc, "'break' is not supported; kernels use structured loops: "
-                    "fold the exit into the loop condition");
-    return;
   case ST_CONTINUE:
-    err(r, st->loc, "'continue' is not supported; kernels use structured "
-                    "loops: guard the rest of the body with 'if'");
+    jump_stmt(r, st);
     return;
   case ST_EMPTY:
     return;
   }
 }
 
+/* A loop condition written as always true: none (for (;;)), or a nonzero
+ * literal (while (1), while (true)). */
+static bool cond_always_true(const teeny_expr *c) {
+  return !c || ((c->kind == EX_INT || c->kind == EX_BOOL) && c->ival != 0);
+}
+
 /* Does st return on every path?  A list does if its last statement does;
- * an if/else does if both branches do.  Loops never count (they cannot
- * return), and constant conditions are not special. */
+ * an if/else does if both branches do; a loop that cannot end but by a
+ * return (always-true condition, no break) does, as in C.  Other loops
+ * never count (their body may not run), and other constant conditions are
+ * not special. */
 static bool always_returns(const teeny_stmt *st) {
   if (!st)
     return false;
   switch (st->kind) {
   case ST_RETURN:
     return true;
+  case ST_FOR:
+  case ST_WHILE:
+  case ST_DO:
+    return cond_always_true(st->cond) && st->brk_slot < 0;
   case ST_BLOCK:
     return st->nbody > 0 && always_returns(st->body[st->nbody - 1]);
   case ST_IF:
@@ -829,7 +876,7 @@ static void resolve_func(resolver *r, int fi) {
   r->fn = f;
   r->slots = NULL;
   r->nslots = r->scap = 0;
-  r->loops = 0;
+  r->nloops = 0;
   use_type(r, f->ret);
   push_scope(r); /* parameters and the body's outermost block share it */
   for (int i = 0; i < f->nparams; i++) {
@@ -852,8 +899,6 @@ static void resolve_func(resolver *r, int fi) {
 static void check_generic_names(resolver *r) {
   for (int i = 0; i < r->prog->ngenerics; i++) {
     const teeny_generic *g = &r->prog->generics[i];
-    if (teeny__builtin_find(g->name) >= 0)
-      err(r, g->loc, "generic '%s' has the name of a builtin function", g->name);
     int prev = map_get(&r->generics, g->name);
     if (prev >= 0) {
       err(r, g->loc, "redefinition of generic '%s'", g->name);
@@ -870,10 +915,7 @@ static void check_func_names(resolver *r) {
     const teeny_func *f = r->prog->funcs[i];
     int g = map_get(&r->generics, f->name);
     int prev = map_get(&r->funcs, f->name);
-    if (teeny__builtin_find(f->name) >= 0) {
-      err(r, f->loc, "function '%s' has the name of a builtin function",
-          f->name);
-    } else if (g >= 0) {
+    if (g >= 0) {
       err(r, f->loc, "function '%s' has the name of a generic", f->name);
       note(r, r->prog->generics[g].loc, "'%s' is declared here", f->name);
     } else if (prev >= 0) {

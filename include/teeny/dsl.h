@@ -10,13 +10,24 @@
  * real meaning of every name below: tiles have static shapes, generics are
  * bound per request, builtins lower to tile IR.  docs/dsl.md is the reference.
  *
- * Lower-case builtins (load, store, exp, sum, ...) are macros or prototypes
- * here.  Include this header only from kernel files.
+ * Lower-case builtins (load, store, exp, sum, ...) are macros here (over
+ * prototypes where a value of a type is needed).  Include this header only
+ * from kernel files.
  */
 #ifndef TEENY_DSL_H
 #define TEENY_DSL_H
 
 #include <stdint.h>
+
+/* A helper may take the name of a builtin (docs/dsl.md §1): `#undef tanh`
+ * before defining it, since the builtins are macros here.  C compilers know
+ * the math names as library functions and warn when a file defines one
+ * with other types; in a kernel file that is intended. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wincompatible-library-redeclaration"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wbuiltin-declaration-mismatch"
+#endif
 
 /* ---- element types ------------------------------------------------------ */
 
@@ -71,9 +82,14 @@ static inline int teeny__args(int n, ...) { return n * 0; }
 
 /* ---- program, ranges, constructors ---------------------------------------- */
 
-i32 program_id(i32 axis);
-i32 num_programs(i32 axis);
-i32 arange(i32 start, i32 end);
+/* Every builtin is a macro, so that a variable may take its name and still
+ * call it (`i32 program_id = program_id(0);`), as in the language. */
+i32 teeny__program_id(i32 axis);
+i32 teeny__num_programs(i32 axis);
+i32 teeny__arange(i32 start, i32 end);
+#define program_id(axis) teeny__program_id(axis)
+#define num_programs(axis) teeny__num_programs(axis)
+#define arange(start, end) teeny__arange(start, end)
 #define zeros(T, ...) ((T)teeny__args(0, __VA_ARGS__))
 #define full(T, value, ...) ((T)(value) + (T)teeny__args(0, __VA_ARGS__))
 
@@ -120,7 +136,8 @@ enum teeny_option {
 };
 
 /* barrier(): every lane of the program arrives before any goes on. */
-static inline void barrier(void) {}
+static inline void teeny__barrier(void) {}
+#define barrier() teeny__barrier()
 
 /* ---- element-wise ------------------------------------------------------------ */
 
@@ -154,13 +171,15 @@ static inline void barrier(void) {}
 
 /* ---- reductions, scans, dot ---------------------------------------------------- */
 
-#define sum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define max(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define min(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+/* sum(x) and sum(x, axis): the axis is optional, so the macros take
+ * everything as __VA_ARGS__ (C11 needs at least one argument there). */
+#define sum(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define max(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define min(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define argmax(x, axis) ((i32)teeny__args(0, x, axis))
 #define argmin(x, axis) ((i32)teeny__args(0, x, axis))
 #define reduce(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
-#define cumsum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define cumsum(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define scan(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
 /* dot(a, b [, acc]): a is [M, K], b is [K, N]; the result is [M, N]. */
 #define dot(a, ...) ((a) * TEENY__FIRST(__VA_ARGS__, 0))

@@ -66,7 +66,6 @@ static const sema_case bad[] = {
     {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = trans(@z);\n", 0, "2-D", 0},
     {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = @reshape(z, 32);\n", 0,
      "element count", 0},
-    {"    @for (i32 i = 0; ; i++) { }\n", 0, "needs a condition", 0},
     {"    tile(i32) r = arange(0, 16);\n    tile(i32) w = where(@r, r, r);\n", 0,
      "condition must be bool", 0},
     {"    tile(f32) t = @(tile(f32))1.0f;\n", 0, "cannot cast a scalar to a tile", 0},
@@ -104,6 +103,22 @@ static const sema_case bad[] = {
      "void k(ptr(f32) x, i32 n)\n"
      "{\n"
      "    store(x + arange(0, 16), pick(n));\n"
+     "}\n",
+     "", "shape mismatch", 1},
+    /* a value returned inside a loop is carried out of it: what is
+     * returned after the loop must have its shape */
+    {"#include <teeny/dsl.h>\n"
+     "tile(f32) pick(ptr(f32) x, i32 n)\n"
+     "{\n"
+     "    for (i32 i = 0; i < n; i++) {\n"
+     "        if (load(x + i) > 0.0f) { return zeros(f32, 16); }\n"
+     "    }\n"
+     "    return @zeros(f32, 32);\n"
+     "}\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f32) x, i32 n)\n"
+     "{\n"
+     "    store(x + arange(0, 16), pick(x, n));\n"
      "}\n",
      "", "shape mismatch", 1},
     {"#include <teeny/dsl.h>\n"
