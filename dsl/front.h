@@ -188,7 +188,9 @@ typedef struct teeny_func {
 typedef struct teeny_generic {
   const char *name;
   teeny_loc loc;
-  bool is_dtype;            /* TEENY_DTYPE; else TEENY_CONST (i32) */
+  bool is_dtype;            /* TEENY_DTYPE; else TEENY_CONST */
+  teeny_dtype cdt;          /* TEENY_CONST(N, T): T; VOID for TEENY_CONST(N),
+                               a weak i32 */
   teeny_dtype *allowed;     /* TEENY_DTYPE(D, f32, f16): the list; NULL: any */
   int nallowed;
 } teeny_generic;
@@ -281,20 +283,36 @@ int teeny__resolve(teeny_ctx *cx, teeny_program *prog);
  * spec.c — bindings, id, entry point, generated source, key
  * ========================================================================== */
 
-/* The values bound to a program's generics for one request. */
+/* The values bound to a program's generics for one request, and the
+ * request's options that travel as bindings (TEENY_OPT_*). */
 typedef struct teeny_bindings {
   teeny_dtype dt[TEENY_MAX_GENERICS]; /* dtype generics */
-  int64_t val[TEENY_MAX_GENERICS];    /* const generics */
+  teeny_scalar val[TEENY_MAX_GENERICS]; /* const generics: .i for untyped
+                                           ones and signed ints and bool, .u
+                                           unsigned, .f floats (rounded) */
   bool bound[TEENY_MAX_GENERICS];     /* set for every generic of the kernel */
+  bool debug;                         /* TEENY_OPT_DEBUG: device_assert on */
 } teeny_bindings;
 
 /* Check req's bindings against kernel k of prog: unknown names, missing
- * ones, ill-typed values, dtypes outside an allowed list.  Returns 0 or
- * TEENY_E_BINDING with diagnostics. */
+ * ones, ill-typed values (a const by value, or by text in req->dtypes:
+ * parsed as its dtype), dtypes outside an allowed list, options.  Returns
+ * 0 or TEENY_E_BINDING with diagnostics. */
 int teeny__bind(teeny_ctx *cx, const teeny_program *prog, int k,
                 const teeny_compile_req *req, teeny_bindings *out);
 /* The dtype a written type names under b (builtin, or a bound generic). */
 teeny_dtype teeny__tyspec_dtype(const teeny_tyspec *ts, const teeny_bindings *b);
+/* Const generic g's value from an integer binding, or from a text one
+ * (a literal of its dtype: "1e-5", "true", "0x40").  0, or -1 with *why
+ * set to what is wrong, as "<value> <why> <dtype>" ("does not fit in"). */
+int teeny__const_from_int(const teeny_generic *g, int64_t v, teeny_scalar *out,
+                          const char **why);
+int teeny__const_from_text(const teeny_generic *g, const char *s, teeny_scalar *out,
+                           const char **why);
+/* The canonical text of const generic g's bound value: what the id and the
+ * TEENY_BIND line show, so that two spellings of one value ("0.01",
+ * "1e-2") give one key.  Shortest text that reads back to the value. */
+const char *teeny__const_text(teeny_arena *a, const teeny_generic *g, teeny_scalar v);
 /* "vector_add__f32__1024" (arena string). */
 const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
                            const teeny_bindings *b);

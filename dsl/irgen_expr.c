@@ -555,7 +555,9 @@ static gval gen_name(gen *g, const teeny_expr *e) {
     const teeny_generic *gen_ = &g->prog->generics[e->sym_index];
     if (gen_->is_dtype)
       teeny__gen_fail(g, e->loc, "'%s' is a dtype, not a value", e->name);
-    return teeny__gv_weak_int(g->b->val[e->sym_index]);
+    if (gen_->cdt == TEENY_DT_VOID) /* an untyped const is a weak i32 */
+      return teeny__gv_weak_int(g->b->val[e->sym_index].i);
+    return gv_const(teeny__type_scalar(gen_->cdt), g->b->val[e->sym_index]);
   }
   default:
     break;

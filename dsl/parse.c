@@ -1078,14 +1078,25 @@ static void dtype_decl(parser *ps) {
   }
 }
 
-/* const-decl = "TEENY_CONST" "(" ident ")" ";" */
+/* const-decl = "TEENY_CONST" "(" ident ("," dtype)? ")" ";"
+ * Without a dtype the constant is a weak i32 (like a literal); with one it
+ * has that dtype (like a suffixed literal). */
 static void const_decl(parser *ps) {
   advance(ps);
   expect(ps, "(", "after 'TEENY_CONST'");
-  new_generic(ps);
-  if (is(ps, ","))
-    fail_at(ps, ps->tok->loc, "TEENY_CONST takes one name; write one "
-                              "TEENY_CONST(...) per constant");
+  teeny_generic *g = new_generic(ps);
+  g->cdt = TEENY_DT_VOID;
+  if (consume(ps, ",")) {
+    teeny_token *t = expect_ident(ps, "the constant's dtype (i64, f32, bool, ...)");
+    g->cdt = builtin_dtype(t);
+    if (g->cdt == TEENY_DT_VOID)
+      fail_at(ps, t->loc, "'%.*s' is not a builtin dtype; a constant has a builtin dtype "
+                          "(bool, i8..i64, u8..u64, f16, bf16, f32, f64)",
+              t->len, t->p);
+    if (is(ps, ","))
+      fail_at(ps, ps->tok->loc, "TEENY_CONST takes a name and a dtype; write one "
+                                "TEENY_CONST(...) per constant");
+  }
   expect(ps, ")", "to close TEENY_CONST(...)");
   expect(ps, ";", "after TEENY_CONST(...)");
 }

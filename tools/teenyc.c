@@ -25,8 +25,8 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3, EXIT_SOCKET_PERM = 5 };
 #define MAX_BINDINGS 64
 
 static const char usage_text[] =
-    "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
-    "              [--target sm_90a] [--num-warps 4] [--emit WHAT] [-o OUT]\n"
+    "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=VALUE]...\n"
+    "              [--target sm_90a] [--num-warps 4] [--debug] [--emit WHAT] [-o OUT]\n"
     "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
     "       teenyc run FILE --kernel NAME ... --grid X[,Y[,Z]] ...  (teenyc run --help)\n"
     "\n"
@@ -37,9 +37,12 @@ static const char usage_text[] =
     "  -k, --kernel NAME     the TEENY_KERNEL function to compile\n"
     "  -d, --dtype G=DTYPE   bind dtype generic G (bool, i8..i64, u8..u64, f16,\n"
     "                        bf16, f32, f64); repeat for each\n"
-    "  -c, --const G=INT     bind const generic G (an i32); repeat for each\n"
+    "  -c, --const G=VALUE   bind const generic G to a value of its dtype (an\n"
+    "                        i32 unless it declares one: 1024, 0x40, 1e-5,\n"
+    "                        true); repeat for each\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program: 1, 2, 4 (default), 8, 16, 32\n"
+    "      --debug           compile device_assert checks in (part of the key)\n"
     "  -e, --emit WHAT       what to print:\n"
     "                          ptx     PTX text (the cached .o artifact; default)\n"
     "                          mlir    Triton-dialect MLIR of the tile IR\n"
@@ -119,18 +122,31 @@ static int add_dtype(options *o, char *arg) {
   return 0;
 }
 
+/* An integer value is bound as one; any other (0.01, true) as text, which
+ * the compiler reads as the constant's dtype. */
 static int add_const(options *o, char *arg) {
   char *v = split_binding(arg);
   if (!v)
-    return usage_error("--const wants NAME=INT, got '%s'", arg);
+    return usage_error("--const wants NAME=VALUE, got '%s'", arg);
   char *end;
   errno = 0;
   long long x = strtoll(v, &end, 0);
-  if (errno || *end)
-    return usage_error("--const value '%s' is not an integer", v);
+  if (errno || *end) {
+    if (o->req.ndtypes == MAX_BINDINGS)
+      return usage_error("too many --dtype and --const bindings (%s)", "limit 64");
+    o->dtypes[o->req.ndtypes++] = (teeny_dtype_binding){arg, v};
+    return 0;
+  }
   if (o->req.nconsts == MAX_BINDINGS)
     return usage_error("too many --const bindings (%s)", "limit 64");
   o->consts[o->req.nconsts++] = (teeny_const_binding){arg, x};
+  return 0;
+}
+
+static int add_debug(options *o) {
+  if (o->req.nconsts == MAX_BINDINGS)
+    return usage_error("too many --const bindings (%s)", "limit 64");
+  o->consts[o->req.nconsts++] = (teeny_const_binding){TEENY_OPT_DEBUG, 1};
   return 0;
 }
 
@@ -142,7 +158,8 @@ static int parse_args(int argc, char **argv, options *o) {
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},      {"mode", required_argument, NULL, 'm'},
       {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'C'},
-      {"force", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0}};
+      {"force", no_argument, NULL, 'f'},        {"debug", no_argument, NULL, 'G'},
+      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->emit = "ptx";
   o->req.dtypes = o->dtypes;
@@ -153,6 +170,7 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'k': o->req.kernel = optarg; break;
     case 'd': if ((rc = add_dtype(o, optarg))) return rc; break;
     case 'c': if ((rc = add_const(o, optarg))) return rc; break;
+    case 'G': if ((rc = add_debug(o))) return rc; break;
     case 't': o->req.target = optarg; break;
     case 'w': {
       char *end;

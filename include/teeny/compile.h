@@ -98,15 +98,30 @@ size_t teeny_diag_format(const teeny_diag *dg, char *buf, size_t size);
 
 /* ---- requests ----------------------------------------------------------------- */
 
+/* A binding written as text: a TEENY_DTYPE parameter's dtype, or the value
+ * of a TEENY_CONST as a literal of the constant's dtype.  Text is how a
+ * float or bool constant is bound (an integer one may come either way):
+ * {"EPS", "1e-5"}, {"IS_CAUSAL", "true"}, {"N", "-3"}, {"M", "0x40"}.  The
+ * value read, not its spelling, is what the id and the key see. */
 typedef struct teeny_dtype_binding {
-  const char *name;  /* a TEENY_DTYPE parameter, e.g. "D" */
-  const char *dtype; /* e.g. "f16" */
+  const char *name;  /* a TEENY_DTYPE parameter ("D"), or a TEENY_CONST */
+  const char *dtype; /* "f16"; for a TEENY_CONST, its value as text */
 } teeny_dtype_binding;
 
+/* A TEENY_CONST bound by value, or a request option (TEENY_OPT_*). */
 typedef struct teeny_const_binding {
-  const char *name; /* a TEENY_CONST parameter, e.g. "BLOCK_SIZE" */
-  int64_t value;    /* must fit in i32 */
+  const char *name; /* a TEENY_CONST parameter ("BLOCK_SIZE"), or TEENY_OPT_* */
+  int64_t value;    /* must fit the constant's dtype (i32 when it declares
+                       none; bool: 0 or 1; a float one: an integer it holds
+                       exactly) */
 } teeny_const_binding;
+
+/* Request options besides target and num_warps travel as const bindings
+ * under reserved names, which no generic can have (they contain a '.'): a
+ * request keeps its layout as options are added, and an option is part of
+ * the generated source, so of the key, only when set. */
+#define TEENY_OPT_DEBUG "teeny.debug" /* 1: device_assert checks are compiled
+                                         in (0, the default: they are not) */
 
 typedef struct teeny_compile_req {
   const char *source;  /* kernel source text (need not be NUL-terminated) */
@@ -240,7 +255,9 @@ int teeny_spec_emulate(const teeny_spec *spec, const unsigned grid[3],
  * Everything is owned by the teeny_source_info and read-only. */
 typedef struct teeny_generic_info {
   const char *name;           /* "D", "BLOCK_SIZE" */
-  bool is_dtype;              /* TEENY_DTYPE; else TEENY_CONST (an i32) */
+  bool is_dtype;              /* TEENY_DTYPE; else TEENY_CONST */
+  teeny_dtype const_dtype;    /* TEENY_CONST(N, T): T; TEENY_DT_VOID for
+                                 TEENY_CONST(N), an i32 (a weak one) */
   const teeny_dtype *allowed; /* TEENY_DTYPE(D, f32, f16): the list; NULL: any */
   size_t nallowed;            /* its length */
 } teeny_generic_info;

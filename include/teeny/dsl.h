@@ -60,11 +60,16 @@ typedef double f64;
 
 /* ---- generics, kernels ---------------------------------------------------- */
 
+#define TEENY__ARG1(a, ...) a
+#define TEENY__ARG2(a, b, ...) b
+
 /* TEENY_DTYPE(D) or TEENY_DTYPE(D, f32, f16): a dtype parameter, optionally
  * restricted to the listed dtypes.  On the host every dtype parameter is f32. */
 #define TEENY_DTYPE(name, ...) typedef float name
-/* TEENY_CONST(N): an i32 compile-time constant, bound per request. */
-#define TEENY_CONST(name) extern const i32 name
+/* TEENY_CONST(N): an i32 compile-time constant, bound per request;
+ * TEENY_CONST(N, T): one of dtype T (bool, an integer or a float dtype). */
+#define TEENY_CONST(...)                                                       \
+  extern const TEENY__ARG2(__VA_ARGS__, i32, ~) TEENY__ARG1(__VA_ARGS__, ~)
 /* TEENY_KERNEL(G...): the next function is a kernel; G lists, in order, the
  * generic parameters its id is specialised on. */
 #define TEENY_KERNEL(...)

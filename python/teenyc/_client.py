@@ -102,14 +102,24 @@ class Client:
         return _lib.text(self._lib.teeny_client_socket(self._h))
 
     def compile(self, source, kernel, dtypes=None, consts=None, num_warps=0, target=None,
-                filename=None, force=False):
+                filename=None, force=False, debug=False):
         """Compile one specialisation; a Compiled, or CompileError with the
-        diagnostics.  dtypes: {"D": "f16"}; consts: {"BLOCK_SIZE": 1024}."""
+        diagnostics.  dtypes: {"D": "f16"}; consts: {"BLOCK_SIZE": 1024,
+        "EPS": 1e-5, "CAUSAL": True}; debug: device_assert checks on."""
         src = source.encode() if isinstance(source, str) else bytes(source)
         # every string the request points at stays referenced here until
         # the call returns (the library copies what it keeps)
         dts = [(n.encode(), v.encode()) for n, v in (dtypes or {}).items()]
-        cts = [(n.encode(), int(v)) for n, v in (consts or {}).items()]
+        cts = []
+        for n, v in (consts or {}).items():
+            if isinstance(v, bool):  # bools and floats are bound as text
+                dts.append((n.encode(), b"true" if v else b"false"))
+            elif isinstance(v, float):
+                dts.append((n.encode(), repr(v).encode()))
+            else:
+                cts.append((n.encode(), int(v)))
+        if debug:
+            cts.append((_lib.OPT_DEBUG, 1))
         name, fname = kernel.encode(), (filename or "<source>").encode()
         tgt = target.encode() if target else None
         dt_arr = (_lib.DtypeBinding * max(len(dts), 1))(*[_lib.DtypeBinding(*b) for b in dts])

@@ -132,6 +132,10 @@ class Kernel:
                                     for j in range(g.nallowed)] or None
                 for g in generics if g.is_dtype}
             self.const_generics = [n for n, g in zip(gnames, generics) if not g.is_dtype]
+            # each TEENY_CONST's dtype ("i32" when it declares none)
+            self.const_dtypes = {
+                n: _lib.text(lib.teeny_dtype_name(g.const_dtype)) if g.const_dtype else "i32"
+                for n, g in zip(gnames, generics) if not g.is_dtype}
             self.params = []
             for i in range(k.nparams):
                 p = k.params[i]
@@ -154,13 +158,14 @@ class Kernel:
     def client(self):
         return self._client or default_client()
 
-    def compile(self, num_warps=None, target=None, force=False, **bindings):
+    def compile(self, num_warps=None, target=None, force=False, debug=False, **bindings):
         """Compile one specialisation (no GPU needed): bindings name every
-        generic, D="f16" (or a torch dtype), BLOCK_SIZE=1024."""
+        generic, D="f16" (or a torch dtype), BLOCK_SIZE=1024, EPS=1e-5;
+        debug=True compiles device_assert checks in."""
         dtypes, consts = self._bindings(bindings, {})
         return self.client().compile(self.source, self.name, dtypes, consts,
                                      num_warps or self.num_warps, target or self.target,
-                                     self.filename, force)
+                                     self.filename, force, debug)
 
     def _bindings(self, meta, bound):
         """(dtypes, consts) from keywords, with dtypes already bound from
@@ -175,15 +180,12 @@ class Kernel:
                                         f"bind {k} to {dtypes[k]}")
                 dtypes[k] = name
             elif k in self.const_generics:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise ArgumentError(f"{self.name}: {k} is a TEENY_CONST and wants an int, "
-                                        f"got {type(v).__name__}")
-                consts[k] = v
+                consts[k] = self._const_value(k, v)
             else:
                 known = list(self.dtype_generics) + self.const_generics
                 raise ArgumentError(f"{self.name}: unknown keyword {k}= (its generics: "
                                     f"{', '.join(known) or 'none'}; options: num_warps, "
-                                    "target, stream)")
+                                    "target, stream, debug)")
         for g, allowed in self.dtype_generics.items():
             if g not in dtypes:
                 raise ArgumentError(f"{self.name}: dtype {g} is not bound: pass a tensor for "
@@ -197,6 +199,24 @@ class Kernel:
                                 f"pass {missing[0]}=...)")
         return dtypes, consts
 
+    def _const_value(self, k, v):
+        """v as the value of TEENY_CONST k: an int for integer consts, a bool
+        for bool ones, a float (or an int) for float ones."""
+        dt = self.const_dtypes[k]
+        if dt == "bool":
+            ok = isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
+            want = "a bool"
+        elif dt.startswith("f") or dt == "bf16":
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+            want = "a number"
+        else:
+            ok = isinstance(v, int) and not isinstance(v, bool)
+            want = "an int"
+        if not ok:
+            raise ArgumentError(f"{self.name}: {k} is a TEENY_CONST of {dt} and wants {want}, "
+                                f"got {type(v).__name__}")
+        return bool(v) if dt == "bool" else float(v) if want == "a number" else v
+
     # ---- launching ------------------------------------------------------------------
 
     def __getitem__(self, grid):
@@ -205,8 +225,9 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name}: launch with a grid: {self.name}[grid](...)")
 
-    def _spec(self, dtypes, consts, num_warps, target):
-        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target)
+    def _spec(self, dtypes, consts, num_warps, target, debug=False):
+        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target,
+               debug)
         spec = self._specs.get(key)
         if spec is not None:
             return spec
@@ -214,7 +235,8 @@ class Kernel:
             spec = self._specs.get(key)
             if spec is None:
                 compiled = self.client().compile(self.source, self.name, dtypes, consts,
-                                                 num_warps, target, self.filename)
+                                                 num_warps, target, self.filename,
+                                                 debug=debug)
                 spec = _Spec(compiled, _load_module(self._lib, compiled))
                 self._specs[key] = spec
         return spec
@@ -223,6 +245,7 @@ class Kernel:
         num_warps = meta.pop("num_warps", None) or self.num_warps
         target = meta.pop("target", None) or self.target
         stream = _stream.of(meta.pop("stream", None))
+        debug = bool(meta.pop("debug", False))
         if len(args) != len(self.params):
             raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
                                 f"got {len(args)}")
@@ -230,7 +253,7 @@ class Kernel:
         dtypes, consts = self._bindings(meta, bound)
         slots = [self._pack(p, v, dtypes) for p, v in zip(self.params, values)]
         g = _grid(grid, dict(consts, num_warps=num_warps))
-        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib))
+        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib), debug)
         argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
         err = ctypes.create_string_buffer(_ERR_LEN)
         rc = self._lib.teeny_launch(spec.module, g, stream, argv, err, _ERR_LEN)

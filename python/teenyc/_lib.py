@@ -76,7 +76,7 @@ class ClientOpts(ctypes.Structure):
 
 
 class GenericInfo(ctypes.Structure):
-    _fields_ = [("name", c_char_p), ("is_dtype", ctypes.c_bool),
+    _fields_ = [("name", c_char_p), ("is_dtype", ctypes.c_bool), ("const_dtype", ctypes.c_int),
                 ("allowed", ctypes.POINTER(ctypes.c_int)), ("nallowed", c_size_t)]
 
 
@@ -142,6 +142,7 @@ EMIT_MLIR = 1 << 0
 EMIT_PTX = 1 << 1
 EMIT_SOURCE = 1 << 8
 CLIENT_FORCE = 1 << 16
+OPT_DEBUG = b"teeny.debug"  # TEENY_OPT_DEBUG: device_assert checks compiled in
 PARAM_POINTER = 1
 MODES = {"default": 0, "auto": 1, "daemon": 2, "embedded": 3, "offline": 4}
 

@@ -41,6 +41,7 @@ int main(void) {
   OFF("ClientOpts", teeny_client_opts, timeout_ms);
   OFF("ClientOpts", teeny_client_opts, memo_entries);
   SIZE("GenericInfo", teeny_generic_info);
+  OFF("GenericInfo", teeny_generic_info, const_dtype);
   OFF("GenericInfo", teeny_generic_info, allowed);
   SIZE("ParamInfo", teeny_param_info);
   OFF("ParamInfo", teeny_param_info, generic);

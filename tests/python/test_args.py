@@ -85,7 +85,7 @@ def test_argument_count_kinds_and_ranges(add):
         add[(1,)](a, a, a, 2**32, BLOCK_SIZE=64)
     with pytest.raises(teenyc.ArgumentError, match="wants an integer, got float"):
         add[(1,)](a, a, a, 8.0, BLOCK_SIZE=64)
-    with pytest.raises(teenyc.ArgumentError, match="BLOCK_SIZE is a TEENY_CONST and wants an int"):
+    with pytest.raises(teenyc.ArgumentError, match="BLOCK_SIZE is a TEENY_CONST of i32 and wants an int"):
         add[(1,)](a, a, a, 8, BLOCK_SIZE="64")
     with pytest.raises(teenyc.ArgumentError, match="dtype D is not bound"):
         teenyc.kernel("#include <teeny/dsl.h>\nTEENY_DTYPE(D);\nTEENY_KERNEL(D)\n"

@@ -9,6 +9,7 @@
  * (tests/host) and their MLIR parsed by mlir-opt-19.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,32 @@ static const lang_case shadow_case = {"shadow", "shadow", "sum=16", 3, {3 * BLK,
 START_TEST(shadow) { run_case(&shadow_case); }
 END_TEST
 
+/* ---- consts.c: typed compile-time constants --------------------------------------- */
+
+static void check_typed_consts(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *y = bufs[1];
+  const int64_t *z = bufs[2];
+  const double *w = bufs[3];
+  const int8_t *q = bufs[4];
+  const float eps = 1e-5f;
+  for (long i = 0; i < c->n[0]; i++) {
+    float r = x[i] / sqrtf(x[i] * x[i] + eps) + 1.0f; /* IS_CAUSAL=true */
+    ck_assert_msg(y[i] == r + 0.375f, "y[%ld] = %.9g, want %.9g", i, y[i], r + 0.375f);
+    ck_assert_int_eq(z[i], (int64_t)i * INT64_C(5000000000) + 0xf0);
+    ck_assert_double_eq(w[i], (double)x[i] * 0.1);
+    ck_assert_int_eq(q[i], (int8_t)(i + 16));
+  }
+}
+
+static const lang_case const_case = {
+    "consts", "typed_consts",
+    "BLOCK=16,EPS=1e-5,SCALE=0.1,IS_CAUSAL=true,BIG=5000000000,HALF=0.375,MASK=0xf0f0f0f0", 4,
+    {4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK}, {F_RANDOM, F_ZERO, F_ZERO, F_ZERO, F_ZERO},
+    {0}, check_typed_consts};
+
+START_TEST(typed_consts) { run_case(&const_case); }
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -312,6 +339,7 @@ static Suite *lang_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, jumps, 0, (int)NELEM(jump_cases));
   tcase_add_test(tc, shadow);
+  tcase_add_test(tc, typed_consts);
   suite_add_tcase(s, tc);
   return s;
 }
