@@ -648,6 +648,15 @@ START_TEST(user_names_shadow_builtins) {
 }
 END_TEST
 
+START_TEST(typed_const_decl) {
+  teeny_program *p = ok("TEENY_CONST(N);\nTEENY_CONST(EPS, f32);\nTEENY_CONST(ON, _Bool);\n");
+  ck_assert_int_eq(p->generics[0].cdt, TEENY_DT_VOID); /* a weak i32 */
+  ck_assert_int_eq(p->generics[1].cdt, TEENY_DT_F32);
+  ck_assert_int_eq(p->generics[2].cdt, TEENY_DT_BOOL);
+  ck_assert(!p->generics[1].is_dtype);
+}
+END_TEST
+
 START_TEST(loop_exit_flags) {
   /* break and continue get their own loop's flag slot */
   teeny_program *p = ok("void f(i32 n) {\n"
@@ -755,7 +764,9 @@ static const bad_case bad_cases[] = {
      "expected a function after TEENY_KERNEL(...), found ';'"},
     {"TEENY_DTYPE(D, f33);", 0, 1, 16, "'f33' is not a builtin dtype"},
     {"TEENY_DTYPE(D, f32, float);", 0, 1, 21, "dtype 'f32' is listed twice"},
-    {"TEENY_CONST(A, B);", 0, 1, 14, "TEENY_CONST takes one name"},
+    {"TEENY_CONST(A, B);", 0, 1, 16, "'B' is not a builtin dtype; a constant has a builtin dtype"},
+    {"TEENY_DTYPE(D);\nTEENY_CONST(A, D);", 0, 2, 16, "'D' is not a builtin dtype"},
+    {"TEENY_CONST(A, f32, i32);", 0, 1, 19, "TEENY_CONST takes a name and a dtype"},
     {"TEENY_DTYPE(f32);", 0, 1, 13, "'f32' is a dtype name and cannot name a generic"},
     {"TEENY_BIND(D, f32);", 0, 1, 1, "TEENY_BIND(...) is written by the compiler"},
     {"void f(i32 x) { switch (x) {} }", 0, 1, 17, "'switch' is not supported"},
@@ -1191,6 +1202,7 @@ int main(void) {
   tcase_add_test(tc, builtin_table);
   tcase_add_test(tc, user_names_shadow_builtins);
   tcase_add_test(tc, loop_exit_flags);
+  tcase_add_test(tc, typed_const_decl);
   tcase_add_loop_test(tc, bad_source, 0, (int)TEENY_ARRAY_LEN(bad_cases));
   tcase_add_test(tc, errors_keep_going_and_stop_at_limit);
   tcase_add_test(tc, notes_point_at_the_first_definition);
