@@ -33,6 +33,8 @@ typedef enum teeny_tok_kind {
   TK_IDENT,   /* names, keywords and type names alike */
   TK_INT,     /* integer literal */
   TK_FLOAT,   /* floating literal */
+  TK_STRING,  /* string literal (only device_print, device_assert and
+                 static_assert take one): sval, slen, escapes decoded */
   TK_PUNCT,   /* operators and punctuation */
   TK_EOF
 } teeny_tok_kind;
@@ -45,7 +47,11 @@ typedef struct teeny_token {
   uint64_t ival;   /* TK_INT value (two's complement bits) */
   double fval;     /* TK_FLOAT value */
   teeny_dtype lit_dt; /* forced by a suffix (1u: u32, 1.0f: f32); VOID: weak */
+  const char *sval;   /* TK_STRING: the bytes (NUL-terminated, arena) */
+  int slen;           /* TK_STRING: how many (no NUL inside) */
 } teeny_token;
+
+#define TEENY_MAX_STRING 1024 /* bytes of one string literal (after joining) */
 
 /* Tokenize cx->text.  Lines starting with #include or #pragma are skipped;
  * other preprocessor lines are errors.  Returns an array ending in TK_EOF
@@ -90,7 +96,9 @@ typedef enum teeny_expr_kind {
   EX_CALL,   /* name(args...): builtin or helper */
   EX_CAST,   /* (type) lhs */
   EX_ASSIGN, /* lhs = rhs, or lhs op= rhs (op != OP_NONE) */
-  EX_INCDEC  /* ++/-- on lhs: op is OP_ADD or OP_SUB; prefix flag */
+  EX_INCDEC, /* ++/-- on lhs: op is OP_ADD or OP_SUB; prefix flag */
+  EX_STRING, /* string literal: name (NUL-terminated bytes), ival its length */
+  EX_SIZEOF  /* sizeof(type): type; sizeof expr: lhs (element size, bytes) */
 } teeny_expr_kind;
 
 /* What a name refers to, filled in by resolve.c. */

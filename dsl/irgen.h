@@ -174,8 +174,19 @@ gval teeny__gen_elementwise(gen *g, teeny_opcode code, gval *args, int n,
 /* Require a compile-time integer; `what` describes it for the error. */
 int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what);
 
+/* The type of a dtype written as a value (zeros(f32, ...), sizeof(D)), or
+ * of an expression, which is built where nothing runs it (as C's sizeof
+ * does not evaluate its operand): scalar type of the dtype, or the value's. */
+teeny_type teeny__gen_type_of(gen *g, const teeny_expr *e);
+
 /* ---- irgen_builtins.c -------------------------------------------------------------- */
 
 gval teeny__gen_builtin(gen *g, const teeny_expr *call);
+
+/* ---- irgen_debug.c ------------------------------------------------------------------ */
+
+gval teeny__gen_device_print(gen *g, const teeny_expr *call);
+gval teeny__gen_device_assert(gen *g, const teeny_expr *call);
+gval teeny__gen_static_assert(gen *g, const teeny_expr *call);
 
 #endif /* TEENY_DSL_IRGEN_H */

@@ -616,6 +616,25 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
   return teeny__gen_op(g, IR_DOT, v, 3, ct, e->loc);
 }
 
+/* ---- dtype introspection ------------------------------------------------------------------- */
+
+/* is_float(T) ... same_dtype(A, B): constant bools, so an `if` on them
+ * builds only the branch taken (each argument a dtype or a value). */
+static gval gen_dtype_test(gen *g, const teeny_expr *e) {
+  teeny_type t = teeny__gen_type_of(g, e->args[0]);
+  teeny_dtype dt = t.dt;
+  switch ((teeny_builtin)e->sym_index) {
+  case BI_IS_FLOAT: return teeny__gv_bool(teeny__dt_is_float(dt));
+  case BI_IS_INT: return teeny__gv_bool(teeny__dt_is_int(dt));
+  case BI_IS_SIGNED: return teeny__gv_bool(teeny__dt_is_int(dt) && teeny__dt_is_signed(dt));
+  case BI_IS_UNSIGNED: return teeny__gv_bool(teeny__dt_is_int(dt) && !teeny__dt_is_signed(dt));
+  default: {
+    teeny_type u = teeny__gen_type_of(g, e->args[1]);
+    return teeny__gv_bool(dt == u.dt && (dt != TEENY_DT_PTR || t.pointee == u.pointee));
+  }
+  }
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
 /* The builtin call e with its positional arguments only (options are
@@ -676,6 +695,11 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_SCAN: return gen_fn_combine(g, e, IR_SCAN);
   case BI_DOT: return gen_dot(g, e);
   case BI_BARRIER: return gen_barrier(g, e);
+  case BI_IS_FLOAT: case BI_IS_INT: case BI_IS_SIGNED: case BI_IS_UNSIGNED:
+  case BI_SAME_DTYPE: return gen_dtype_test(g, e);
+  case BI_STATIC_ASSERT: return teeny__gen_static_assert(g, e);
+  case BI_DEVICE_PRINT: return teeny__gen_device_print(g, e);
+  case BI_DEVICE_ASSERT: return teeny__gen_device_assert(g, e);
   case BI__COUNT: break;
   }
   teeny__gen_fail(g, e->loc, "internal error: unknown builtin '%s'", e->name);

@@ -600,8 +600,41 @@ int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what) {
              : (int64_t)v.c.u;
 }
 
+teeny_type teeny__gen_type_of(gen *g, const teeny_expr *e) {
+  if (e->kind == EX_NAME && e->sym == SYM_DTYPE && e->type) {
+    teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+    return e->type->is_ptr ? teeny__type_ptr(dt) : teeny__type_scalar(dt);
+  }
+  teeny_region *cur = g->cur;
+  g->cur = teeny__ir_region_new(g->f); /* never attached: nothing runs it */
+  gval v = teeny__gen_expr(g, e);
+  g->cur = cur;
+  if (v.weak) /* a literal is what C would make it: int (i64), float */
+    v.type.dt = v.type.dt == TEENY_DT_I64 ? TEENY_DT_I64 : v.type.dt;
+  return v.type;
+}
+
+/* sizeof(T), sizeof x: the bytes of one element (a tile's element, as on
+ * the host where tile(T) is T), a weak integer. */
+static gval gen_sizeof(gen *g, const teeny_expr *e) {
+  teeny_type t;
+  if (e->type) {
+    teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+    t = e->type->is_ptr ? teeny__type_ptr(dt) : teeny__type_scalar(dt);
+  } else {
+    t = teeny__gen_type_of(g, e->lhs);
+  }
+  if (t.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->loc, "sizeof of a void value");
+  return teeny__gv_weak_int(teeny_dtype_size(t.dt));
+}
+
 gval teeny__gen_expr(gen *g, const teeny_expr *e) {
   switch (e->kind) {
+  case EX_SIZEOF:
+    return gen_sizeof(g, e);
+  case EX_STRING:
+    teeny__gen_fail(g, e->loc, "a string literal is not a value");
   case EX_INT:
   case EX_FLOAT:
   case EX_BOOL:

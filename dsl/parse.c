@@ -58,6 +58,7 @@ static const char *const keywords[] = {
     "tile",        "ptr",          "if",             "else",
     "for",         "while",        "do",             "return",
     "break",       "continue",     "true",           "false",
+    "sizeof",
     "TEENY_DTYPE", "TEENY_CONST",  "TEENY_KERNEL",   "TEENY_BACKWARD",
     "TEENY_BIND",
 };
@@ -80,7 +81,6 @@ static const struct {
     {"long", "use i64 or u64"},
     {"signed", "use i8, i16, i32 or i64"},
     {"unsigned", "use u8, u16, u32 or u64"},
-    {"sizeof", "element sizes follow from the dtype"},
     {"extern", "use TEENY_CONST for a value bound per request"},
     {"register", "remove it"},
     {"auto", "remove it"},
@@ -93,7 +93,7 @@ static const struct {
     {"_Imaginary", "use real dtypes"},
     {"_Generic", "use TEENY_DTYPE generics"},
     {"_Noreturn", "remove it"},
-    {"_Static_assert", "remove it"},
+    {"_Static_assert", "write static_assert(condition, \"message\")"},
     {"_Thread_local", "remove it"},
 };
 
@@ -467,6 +467,7 @@ static teeny_expr *new_expr(parser *ps, teeny_expr_kind kind, teeny_loc loc) {
 static teeny_expr *expr(parser *ps);
 static teeny_expr *assign(parser *ps);
 static teeny_expr *cast(parser *ps);
+static teeny_expr *unary(parser *ps);
 
 /* A dtype written where a value goes, as the first argument of
  * zeros(f32, 64): an EX_NAME with ->type set and sym SYM_DTYPE.
@@ -510,7 +511,27 @@ static teeny_expr *call(parser *ps, teeny_token *name) {
   return e;
 }
 
-/* primary = "(" expr ")" | int | float | "true" | "false"
+/* string = string-literal+   (adjacent literals join, as in C) */
+static teeny_expr *string_expr(parser *ps) {
+  teeny_expr *e = new_expr(ps, EX_STRING, ps->tok->loc);
+  int n = 0;
+  for (const teeny_token *t = ps->tok; t->kind == TK_STRING; t++)
+    n += t->slen;
+  if (n > TEENY_MAX_STRING)
+    fail_at(ps, e->loc, "string literal too long (limit %d bytes)", TEENY_MAX_STRING);
+  char *s = alloc(ps, (size_t)n + 1);
+  n = 0;
+  while (ps->tok->kind == TK_STRING) {
+    teeny_token *t = advance(ps);
+    memcpy(s + n, t->sval, (size_t)t->slen);
+    n += t->slen;
+  }
+  e->name = s;
+  e->ival = (uint64_t)n;
+  return e;
+}
+
+/* primary = "(" expr ")" | int | float | string | "true" | "false"
  *         | ident "(" args ")" | ident | type-arg */
 static teeny_expr *primary(parser *ps) {
   teeny_token *t = ps->tok;
@@ -530,6 +551,8 @@ static teeny_expr *primary(parser *ps) {
     e->lit_dt = t->lit_dt;
     return e;
   }
+  if (t->kind == TK_STRING)
+    return string_expr(ps);
   if (tok_eq(t, "true") || tok_eq(t, "false")) {
     advance(ps);
     teeny_expr *e = new_expr(ps, EX_BOOL, t->loc);
@@ -571,13 +594,33 @@ static teeny_expr *postfix(parser *ps) {
   return e;
 }
 
-/* unary = ("+" | "-" | "!" | "~") cast | ("++" | "--") unary | postfix */
+/* sizeof = "sizeof" "(" type ")" | "sizeof" unary */
+static teeny_expr *sizeof_expr(parser *ps) {
+  teeny_token *kw = advance(ps);
+  enter(ps);
+  teeny_expr *e = new_expr(ps, EX_SIZEOF, kw->loc);
+  if (is(ps, "(") && is_type_start(ps, ps->tok + 1)) {
+    advance(ps);
+    e->type = type(ps);
+    if (e->type->is_void)
+      fail_at(ps, e->type->loc, "sizeof(void) has no size");
+    expect(ps, ")", "after the type of sizeof");
+  } else {
+    e->lhs = unary(ps);
+  }
+  leave(ps);
+  return e;
+}
+
+/* unary = ("+" | "-" | "!" | "~") cast | ("++" | "--") unary | sizeof | postfix */
 static teeny_expr *unary(parser *ps) {
   static const struct {
     const char *op;
     teeny_op_kind kind;
   } ops[] = {{"+", OP_PLUS}, {"-", OP_NEG}, {"!", OP_LOGNOT}, {"~", OP_BITNOT}};
   teeny_token *t = ps->tok;
+  if (tok_eq(t, "sizeof"))
+    return sizeof_expr(ps);
   if (t->kind != TK_PUNCT)
     return postfix(ps);
   for (size_t i = 0; i < TEENY_ARRAY_LEN(ops); i++) {

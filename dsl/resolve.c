@@ -157,7 +157,7 @@ typedef struct resolver {
 typedef enum use_ctx {
   USE_VALUE,    /* an ordinary operand */
   USE_STMT,     /* a whole expression statement, for init or step */
-  USE_DTYPE_ARG /* the first argument of zeros/full */
+  USE_DTYPE_ARG /* where a dtype may stand for a value: zeros/full, sizeof, is_float ... */
 } use_ctx;
 
 typedef struct sym {
@@ -538,10 +538,13 @@ static void target(resolver *r, teeny_expr *t, const char *what) {
 
 /* "'f' takes 2 arguments, but 3 were given" unless n is in [lo, hi]. */
 static void check_arity(resolver *r, const teeny_expr *e, int lo, int hi) {
-  if (e->nargs >= lo && e->nargs <= hi)
+  if (e->nargs >= lo && (hi < 0 || e->nargs <= hi))
     return;
   const char *given = e->nargs == 1 ? "was" : "were";
-  if (lo == hi)
+  if (hi < 0)
+    err(r, e->loc, "'%s' takes at least %d argument%s, but %d %s given", e->name, lo,
+        lo == 1 ? "" : "s", e->nargs, given);
+  else if (lo == hi)
     err(r, e->loc, "'%s' takes %d argument%s, but %d %s given", e->name, lo,
         lo == 1 ? "" : "s", e->nargs, given);
   else
@@ -633,6 +636,26 @@ static void trailing_options(resolver *r, teeny_expr *e, int b) {
   }
 }
 
+/* The position of b's message (a string literal), or -1. */
+static int message_position(int b) {
+  switch (b) {
+  case BI_DEVICE_PRINT: return 0;
+  case BI_DEVICE_ASSERT: case BI_STATIC_ASSERT: return 1;
+  default: return -1;
+  }
+}
+
+/* Builtins whose arguments may be dtypes as well as values. */
+static bool takes_dtypes(int b) {
+  return b == BI_IS_FLOAT || b == BI_IS_INT || b == BI_IS_SIGNED || b == BI_IS_UNSIGNED ||
+         b == BI_SAME_DTYPE;
+}
+
+static void message_arg(resolver *r, const teeny_expr *call, const teeny_expr *a) {
+  if (a->kind != EX_STRING)
+    err(r, a->loc, "the message of %s must be a string literal (\"...\")", call->name);
+}
+
 static void builtin_call(resolver *r, teeny_expr *e, int b) {
   e->sym = SYM_BUILTIN;
   e->sym_index = b;
@@ -644,13 +667,16 @@ static void builtin_call(resolver *r, teeny_expr *e, int b) {
   e->nargs = given;
   bool dtype_first = b == BI_ZEROS || b == BI_FULL;
   bool fn_third = b == BI_REDUCE || b == BI_SCAN;
+  int msg = message_position(b);
   for (int i = 0; i < npos && !stopped(r); i++) {
     if (i == 0 && dtype_first)
       dtype_arg(r, e, e->args[i]);
     else if (i == 2 && fn_third)
       combine_fn(r, e, e->args[i]);
+    else if (i == msg)
+      message_arg(r, e, e->args[i]);
     else
-      expr(r, e->args[i], USE_VALUE);
+      expr(r, e->args[i], takes_dtypes(b) ? USE_DTYPE_ARG : USE_VALUE);
   }
 }
 
@@ -726,6 +752,14 @@ static void expr(resolver *r, teeny_expr *e, use_ctx ctx) {
                      "supported; make it a statement",
           e->op == OP_ADD ? "++" : "--");
     target(r, e->lhs, e->op == OP_ADD ? "'++'" : "'--'");
+    return;
+  case EX_STRING:
+    err(r, e->loc, "a string literal can only be the message of device_print, "
+                   "device_assert or static_assert");
+    return;
+  case EX_SIZEOF: /* sizeof(T) or sizeof x: a dtype or a value */
+    use_type(r, e->type);
+    expr(r, e->lhs, USE_DTYPE_ARG);
     return;
   }
 }

@@ -226,6 +226,15 @@ static void write_entry_point(teeny_buf *out, const teeny_func *fn,
   teeny__buf_puts(out, "); }\n");
 }
 
+/* " * debug: on (device_assert checked, file F)": F's bytes outside
+ * printable ASCII, and '*', as '?' (the comment must not end early). */
+static void debug_line(teeny_buf *out, const char *file) {
+  teeny__buf_puts(out, " * debug: on (device_assert checked, file ");
+  for (const char *c = file ? file : "<source>"; *c; c++)
+    teeny__buf_putc(out, *c >= 0x20 && *c < 0x7f && *c != '*' ? *c : '?');
+  teeny__buf_puts(out, ")\n");
+}
+
 void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog,
                         int k, const teeny_bindings *b, const char *id,
                         const teeny_spec_opts *o) {
@@ -234,11 +243,12 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
                     "/* teenyc generated source: do not edit.\n"
                     " * compiler: teenyc %s (build %s, tile IR %d), LLVM %s\n"
                     " * kernel: %s  id: %s\n"
-                    " * target: %s  num_warps: %d%s\n"
-                    " */\n",
+                    " * target: %s  num_warps: %d\n",
                     o->compiler_version, o->build_id, TEENY_IR_VERSION, o->llvm_version,
-                    fn->name, id, o->target, o->num_warps,
-                    b->debug ? "  debug: on (device_assert checked)" : "");
+                    fn->name, id, o->target, o->num_warps);
+  if (b->debug) /* failed asserts name the file, so it decides the output */
+    debug_line(out, cx->file);
+  teeny__buf_puts(out, " */\n");
   teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
   for (int i = 0; i < fn->nkgenerics; i++) {
     int g = fn->kgenerics[i];

@@ -316,6 +316,16 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
       teeny__buf_printf(b, " %s", prec[op->prec]);
     break;
   }
+  case IR_PRINT:
+  case IR_ASSERT: /* the format, bytes outside printable ASCII as \xHH */
+    teeny__buf_puts(b, " \"");
+    for (const char *c = op->str ? op->str : ""; *c; c++)
+      if (*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\')
+        teeny__buf_putc(b, *c);
+      else
+        teeny__buf_printf(b, "\\x%02x", (unsigned char)*c);
+    teeny__buf_putc(b, '"');
+    break;
   default:
     if (op->fast)
       teeny__buf_puts(b, " fast");

@@ -786,6 +786,45 @@ static void print_barrier(printer *p, const teeny_op *op) {
   line_end(p, op);
 }
 
+/* device_print as tt.print: Triton formats the values itself, so the
+ * format goes in as the prefix, verbatim. */
+static void print_print(printer *p, const teeny_op *op) {
+  teeny_buf props;
+  teeny__buf_init(&props);
+  teeny__buf_puts(&props, "hex = false, isSigned = array<i32");
+  for (int i = 0; i < op->nargs; i++) {
+    teeny_dtype dt = arg(p, op, i).type.dt;
+    teeny__buf_printf(&props, "%s %d", i ? "," : ":",
+                      teeny__dt_is_int(dt) && teeny__dt_is_signed(dt));
+  }
+  teeny__buf_puts(&props, ">, prefix = ");
+  put_string(&props, op->str ? op->str : "");
+  op_begin(p, op);
+  teeny__buf_puts(p->out, "\"tt.print\"(");
+  put_arg_names(p, op, 0);
+  teeny__buf_printf(p->out, ") <{%s}> : (", props.p ? props.p : "");
+  put_arg_types(p, op, 0);
+  teeny__buf_puts(p->out, ") -> ()");
+  line_end(p, op);
+  teeny__buf_free(&props);
+}
+
+/* device_assert as tt.assert: its condition and message (tt.assert has
+ * no values to show). */
+static void print_assert(printer *p, const teeny_op *op) {
+  teeny_buf msg;
+  teeny__buf_init(&msg);
+  put_string(&msg, op->str ? op->str : "");
+  val c = arg(p, op, 0);
+  op_begin(p, op);
+  teeny__buf_printf(p->out, "\"tt.assert\"(%s) <{message = %s}> : (", c.name,
+                    msg.p ? msg.p : "\"\"");
+  put_type(p, c.type);
+  teeny__buf_puts(p->out, ") -> ()");
+  line_end(p, op);
+  teeny__buf_free(&msg);
+}
+
 static void print_dot(printer *p, const teeny_op *op) {
   char props[80];
   val a[3], r = res(p, op, 0);
@@ -1058,6 +1097,12 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_BARRIER:
     print_barrier(p, op);
+    return;
+  case IR_PRINT:
+    print_print(p, op);
+    return;
+  case IR_ASSERT:
+    print_assert(p, op);
     return;
   case IR_REDUCE:
   case IR_SCAN:

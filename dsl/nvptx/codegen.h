@@ -15,6 +15,7 @@
  *   dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
  *   ctrl.c      regions, op dispatch, if/for/while
  *   order.c     program order between threads: where barriers must go
+ *   debug.c     device_print and device_assert: vprintf, __assertfail
  *
  * Execution model (Triton's): one CTA per program; every thread computes
  * every scalar (scalars are uniform); a tile value is spread over the CTA
@@ -531,6 +532,14 @@ void teeny__cg_order_join(cg *g, const cg_order *s);
 cg_order_frame *teeny__cg_order_frame_push(cg *g, const teeny_op *loop);
 void teeny__cg_order_latch(cg *g, const cg_order_frame *f);
 void teeny__cg_order_frame_pop(cg *g, cg_order_frame *f);
+
+/* ============================================================================
+ * debug.c
+ * ========================================================================== */
+
+/* IR_PRINT and IR_ASSERT: each element's line through vprintf (an
+ * assert's only where its condition is false, then __assertfail). */
+void teeny__cg_emit_debug(cg *g, const teeny_op *op);
 
 /* ============================================================================
  * ctrl.c

@@ -174,6 +174,30 @@ static inline void teeny__barrier(void) {}
 #define fma(a, b, c) ((a) * (b) + (c))
 #define cdiv(a, b) (((a) + (b) - 1) / (b))
 
+/* ---- dtype introspection, checks, printing ------------------------------------ */
+
+/* is_float(T) ... same_dtype(A, B): T a dtype or a value; in a kernel they
+ * are constants, so an `if` on them builds only the branch taken (on the
+ * host both branches must type-check, with every dtype generic an f32). */
+#define is_float(x) ((bool)(sizeof(x) != 0))
+#define is_int(x) ((bool)(sizeof(x) != 0))
+#define is_signed(x) ((bool)(sizeof(x) != 0))
+#define is_unsigned(x) ((bool)(sizeof(x) != 0))
+#define same_dtype(a, b) ((bool)(sizeof(a) + sizeof(b) != 0))
+/* static_assert(cond, "message") in a function body: checked when the
+ * kernel is built (on the host, only type-checked). */
+#undef static_assert
+#define static_assert(c, msg) ((void)sizeof((c) ? 1 : 0), (void)sizeof(msg))
+/* device_print("format", values...), device_assert(cond, "message",
+ * values...): printf formats without length modifiers (docs/dsl.md §5). */
+static inline void teeny__device_print(const char *fmt, ...) { (void)fmt; }
+static inline void teeny__device_assert(int cond, const char *fmt, ...) {
+  (void)cond;
+  (void)fmt;
+}
+#define device_print(...) teeny__device_print(__VA_ARGS__)
+#define device_assert(...) teeny__device_assert(__VA_ARGS__)
+
 /* ---- reductions, scans, dot ---------------------------------------------------- */
 
 /* sum(x) and sum(x, axis): the axis is optional, so the macros take
