@@ -9,6 +9,7 @@
  * (tests/host) and their MLIR parsed by mlir-opt-19.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,53 @@ static int run(launch *l, const lang_case *c, runner fn) {
     ku_print_diags(&d);
   teeny_diags_close(&d);
   return rc;
+}
+
+/* run(), with what the kernel writes to stderr (device_print's lines)
+ * returned in *text (caller frees). */
+static int run_captured(launch *l, const lang_case *c, runner fn, char **text) {
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *tmp = tmpfile();
+  ck_assert(saved >= 0 && tmp);
+  dup2(fileno(tmp), 2);
+  int rc = run(l, c, fn);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  long n = ftell(tmp);
+  *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+  rewind(tmp);
+  if (n > 0)
+    ck_assert_int_eq(fread(*text, 1, (size_t)n, tmp), (size_t)n);
+  fclose(tmp);
+  return rc;
+}
+
+static int cmp_lines(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* text's lines, sorted, joined again (the GPU's threads print in an order
+ * of their own; every line must still be there once). */
+static char *sorted_lines(const char *text) {
+  char *copy = strdup(text);
+  size_t n = 0, cap = 16;
+  char **v = malloc(sizeof *v * cap);
+  for (char *t = strtok(copy, "\n"); t; t = strtok(NULL, "\n")) {
+    if (n == cap)
+      v = realloc(v, sizeof *v * (cap *= 2));
+    v[n++] = t;
+  }
+  qsort(v, n, sizeof *v, cmp_lines);
+  char *out = calloc(1, strlen(text) + 2);
+  for (size_t i = 0; i < n; i++) {
+    strcat(out, v[i]);
+    strcat(out, "\n");
+  }
+  free(v);
+  free(copy);
+  return out;
 }
 
 /* Interpreter, check, then every emulated configuration against it. */
@@ -331,6 +379,121 @@ static const lang_case const_case = {
 START_TEST(typed_consts) { run_case(&const_case); }
 END_TEST
 
+/* ---- debug.c: introspection, static_assert, device_print, device_assert ----------- */
+
+static void check_introspect(const lang_case *c, void *const *bufs) {
+  const float *out = bufs[1];
+  bool f16 = strstr(c->bindings, "D=f16") != NULL;
+  ck_assert_float_eq(out[0], f16 ? 5000 + 100 + 20 : 200 + 40 + 1);
+  for (int e = 0; e < BLK; e++) /* x is iota */
+    ck_assert_float_eq(out[1 + e], f16 ? ku_f16_to_f32(ku_f32_to_f16(sqrtf((float)e)))
+                                       : 2.0f * (float)e);
+}
+
+static const lang_case introspect_cases[] = {
+    {"debug", "introspect", "D=f16,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
+     check_introspect},
+    {"debug", "introspect", "D=i32,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
+     check_introspect},
+};
+
+START_TEST(introspect) { run_case(&introspect_cases[_i]); }
+END_TEST
+
+/* The lines `prints` must give, in the interpreter's order. */
+static char *expected_prints(int grid, int n) {
+  char *out = calloc(1, 1 << 16), *p = out;
+  for (int pid = 0; pid < grid; pid++) {
+    for (int e = 0; e < 4; e++) {
+      int o = pid * 4 + e;
+      float v = o < n ? (float)o : -1.0f;
+      p += sprintf(p, "pid (%d, 0, 0) idx (%d) x[%d] = %8.3f as f16 %g\n", pid, e, o, v,
+                   (double)v);
+    }
+    p += sprintf(p, "pid (%d, 0, 0) pid %d of %d: n=%u, big=%llx, 100%%\n", pid, pid, grid,
+                 (unsigned)n, (unsigned long long)n << 33);
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 4; j++) {
+        int m = i * 10 + j;
+        p += sprintf(p, "pid (%d, 0, 0) idx (%d, %d) m=%3d neg=%i small=%d flag=%d\n", pid, i,
+                     j, m, -m, m - 20, m > 12);
+      }
+    p += sprintf(p, "pid (%d, 0, 0) third %.10f\n", pid, (double)pid / 3.0);
+  }
+  return out;
+}
+
+static const lang_case prints_case = {"debug", "prints", "BLOCK=4", 3, {10}, {F_IOTA}, {10},
+                                      NULL};
+
+START_TEST(prints) {
+  const lang_case *c = &prints_case;
+  launch ref;
+  launch_init(&ref, c, spec_for(c, NULL, 4));
+  char *got;
+  ck_assert_int_eq(run_captured(&ref, c, teeny_spec_interpret, &got), 0);
+  char *want = expected_prints(3, 10);
+  ck_assert_str_eq(got, want);
+  char *sorted = sorted_lines(got);
+  static const struct {
+    const char *target;
+    int warps;
+  } cfg[] = {{"sm_90a", 4}, {"sm_80", 1}};
+  for (size_t k = 0; k < NELEM(cfg); k++) {
+    launch emu;
+    launch_init(&emu, c, spec_for(c, cfg[k].target, cfg[k].warps));
+    char *e;
+    ck_assert_int_eq(run_captured(&emu, c, teeny_spec_emulate, &e), 0);
+    char *es = sorted_lines(e);
+    ck_assert_str_eq(es, sorted);
+    free(es);
+    free(e);
+    launch_close(&emu);
+  }
+  free(sorted);
+  free(want);
+  free(got);
+  launch_close(&ref);
+}
+END_TEST
+
+/* device_assert: without the debug option nothing is checked (x holds
+ * negative values, and the kernel runs to the end); with it, both the
+ * interpreter and the emulator stop with the failing values. */
+START_TEST(asserts) {
+  lang_case c = {"debug", "checks", "BLOCK=16", 2, {20}, {F_SMALL}, {20}, NULL};
+  run_case(&c); /* off: interpreter and emulator agree, buffers updated */
+  c.bindings = "BLOCK=16,teeny.debug=1";
+  c.fill[0] = F_IOTA;
+  run_case(&c); /* on, and true everywhere */
+  c.fill[0] = F_SMALL;
+  const char *want = "device_assert failed: x[0] = -3 is negative (pid (0, 0, 0) idx (0))";
+  runner fns[2] = {teeny_spec_interpret, teeny_spec_emulate};
+  for (int k = 0; k < 2; k++) {
+    launch l;
+    launch_init(&l, &c, spec_for(&c, NULL, 4));
+    unsigned grid[3] = {2, 1, 1};
+    teeny_diags d;
+    teeny_diags_init(&d);
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 2); /* the GPU-style line the emulator prints */
+    int rc = fns[k](l.spec, grid, l.args, l.np, &d);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(null);
+    ck_assert_int_eq(rc, TEENY_E_RUNTIME);
+    ck_assert_uint_ge(d.nerrors, 1);
+    ck_assert_msg(strstr(d.v[0].message, want), "%s: %s", k ? "emulator" : "interpreter",
+                  d.v[0].message);
+    ck_assert_int_eq(d.v[0].line, 61);
+    teeny_diags_close(&d);
+    launch_close(&l);
+  }
+}
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -340,6 +503,9 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, jumps, 0, (int)NELEM(jump_cases));
   tcase_add_test(tc, shadow);
   tcase_add_test(tc, typed_consts);
+  tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
+  tcase_add_test(tc, prints);
+  tcase_add_test(tc, asserts);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -105,6 +105,24 @@ static const sema_case bad[] = {
      "    store(x + arange(0, 16), pick(n));\n"
      "}\n",
      "", "shape mismatch", 1},
+    /* device_print, device_assert, static_assert (docs/dsl.md §5) */
+    {"    device_print(@\"n %y\", n);\n", 0, "bad format for device_print: unknown conversion '%y'", 0},
+    {"    device_print(@\"%d and %d\", n);\n", 0, "has 2 conversions, but 1 value follows", 0},
+    {"    device_print(\"%d\", n, @n);\n", 0, "has 1 conversion, but 2 values follow", 0},
+    {"    device_print(\"%d\", @1.5f);\n", 0, "'%d' prints an integer or bool, but this value is f32", 0},
+    {"    device_print(\"%f\", @n);\n", 0, "'%f' prints a float (cast it: (f32)x), but this value is i32", 0},
+    {"    device_print(@\"%ld\", n);\n", 0, "length modifiers are not needed", 0},
+    {"    device_print(@\"%s\", n);\n", 0, "kernels have no strings to print", 0},
+    {"    device_print(@\"%*d\", n);\n", 0, "'*' widths are not supported", 0},
+    {"    device_print(\"%p\", @n);\n", 0, "'%p' prints a pointer", 0},
+    {"    device_print(\"%d\", zeros(f32, 16) @+ 1.0f);\n", 0, "but this value is tile(f32)[16]", 0},
+    {"    @device_print(\"%d %d\", arange(0, 16), arange(0, 32));\n", 0,
+     "the tiles device_print prints do not broadcast", 0},
+    {"    static_assert(B @< 100, \"B is too big\");\n", 0, "static assertion failed: B is too big", 0},
+    {"    static_assert(n @> 0, \"positive\");\n", 0, "static_assert needs a condition known at compile time", 0},
+    {"    device_assert(@x, \"a pointer\");\n", 0, "device_assert's condition must be a bool or a number", 0},
+    {"    device_assert(n > 0, \"%f\", @n);\n", 0, "'%f' prints a float", 0},
+    {"    device_assert(n > 0, \"%f\", @n);\n", "D=f32,B=128,teeny.debug=1", "'%f' prints a float", 0},
     /* a value returned inside a loop is carried out of it: what is
      * returned after the loop must have its shape */
     {"#include <teeny/dsl.h>\n"
