@@ -64,16 +64,43 @@ bool teeny__tok_is(const teeny_token *tok, const char *s);
  * parse.c — the AST
  * ========================================================================== */
 
-/* A type as written: void, T, tile(T), ptr(T), T *, tile(ptr(T)). */
+/* A type as written: void, T, tile(T), ptr(T), T *, tile(ptr(T)), S,
+ * struct S, tile(S) (S a struct: every field a tile). */
 typedef struct teeny_tyspec {
   teeny_loc loc;
   bool is_void;     /* void */
   bool is_tile;     /* tile(...) */
   bool is_ptr;      /* ptr(...) or '*' */
-  const char *base; /* element type name as written: "f32", "int", "D" */
-  teeny_dtype dt;   /* builtin element dtype; VOID if base is a generic */
+  const char *base; /* element type name as written: "f32", "int", "D", "S" */
+  teeny_dtype dt;   /* builtin element dtype; VOID if base is a generic or struct */
   int generic;      /* index into teeny_program.generics, or -1 */
+  int strct;        /* index into teeny_program.structs, or -1 */
 } teeny_tyspec;
+
+/* A struct (docs/dsl.md §2, tuples): named fields of scalars, tiles,
+ * pointers and other structs.  Values of it are flattened into their
+ * *leaves*, the fields that are not structs, in declaration order: a
+ * variable of it has one var slot per leaf, and so control flow, loops and
+ * reduce carry a struct as its leaves. */
+typedef struct teeny_field {
+  const char *name;
+  teeny_loc loc;
+  teeny_tyspec *type;
+  int leaf;            /* its first leaf in the struct */
+  int nleaves;         /* 1, or a struct field's leaves */
+} teeny_field;
+
+typedef struct teeny_struct {
+  const char *name;            /* "welford" (typedef) or "struct welford" */
+  teeny_loc loc;
+  teeny_field *fields;
+  int nfields;
+  int nleaves;
+  const teeny_tyspec **leaf_type; /* [nleaves]: each leaf's type (not a struct) */
+  const char **leaf_name;         /* [nleaves]: "mean", "pos.x" */
+} teeny_struct;
+
+#define TEENY_MAX_LEAVES 64 /* leaves of one struct */
 
 typedef enum teeny_op_kind {
   /* binary */
@@ -98,7 +125,10 @@ typedef enum teeny_expr_kind {
   EX_ASSIGN, /* lhs = rhs, or lhs op= rhs (op != OP_NONE) */
   EX_INCDEC, /* ++/-- on lhs: op is OP_ADD or OP_SUB; prefix flag */
   EX_STRING, /* string literal: name (NUL-terminated bytes), ival its length */
-  EX_SIZEOF  /* sizeof(type): type; sizeof expr: lhs (element size, bytes) */
+  EX_SIZEOF, /* sizeof(type): type; sizeof expr: lhs (element size, bytes) */
+  EX_MEMBER, /* lhs.name: a field of a struct value */
+  EX_INIT    /* {args...} of struct `type` (a compound literal (S){...} or
+                an initializer); desig[i]: args[i]'s field name, or NULL */
 } teeny_expr_kind;
 
 /* What a name refers to, filled in by resolve.c. */
@@ -131,6 +161,10 @@ struct teeny_expr {
   teeny_tyspec *type;   /* EX_CAST target; EX_NAME used as a type argument */
   teeny_sym_kind sym;   /* resolve.c: what name refers to */
   int sym_index;        /* resolve.c: var slot, generic, func or builtin */
+  int nslots;           /* resolve.c, SYM_VAR names and members of a
+                           variable: the var slots they cover (a struct's
+                           leaves; 1 otherwise) */
+  const char **desig;   /* EX_INIT: designators (.field = ...), or NULL */
 };
 
 typedef enum teeny_stmt_kind {
@@ -216,6 +250,8 @@ typedef struct teeny_backward_decl {
 typedef struct teeny_program {
   teeny_generic *generics;
   int ngenerics;
+  teeny_struct *structs;          /* struct types, in source order (parse.c) */
+  int nstructs;
   teeny_func **funcs;
   int nfuncs;
   teeny_backward_decl *backwards; /* TEENY_BACKWARD pairs in source order (parse.c) */
@@ -228,6 +264,10 @@ teeny_program *teeny__parse(teeny_ctx *cx, teeny_token *toks, int ntoks);
 int teeny__program_find_func(const teeny_program *p, const char *name);
 /* Index of the generic named name, or -1. */
 int teeny__program_find_generic(const teeny_program *p, const char *name);
+/* The struct a written type names, or NULL. */
+const teeny_struct *teeny__tyspec_struct(const teeny_program *p, const teeny_tyspec *ts);
+/* The var slots a variable of type ts takes: its struct's leaves, or 1. */
+int teeny__tyspec_slots(const teeny_program *p, const teeny_tyspec *ts);
 
 /* ============================================================================
  * resolve.c — name binding and the checks that need no bindings

@@ -39,8 +39,9 @@ void teeny__gen_scan_expr(const teeny_expr *e, gscan *si) {
   if (!e)
     return;
   if ((e->kind == EX_ASSIGN || e->kind == EX_INCDEC) && e->lhs &&
-      e->lhs->sym == SYM_VAR)
-    si->assigned[e->lhs->sym_index] = true;
+      e->lhs->sym == SYM_VAR) /* a variable's slots, or a field's */
+    for (int i = 0; i < (e->lhs->nslots > 1 ? e->lhs->nslots : 1); i++)
+      si->assigned[e->lhs->sym_index + i] = true;
   if (e->kind == EX_CALL)
     si->calls = true;
   teeny__gen_scan_expr(e->lhs, si);
@@ -54,8 +55,9 @@ void teeny__gen_scan_stmt(const teeny_stmt *s, gscan *si) {
   if (!s)
     return;
   switch (s->kind) {
-  case ST_DECL:
-    si->declared[s->var] = true;
+  case ST_DECL: /* every slot of a struct variable */
+    for (int i = 0; i < teeny__tyspec_slots(si->prog, s->type); i++)
+      si->declared[s->var + i] = true;
     break;
   case ST_RETURN:
     si->returns = true;
@@ -90,6 +92,7 @@ gscan teeny__gen_scan_new(gen *g) {
   si.assigned = teeny__arena_alloc(g->cx->arena, sizeof(bool) * (size_t)n);
   si.declared = teeny__arena_alloc(g->cx->arena, sizeof(bool) * (size_t)n);
   si.returns = si.calls = false;
+  si.prog = g->prog;
   return si;
 }
 
@@ -99,15 +102,18 @@ bool *teeny__gen_scan_merged(gen *g, gscan *si) {
     if (si->declared[s])
       si->assigned[s] = false;
   if (si->returns)
-    si->assigned[RET_FLAG(fr)] = si->assigned[RET_VAL(fr)] = true;
+    for (int i = -1; i < fr->nret; i++) /* RET_FLAG and RET_VAL's slots */
+      si->assigned[RET_VAL(fr) + i] = true;
   return si->assigned;
 }
 
 bool teeny__gen_expr_reads(const teeny_expr *e, const bool *set) {
   if (!e)
     return false;
-  if (e->kind == EX_NAME && e->sym == SYM_VAR && set[e->sym_index])
-    return true;
+  if ((e->kind == EX_NAME || e->kind == EX_MEMBER) && e->sym == SYM_VAR)
+    for (int i = 0; i < (e->nslots > 1 ? e->nslots : 1); i++)
+      if (set[e->sym_index + i])
+        return true;
   if (teeny__gen_expr_reads(e->lhs, set) || teeny__gen_expr_reads(e->rhs, set) ||
       teeny__gen_expr_reads(e->cond, set))
     return true;
@@ -136,7 +142,7 @@ void teeny__gen_slot_set(gen *g, int slot, gval v) {
   var->defined = true;
 }
 
-static void var_declare(gvar *v, const teeny_tyspec *ts, const teeny_bindings *b) {
+void teeny__gen_declare_var(gvar *v, const teeny_tyspec *ts, const teeny_bindings *b) {
   memset(v, 0, sizeof *v);
   v->dt = teeny__tyspec_dtype(ts, b);
   v->is_ptr = ts->is_ptr;
@@ -154,9 +160,11 @@ static const char *var_kind(gen *g, const gvar *v) {
  * explicit when `cast` is set: compound assignment), tile/scalar agreement,
  * and broadcasting to the slot's shape once it has one.  `what` says what
  * is happening for messages ("initialise 'x'"). */
-static void var_set(gen *g, int slot, gval x, teeny_loc loc, const char *what,
-                    bool cast) {
-  gvar *v = &g->fr->vars[slot];
+void teeny__gen_assign_var(gen *g, gvar *v, gval x, teeny_loc loc, const char *what,
+                           bool cast) {
+  if (x.st)
+    teeny__gen_fail(g, loc, "cannot %s (%s) with a value of %s", what, var_kind(g, v),
+                    x.st->name);
   if (x.type.dt == TEENY_DT_VOID)
     teeny__gen_fail(g, loc, "cannot %s with a void value", what);
   if (v->is_ptr) {
@@ -192,27 +200,46 @@ static void var_set(gen *g, int slot, gval x, teeny_loc loc, const char *what,
 
 static const char *slot_name(gen *g, int slot) {
   const teeny_func *fn = g->fr->fn;
-  if (slot == RET_FLAG(g->fr) || slot == RET_VAL(g->fr))
+  if (slot == RET_FLAG(g->fr) || IS_RET_VAL(g->fr, slot))
     return "the return value";
   return fn->var_names && fn->var_names[slot] ? fn->var_names[slot] : "?";
 }
 
+/* "w", "w.pos": a target as written. */
+static const char *target_name(gen *g, const teeny_expr *e) {
+  if (e->kind != EX_MEMBER)
+    return e->name;
+  return teeny__arena_printf(g->cx->arena, "%s.%s", target_name(g, e->lhs), e->name);
+}
+
+/* The struct a target (a variable, or a field of one) holds, or NULL. */
+static const teeny_struct *target_struct(gen *g, const teeny_expr *lhs) {
+  if (lhs->kind == EX_MEMBER)
+    return teeny__tyspec_struct(g->prog, lhs->type);
+  return g->fr->vars[lhs->sym_index].st;
+}
+
 gval teeny__gen_assign(gen *g, const teeny_expr *e) {
   const teeny_expr *lhs = e->lhs;
-  if (!lhs || lhs->kind != EX_NAME || lhs->sym != SYM_VAR)
+  if (!lhs || (lhs->kind != EX_NAME && lhs->kind != EX_MEMBER) || lhs->sym != SYM_VAR)
     teeny__gen_fail(g, e->loc, "only variables can be assigned");
   int slot = lhs->sym_index;
-  const char *what = teeny__arena_printf(g->cx->arena, "assign to '%s'", lhs->name);
+  const char *name = target_name(g, lhs);
+  const teeny_struct *st = target_struct(g, lhs);
+  const char *what = teeny__arena_printf(g->cx->arena, "assign to '%s'", name);
   if (e->kind == EX_ASSIGN && e->op == OP_NONE) {
-    var_set(g, slot, teeny__gen_expr(g, e->rhs), e->loc, what, false);
+    teeny__gen_store(g, slot, st, teeny__gen_expr_any(g, e->rhs), e->loc, what, false);
   } else {
     gvar *v = &g->fr->vars[slot];
+    if (st)
+      teeny__gen_fail(g, e->loc, "'%s' is a struct (%s): only '=' assigns one", name,
+                      st->name);
     if (!v->defined)
       teeny__gen_fail(g, lhs->loc, "'%s' is used before it is assigned on every path",
-                      lhs->name);
+                      name);
     gval rhs = e->kind == EX_INCDEC ? teeny__gv_weak_int(1) : teeny__gen_expr(g, e->rhs);
     gval r = teeny__gen_binop(g, e->op, v->v, rhs, e->loc);
-    var_set(g, slot, r, e->loc, what, true);
+    teeny__gen_assign_var(g, v, r, e->loc, what, true);
   }
   gval none;
   memset(&none, 0, sizeof none);
@@ -287,7 +314,7 @@ void teeny__gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
     if (!asg[s])
       continue;
     bool dt = after_t[s].defined, de = after_e[s].defined;
-    bool result = s == RET_VAL(fr) ? (dt || de) : (before[s].defined || (dt && de));
+    bool result = IS_RET_VAL(fr, s) ? (dt || de) : (before[s].defined || (dt && de));
     if (!result)
       continue;
     teeny_type tt = after_t[s].v.type, te = after_e[s].v.type;
@@ -352,7 +379,8 @@ static void gen_guarded_rest(gen *g, teeny_stmt *const *list, int n, const int *
   for (int i = 0; i < n; i++)
     teeny__gen_scan_stmt(list[i], &si);
   bool *asg = teeny__gen_scan_merged(g, &si);
-  asg[RET_FLAG(fr)] = asg[RET_VAL(fr)] = true;
+  for (int i = -1; i < fr->nret; i++) /* RET_FLAG and RET_VAL's slots */
+    asg[RET_VAL(fr) + i] = true;
   gval any;
   int live[3], nl = 0;
   for (int i = 0; i < nf; i++) {
@@ -392,10 +420,12 @@ static void gen_decl(gen *g, const teeny_stmt *s) {
   gvar *v = &g->fr->vars[s->var];
   if (s->type->is_void)
     teeny__gen_fail(g, s->loc, "variable '%s' cannot be void", s->name);
-  var_declare(v, s->type, g->b);
+  (void)v;
+  teeny__gen_declare(g, g->fr, s->var, s->type);
   if (s->expr) {
     const char *what = teeny__arena_printf(g->cx->arena, "initialise '%s'", s->name);
-    var_set(g, s->var, teeny__gen_expr(g, s->expr), s->expr->loc, what, false);
+    teeny__gen_store(g, s->var, g->fr->vars[s->var].st, teeny__gen_expr_any(g, s->expr),
+                     s->expr->loc, what, false);
   }
 }
 
@@ -403,7 +433,8 @@ static void gen_return(gen *g, const teeny_stmt *s) {
   gframe *fr = g->fr;
   if (s->expr) {
     const char *what = teeny__arena_printf(g->cx->arena, "return from '%s'", fr->fn->name);
-    var_set(g, RET_VAL(fr), teeny__gen_expr(g, s->expr), s->expr->loc, what, false);
+    teeny__gen_store(g, RET_VAL(fr), fr->vars[RET_VAL(fr)].st,
+                     teeny__gen_expr_any(g, s->expr), s->expr->loc, what, false);
   }
   teeny__gen_slot_set(g, RET_FLAG(fr), teeny__gv_bool(true));
 }
@@ -448,14 +479,15 @@ void teeny__gen_stmt(gen *g, const teeny_stmt *s) {
 static gframe *frame_new(gen *g, const teeny_func *fn) {
   gframe *fr = teeny__arena_alloc(g->cx->arena, sizeof *fr);
   fr->fn = fn;
-  fr->nslots = fn->nvars + 2;
+  fr->nret = teeny__tyspec_slots(g->prog, fn->ret);
+  fr->nslots = fn->nvars + 1 + fr->nret;
   fr->vars = teeny__arena_alloc(g->cx->arena, sizeof(gvar) * (size_t)fr->nslots);
-  gvar *rf = &fr->vars[fn->nvars];
+  gvar *rf = &fr->vars[RET_FLAG(fr)];
   rf->dt = TEENY_DT_BOOL;
   rf->defined = true;
   rf->v = teeny__gv_bool(false);
   if (fn->ret && !fn->ret->is_void)
-    var_declare(&fr->vars[fn->nvars + 1], fn->ret, g->b);
+    teeny__gen_declare(g, fr, RET_VAL(fr), fn->ret);
   return fr;
 }
 
@@ -470,10 +502,10 @@ gval teeny__gen_inline(gen *g, const teeny_func *fn, const gval *args,
   g->fr = fr;
   for (int i = 0; i < nargs; i++) {
     const teeny_param_decl *p = &fn->params[i];
-    var_declare(&fr->vars[p->var], p->type, g->b);
+    teeny__gen_declare(g, fr, p->var, p->type);
     const char *what = teeny__arena_printf(g->cx->arena, "pass argument %d to parameter '%s' of '%s'",
                                            i + 1, p->name, fn->name);
-    var_set(g, p->var, args[i], arglocs[i], what, false);
+    teeny__gen_store(g, p->var, fr->vars[p->var].st, args[i], arglocs[i], what, false);
   }
   g->depth++;
   gen_stmts(g, fn->body->body, fn->body->nbody);
@@ -483,10 +515,11 @@ gval teeny__gen_inline(gen *g, const teeny_func *fn, const gval *args,
   r.id = -1;
   r.type = teeny__type_scalar(TEENY_DT_VOID);
   if (fn->ret && !fn->ret->is_void) {
-    gvar *rv = &fr->vars[RET_VAL(fr)];
-    if (!rv->defined)
-      teeny__gen_fail(g, loc, "'%s' did not return a value", fn->name);
-    r = rv->v;
+    for (int i = 0; i < fr->nret; i++)
+      if (!fr->vars[RET_VAL(fr) + i].defined)
+        teeny__gen_fail(g, loc, "'%s' did not return a value", fn->name);
+    r = teeny__gen_slots_value(g, RET_VAL(fr), fr->vars[RET_VAL(fr)].st, loc,
+                               "the return value");
   }
   g->fr = fr->caller;
   return r;
@@ -509,8 +542,8 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
   for (int i = 0; i < fn->nparams; i++) {
     const teeny_param_decl *p = &fn->params[i];
     gvar *v = &g.fr->vars[p->var];
-    var_declare(v, p->type, b);
-    if (p->type->is_tile || p->type->is_void)
+    teeny__gen_declare_var(v, p->type, b);
+    if (p->type->is_tile || p->type->is_void || p->type->strct >= 0)
       teeny__gen_fail(&g, p->loc, "kernel parameters must be scalars or pointers");
     teeny_type t = p->type->is_ptr ? teeny__type_ptr(v->dt) : teeny__type_scalar(v->dt);
     int id = teeny__ir_param_add(g.f, p->name, t);

@@ -31,13 +31,16 @@
 
 #include "dsl/front.h"
 
-typedef struct gval {
+typedef struct gval gval;
+struct gval {
   int id;          /* IR value id; -1 for a constant not materialised */
   teeny_type type; /* static type; weak values have i32, i64 or f32 */
   bool weak;       /* literal or const generic: adopts the other dtype */
   bool is_const;   /* known at compile time (uniform if a tile) */
   teeny_scalar c;  /* the constant; weak floats keep full double precision */
-} gval;
+  const teeny_struct *st; /* a struct value: its struct (type is void) */
+  gval *leaves;    /* a struct value: its st->nleaves leaf values */
+};
 
 typedef struct gvar {
   bool defined;    /* assigned on every path that reaches here */
@@ -45,6 +48,8 @@ typedef struct gvar {
   bool is_ptr;     /* declared as a pointer */
   bool is_tile;    /* declared as a tile */
   gval v;          /* current value, when defined */
+  const teeny_struct *st; /* the first slot of a struct variable: its struct
+                             (the variable is st->nleaves slots) */
 } gvar;
 
 /* A loop whose body is being generated: its exit flags. */
@@ -57,13 +62,15 @@ typedef struct gloop {
 typedef struct gframe {
   const teeny_func *fn;  /* the function this activation runs */
   gvar *vars;            /* [nslots] */
-  int nslots;            /* fn->nvars + 2 */
+  int nslots;            /* fn->nvars + 1 + nret */
+  int nret;              /* RET_VAL's slots: a struct's leaves, or 1 */
   gloop *loop;           /* innermost loop being generated, or NULL */
   struct gframe *caller; /* NULL for the kernel */
 } gframe;
 
 #define RET_FLAG(fr) ((fr)->fn->nvars)
-#define RET_VAL(fr) ((fr)->fn->nvars + 1)
+#define RET_VAL(fr) ((fr)->fn->nvars + 1) /* the first of fr->nret */
+#define IS_RET_VAL(fr, s) ((s) >= RET_VAL(fr) && (s) < RET_VAL(fr) + (fr)->nret)
 
 typedef struct gen {
   teeny_ctx *cx;
@@ -86,6 +93,7 @@ typedef struct gscan {
   bool *declared; /* [nslots] declared inside (so local to it) */
   bool returns;   /* contains a return */
   bool calls;     /* contains a call (for loop-invariance checks) */
+  const teeny_program *prog; /* for the slots of struct declarations */
 } gscan;
 
 gscan teeny__gen_scan_new(gen *g);
@@ -115,8 +123,34 @@ void teeny__gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
                          teeny_stmt *const *es, int en, const bool *asg,
                          teeny_loc loc, const int *clear, int nclear);
 void teeny__gen_stmt(gen *g, const teeny_stmt *s);
+/* A variable of declared type ts: its slots [base, ...) in frame fr get
+ * their dtypes (a struct: one per leaf, tiles in a tile(S)). */
+void teeny__gen_declare(gen *g, gframe *fr, int base, const teeny_tyspec *ts);
+void teeny__gen_declare_var(gvar *v, const teeny_tyspec *ts, const teeny_bindings *b);
+/* Give slot v a new value x: implicit conversion to its dtype (explicit
+ * when cast: compound assignment), tile/scalar agreement, broadcasting to
+ * its shape once it has one; what says what happens, for messages. */
+void teeny__gen_assign_var(gen *g, gvar *v, gval x, teeny_loc loc, const char *what,
+                           bool cast);
+/* The same for the variable (or field) at slots [base, ...) of the current
+ * frame: x must be a value of struct st when st is set, and each leaf is
+ * assigned. */
+void teeny__gen_store(gen *g, int base, const teeny_struct *st, gval x, teeny_loc loc,
+                      const char *what, bool cast);
 /* Point slot at a value (no conversion: flags and region arguments). */
 void teeny__gen_slot_set(gen *g, int slot, gval v);
+/* The value of the variable (or field) in slots [base, ...): a struct
+ * value from its leaves when st is set; name is for errors. */
+gval teeny__gen_slots_value(gen *g, int base, const teeny_struct *st, teeny_loc loc,
+                            const char *name);
+/* The value of a struct (aggregate) from its leaves. */
+gval teeny__gv_struct(const teeny_struct *st, gval *leaves);
+
+/* ---- irgen_struct.c ------------------------------------------------------------ */
+
+/* lhs.name, and {...} of a struct (a compound literal or an initializer). */
+gval teeny__gen_member(gen *g, const teeny_expr *e);
+gval teeny__gen_init(gen *g, const teeny_expr *e);
 
 /* ---- irgen_loop.c ------------------------------------------------------------ */
 
@@ -136,7 +170,11 @@ const char *teeny__gen_tstr(gen *g, teeny_type t);
 
 /* ---- irgen_expr.c -------------------------------------------------------------- */
 
+/* An expression's value; a struct value is an error here (teeny__gen_expr_any
+ * takes them too: initialisers, assignments, arguments, returns, fields,
+ * reduce). */
 gval teeny__gen_expr(gen *g, const teeny_expr *e);
+gval teeny__gen_expr_any(gen *g, const teeny_expr *e);
 /* Evaluate e as a scalar condition (bool; ints and floats compare with 0). */
 gval teeny__gen_cond(gen *g, const teeny_expr *e);
 /* An IR value id for v in the current region (materialises constants). */
@@ -180,6 +218,8 @@ int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what);
 teeny_type teeny__gen_type_of(gen *g, const teeny_expr *e);
 
 /* ---- irgen_builtins.c -------------------------------------------------------------- */
+
+#define TEENY_MAX_COMBINE 8 /* values one reduce or scan combines (a struct's leaves) */
 
 gval teeny__gen_builtin(gen *g, const teeny_expr *call);
 

@@ -415,8 +415,8 @@ static gval gen_cdiv(gen *g, const teeny_expr *e) {
  * arguments and is returned for the caller to fill. */
 static teeny_op *combine_op(gen *g, teeny_opcode code, gval *xs, int n, int axis,
                             teeny_loc loc, teeny_region **region) {
-  int ids[2];
-  teeny_type rts[2];
+  int *ids = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)n);
+  teeny_type *rts = teeny__arena_alloc(g->cx->arena, sizeof(teeny_type) * (size_t)n);
   for (int i = 0; i < n; i++) {
     ids[i] = teeny__gen_id(g, xs[i], loc);
     teeny_type t = xs[i].type;
@@ -448,7 +448,7 @@ static teeny_op *combine_op(gen *g, teeny_opcode code, gval *xs, int n, int axis
 static void region_yield(gen *g, teeny_region *r, const gval *vals, int n, teeny_loc loc) {
   teeny_region *saved = g->cur;
   g->cur = r;
-  int ids[2];
+  int *ids = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++)
     ids[i] = teeny__gen_id(g, vals[i], loc);
   if (!teeny__ir_op_add(g->f, r, IR_YIELD, loc, ids, n, NULL, 0))
@@ -545,12 +545,58 @@ static gval gen_arg_reduce(gen *g, const teeny_expr *e, teeny_cmp_pred better) {
   return teeny__gv_value(g, op->res[1]);
 }
 
-/* reduce(x, axis, fn) / scan(x, axis, fn) with a helper as combine. */
+/* The operands of reduce/scan(x, ...): x's leaves when x is a struct
+ * value (a tuple), else x; tiles of numbers, broadcast to one shape. */
+static gval *combine_inputs(gen *g, const teeny_expr *e, gval x, int *n) {
+  *n = x.st ? x.st->nleaves : 1;
+  if (*n > TEENY_MAX_COMBINE)
+    teeny__gen_fail(g, e->args[0]->loc, "%s over %s: at most %d values at once (it has %d)",
+                    e->name, x.st->name, TEENY_MAX_COMBINE, *n);
+  gval *xs = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)*n);
+  for (int i = 0; i < *n; i++) {
+    xs[i] = x.st ? x.leaves[i] : x;
+    const char *what = x.st ? teeny__arena_printf(g->cx->arena, "field '%s' of %s",
+                                                  x.st->leaf_name[i], x.st->name)
+                            : "its operand";
+    if (xs[i].type.rank == 0 || xs[i].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[0]->loc, "%s needs tiles, but %s is %s", e->name, what,
+                      teeny__gen_tstr(g, xs[i].type));
+    if (xs[i].type.dt == TEENY_DT_PTR)
+      teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers (%s)", e->name,
+                      what);
+  }
+  unify(g, xs, *n, e->loc, e->name);
+  return xs;
+}
+
+/* What the combine helper returned must be the inputs' dtypes, as
+ * scalars (a struct of them for a tuple). */
+static void check_combined(gen *g, const teeny_func *fn, gval c, gval x, const gval *xs,
+                           int n, teeny_loc loc) {
+  if (x.st && c.st != x.st)
+    teeny__gen_fail(g, loc, "combine function '%s' must return %s, not %s", fn->name,
+                    x.st->name, c.st ? c.st->name : teeny__gen_tstr(g, c.type));
+  for (int i = 0; i < n; i++) {
+    gval v = x.st ? c.leaves[i] : c;
+    if ((v.st || v.type.rank != 0 || v.type.dt != xs[i].type.dt) && x.st)
+      teeny__gen_fail(g, loc, "combine function '%s' must return field '%s' as a scalar "
+                      "%s, not %s", fn->name, x.st->leaf_name[i],
+                      teeny_dtype_name(xs[i].type.dt), teeny__gen_tstr(g, v.type));
+    if (v.st || v.type.rank != 0 || v.type.dt != xs[i].type.dt)
+      teeny__gen_fail(g, loc, "combine function '%s' must return a scalar %s, not %s",
+                      fn->name, teeny_dtype_name(xs[i].type.dt),
+                      v.st ? v.st->name : teeny__gen_tstr(g, v.type));
+  }
+}
+
+/* reduce(x, axis, fn) / scan(x, axis, fn) with a helper as combine; x may
+ * be a struct value of tiles (Triton's tuples of tensors), combined field
+ * by field by fn on scalars of that struct. */
 static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
-  gval x = need_tile(g, e, 0, e->name);
-  if (x.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers", e->name);
-  int axis = const_axis(g, e, 1, x.type.rank, e->name);
+  gval x = teeny__gen_expr_any(g, e->args[0]);
+  int n;
+  gval *xs = combine_inputs(g, e, x, &n);
+  int axis = const_axis(g, e, 1, xs[0].type.rank, e->name);
   const teeny_expr *fe = e->args[2];
   if (fe->kind != EX_NAME || fe->sym != SYM_FUNC)
     teeny__gen_fail(g, fe->loc, "%s's third argument must name a helper function", e->name);
@@ -558,18 +604,25 @@ static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
   if (fn->nparams != 2)
     teeny__gen_fail(g, fe->loc, "combine function '%s' must take 2 parameters", fn->name);
   teeny_region *r;
-  teeny_op *op = combine_op(g, kind, &x, 1, axis, e->loc, &r);
+  teeny_op *op = combine_op(g, kind, xs, n, axis, e->loc, &r);
   teeny_region *saved = g->cur;
   g->cur = r;
-  gval ab[2] = {teeny__gv_value(g, r->args[0]), teeny__gv_value(g, r->args[1])};
+  gval *a = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n * 2);
+  for (int i = 0; i < 2 * n; i++)
+    a[i] = teeny__gv_value(g, r->args[i]);
+  gval ab[2] = {x.st ? teeny__gv_struct(x.st, a) : a[0],
+                x.st ? teeny__gv_struct(x.st, a + n) : a[1]};
   teeny_loc locs[2] = {fe->loc, fe->loc};
   gval c = teeny__gen_inline(g, fn, ab, locs, 2, fe->loc);
-  if (c.type.rank != 0 || c.type.dt != x.type.dt)
-    teeny__gen_fail(g, fe->loc, "combine function '%s' must return a scalar %s, not %s",
-                    fn->name, teeny_dtype_name(x.type.dt), teeny__gen_tstr(g, c.type));
+  check_combined(g, fn, c, x, xs, n, fe->loc);
   g->cur = saved;
-  region_yield(g, r, &c, 1, e->loc);
-  return teeny__gv_value(g, op->res[0]);
+  region_yield(g, r, x.st ? c.leaves : &c, n, e->loc);
+  if (!x.st)
+    return teeny__gv_value(g, op->res[0]);
+  gval *out = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    out[i] = teeny__gv_value(g, op->res[i]);
+  return teeny__gv_struct(x.st, out);
 }
 
 /* ---- dot ------------------------------------------------------------------------------------ */

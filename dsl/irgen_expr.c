@@ -494,31 +494,60 @@ gval teeny__gen_cond(gen *g, const teeny_expr *e) {
   return to_bool(g, v, e->loc);
 }
 
+/* c ? a : b of two values (not structs), c bool. */
+static gval select_values(gen *g, gval c, gval a, gval b, teeny_loc aloc, teeny_loc bloc,
+                          teeny_loc loc) {
+  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "'?:' between pointers is not supported");
+  teeny_dtype dt = teeny__gen_promote(g, a, b, loc, "?:");
+  a = teeny__gen_operand(g, a, dt, aloc);
+  b = teeny__gen_operand(g, b, dt, bloc);
+  int rank, shape[TEENY_MAX_RANK];
+  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape) ||
+      !teeny__broadcast_shape(teeny__type_tile(dt, rank, shape), c.type, &rank, shape))
+    teeny__gen_fail(g, loc, "shape mismatch: %s, %s and %s do not broadcast (in '?:')",
+                    shape_str(g, c.type), shape_str(g, a.type), shape_str(g, b.type));
+  gval args[3] = {teeny__gen_broadcast(g, c, rank, shape, loc),
+                  teeny__gen_broadcast(g, a, rank, shape, loc),
+                  teeny__gen_broadcast(g, b, rank, shape, loc)};
+  return teeny__gen_op(g, IR_SELECT, args, 3, args[1].type, loc);
+}
+
+/* c ? a : b of two values of one struct, field by field (c a scalar: a
+ * tile condition would mix fields of both). */
+static gval select_structs(gen *g, gval c, gval a, gval b, teeny_loc loc) {
+  if (a.st != b.st)
+    teeny__gen_fail(g, loc, "'?:' between %s and %s: both sides must be one struct",
+                    a.st ? a.st->name : teeny__gen_tstr(g, a.type),
+                    b.st ? b.st->name : teeny__gen_tstr(g, b.type));
+  if (c.type.rank)
+    teeny__gen_fail(g, loc, "'?:' between structs needs a scalar condition, not %s",
+                    shape_str(g, c.type));
+  gval *leaves = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)a.st->nleaves);
+  for (int i = 0; i < a.st->nleaves; i++) {
+    if (!teeny__type_eq(a.leaves[i].type, b.leaves[i].type))
+      teeny__gen_fail(g, loc, "'?:': field '%s' is %s on one side and %s on the other",
+                      a.st->leaf_name[i], teeny__gen_tstr(g, a.leaves[i].type),
+                      teeny__gen_tstr(g, b.leaves[i].type));
+    leaves[i] = select_values(g, c, a.leaves[i], b.leaves[i], loc, loc, loc);
+  }
+  return teeny__gv_struct(a.st, leaves);
+}
+
 /* c ? a : b */
 static gval gen_select(gen *g, const teeny_expr *e) {
   gval c = teeny__gen_expr(g, e->cond);
   if (c.type.rank == 0) {
     c = to_bool(g, c, e->cond->loc);
     if (c.is_const) /* like a constexpr if: only the chosen side is built */
-      return teeny__gen_expr(g, c.c.i ? e->lhs : e->rhs);
+      return teeny__gen_expr_any(g, c.c.i ? e->lhs : e->rhs);
   } else {
     c = to_bool(g, c, e->cond->loc);
   }
-  gval a = teeny__gen_expr(g, e->lhs), b = teeny__gen_expr(g, e->rhs);
-  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->loc, "'?:' between pointers is not supported");
-  teeny_dtype dt = teeny__gen_promote(g, a, b, e->loc, "?:");
-  a = teeny__gen_operand(g, a, dt, e->lhs->loc);
-  b = teeny__gen_operand(g, b, dt, e->rhs->loc);
-  int rank, shape[TEENY_MAX_RANK];
-  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape) ||
-      !teeny__broadcast_shape(teeny__type_tile(dt, rank, shape), c.type, &rank, shape))
-    teeny__gen_fail(g, e->loc, "shape mismatch: %s, %s and %s do not broadcast (in '?:')",
-                    shape_str(g, c.type), shape_str(g, a.type), shape_str(g, b.type));
-  gval args[3] = {teeny__gen_broadcast(g, c, rank, shape, e->loc),
-                  teeny__gen_broadcast(g, a, rank, shape, e->loc),
-                  teeny__gen_broadcast(g, b, rank, shape, e->loc)};
-  return teeny__gen_op(g, IR_SELECT, args, 3, args[1].type, e->loc);
+  gval a = teeny__gen_expr_any(g, e->lhs), b = teeny__gen_expr_any(g, e->rhs);
+  if (a.st || b.st)
+    return select_structs(g, c, a, b, e->loc);
+  return select_values(g, c, a, b, e->lhs->loc, e->rhs->loc, e->loc);
 }
 
 static gval gen_literal(gen *g, const teeny_expr *e) {
@@ -546,6 +575,8 @@ static gval gen_name(gen *g, const teeny_expr *e) {
   switch (e->sym) {
   case SYM_VAR: {
     gvar *v = &g->fr->vars[e->sym_index];
+    if (v->st)
+      return teeny__gen_slots_value(g, e->sym_index, v->st, e->loc, e->name);
     if (!v->defined)
       teeny__gen_fail(g, e->loc, "'%s' is used before it is assigned on every path",
                       e->name);
@@ -630,7 +661,19 @@ static gval gen_sizeof(gen *g, const teeny_expr *e) {
 }
 
 gval teeny__gen_expr(gen *g, const teeny_expr *e) {
+  gval v = teeny__gen_expr_any(g, e);
+  if (v.st)
+    teeny__gen_fail(g, e->loc, "a struct value (%s) cannot be used here; use its fields",
+                    v.st->name);
+  return v;
+}
+
+gval teeny__gen_expr_any(gen *g, const teeny_expr *e) {
   switch (e->kind) {
+  case EX_MEMBER:
+    return teeny__gen_member(g, e);
+  case EX_INIT:
+    return teeny__gen_init(g, e);
   case EX_SIZEOF:
     return gen_sizeof(g, e);
   case EX_STRING:
@@ -658,7 +701,7 @@ gval teeny__gen_expr(gen *g, const teeny_expr *e) {
       gval *args = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)(e->nargs + 1));
       teeny_loc *locs = teeny__arena_alloc(g->cx->arena, sizeof(teeny_loc) * (size_t)(e->nargs + 1));
       for (int i = 0; i < e->nargs; i++) {
-        args[i] = teeny__gen_expr(g, e->args[i]);
+        args[i] = teeny__gen_expr_any(g, e->args[i]);
         locs[i] = e->args[i]->loc;
       }
       return teeny__gen_inline(g, fn, args, locs, e->nargs, e->loc);

@@ -190,16 +190,14 @@ static int loop_cond(gen *g, const teeny_expr *cond, const int *flags, int nflag
 
 /* ---- while loops --------------------------------------------------------------------- */
 
-/* Slots the body returns into that were undefined before the loop
- * (`late`): carried too, from a placeholder, once the body's values give
+/* Slot r of the returned value, when the body returns into it and it was
+ * undefined before the loop (`late`): carried too, from a placeholder, once the body's values give
  * their types.  The values at the ends of both regions (bend, aend) are
  * updated so that yields pass them on; the region that does not run the
  * body passes its argument through. */
-static void carry_late(gen *g, carried *c, const gvar *saved, bool is_do, gvar *bend,
+static void carry_late(gen *g, carried *c, int r, const gvar *saved, bool is_do, gvar *bend,
                        gvar *aend, teeny_region *before, teeny_region *after,
                        teeny_region *outer, teeny_loc loc) {
-  gframe *fr = g->fr;
-  int r = RET_VAL(fr);
   const gvar *body_end = is_do ? bend : aend;
   if (saved[r].defined || !body_end[r].defined)
     return;
@@ -261,8 +259,9 @@ static void gen_while_loop(gen *g, const teeny_stmt *s, const teeny_expr *step, 
       teeny__gen_expr(g, step);
   }
   gvar *aend = teeny__gen_vars_save(g);
-  if (si.returns)
-    carry_late(g, &c, saved, is_do, bend, aend, before, after, outer, loc);
+  for (int i = 0; si.returns && i < g->fr->nret; i++) /* each slot of the value */
+    carry_late(g, &c, RET_VAL(g->fr) + i, saved, is_do, bend, aend, before, after, outer,
+               loc);
 
   teeny__gen_vars_restore(g, bend);
   teeny__gen_yield_slots(g, before, c.slots, c.types, c.n, IR_CONDITION, cid, loc);

@@ -128,7 +128,8 @@ typedef struct func_info {
 /* A variable in scope. */
 typedef struct binding {
   const char *name; /* as declared */
-  int slot;         /* its var slot */
+  int slot;         /* its var slot (a struct's: its first leaf's) */
+  const teeny_tyspec *type; /* as declared */
   int scope;        /* depth of the scope that declared it */
   teeny_loc loc;    /* where */
   int shadowed;     /* binding this one hides, or -1 */
@@ -161,8 +162,9 @@ typedef enum use_ctx {
 } use_ctx;
 
 typedef struct sym {
-  teeny_sym_kind kind; /* SYM_NONE if unknown */
-  int index;           /* var slot, generic, function or builtin */
+  teeny_sym_kind kind;      /* SYM_NONE if unknown */
+  int index;                /* var slot, generic, function or builtin */
+  const teeny_tyspec *type; /* SYM_VAR: its declared type */
 } sym;
 
 static void verr(resolver *r, teeny_diag_level lvl, teeny_loc loc,
@@ -348,11 +350,12 @@ static void unknown(resolver *r, teeny_loc loc, const char *what,
 /* ---- scopes, slots, uses ------------------------------------------------------------ */
 
 static sym lookup(const resolver *r, const char *name) {
-  sym s = {SYM_NONE, -1};
+  sym s = {SYM_NONE, -1, NULL};
   int b = map_get(&r->vars, name);
   if (b >= 0) {
     s.kind = SYM_VAR;
     s.index = r->binds[b].slot;
+    s.type = r->binds[b].type;
   } else if ((s.index = map_get(&r->generics, name)) >= 0) {
     s.kind = SYM_GENERIC;
   } else if ((s.index = map_get(&r->funcs, name)) >= 0) {
@@ -370,7 +373,7 @@ static sym lookup(const resolver *r, const char *name) {
  * when there is no function of the name is the variable or generic
  * returned, for the error. */
 static sym lookup_callable(const resolver *r, const char *name) {
-  sym s = {SYM_FUNC, map_get(&r->funcs, name)};
+  sym s = {SYM_FUNC, map_get(&r->funcs, name), NULL};
   if (s.index >= 0)
     return s;
   if ((s.index = teeny__builtin_find(name)) >= 0) {
@@ -408,7 +411,8 @@ static void pop_scope(resolver *r) {
 
 /* Declare a variable (or parameter) in the current scope; returns its new
  * var slot.  A second declaration in the same scope is an error. */
-static int bind(resolver *r, const char *name, teeny_loc loc, bool param) {
+static int bind(resolver *r, const char *name, const teeny_tyspec *type, teeny_loc loc,
+                bool param) {
   int top = map_get(&r->vars, name);
   if (top >= 0 && r->binds[top].scope == r->scope) {
     if (param)
@@ -417,13 +421,18 @@ static int bind(resolver *r, const char *name, teeny_loc loc, bool param) {
       err(r, loc, "redeclaration of '%s' in the same scope", name);
     note(r, r->binds[top].loc, "'%s' was declared here", name);
   }
-  r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
-  int slot = r->nslots++;
-  r->slots[slot] = name;
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, type);
+  int slot = r->nslots, n = st ? st->nleaves : 1;
+  for (int i = 0; i < n; i++) { /* a struct: one slot per leaf, "w.mean" */
+    r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
+    r->slots[r->nslots++] =
+        st ? teeny__arena_printf(r->cx->arena, "%s.%s", name, st->leaf_name[i]) : name;
+  }
   r->binds = grow(r, r->binds, r->nbinds, &r->bcap, sizeof *r->binds);
   binding *b = &r->binds[r->nbinds];
   b->name = name;
   b->slot = slot;
+  b->type = type;
   b->scope = r->scope;
   b->loc = loc;
   b->shadowed = top;
@@ -449,9 +458,14 @@ static void use_generic(resolver *r, int g, teeny_loc loc) {
   fi->uses[fi->nuses++].loc = loc;
 }
 
+/* A type's generics: its own, or its struct's leaves'. */
 static void use_type(resolver *r, const teeny_tyspec *ts) {
   if (ts && ts->generic >= 0)
     use_generic(r, ts->generic, ts->loc);
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, ts);
+  for (int i = 0; st && i < st->nleaves; i++)
+    if (st->leaf_type[i]->generic >= 0)
+      use_generic(r, st->leaf_type[i]->generic, ts->loc);
 }
 
 static void add_call(resolver *r, int callee, teeny_loc loc) {
@@ -500,10 +514,66 @@ static void name_expr(resolver *r, teeny_expr *e, use_ctx ctx) {
   }
   e->sym = s.kind;
   e->sym_index = s.index;
+  if (s.kind == SYM_VAR)
+    e->nslots = teeny__tyspec_slots(r->prog, s.type);
 }
 
-/* The target of an assignment or of ++/--: a variable. */
+/* The declared type of a variable, or of a field of one (NULL: e is not
+ * such, or is not resolved). */
+static const teeny_tyspec *var_type(resolver *r, const teeny_expr *e) {
+  if (e->kind == EX_NAME && e->sym == SYM_VAR)
+    return lookup(r, e->name).type;
+  if (e->kind == EX_MEMBER && e->sym == SYM_VAR)
+    return e->type;
+  return NULL;
+}
+
+/* lhs.name: on a variable (or a field of one) the field's slots are found
+ * now (sym SYM_VAR, sym_index its first slot, nslots, type the field's
+ * type, made a tile in a tile(S)); on any other struct value, irgen looks
+ * the field up. */
+static void member_expr(resolver *r, teeny_expr *e) {
+  expr(r, e->lhs, USE_VALUE);
+  const teeny_tyspec *t = var_type(r, e->lhs);
+  if (!t)
+    return;
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, t);
+  if (!st) {
+    err(r, e->loc, "'.%s' of a value that is not a struct (%s)", e->name,
+        t->base ? t->base : "?");
+    return;
+  }
+  for (int i = 0; i < st->nfields; i++) {
+    const teeny_field *f = &st->fields[i];
+    if (strcmp(f->name, e->name) != 0)
+      continue;
+    teeny_tyspec *ft = alloc(r, sizeof *ft);
+    *ft = *f->type;
+    ft->is_tile = ft->is_tile || t->is_tile;
+    e->sym = SYM_VAR;
+    e->sym_index = e->lhs->sym_index + f->leaf;
+    e->nslots = f->nleaves;
+    e->type = ft;
+    return;
+  }
+  suggestion sg = {e->name, NULL, 0};
+  for (int i = 0; i < st->nfields; i++)
+    consider(&sg, st->fields[i].name);
+  if (sg.best)
+    err(r, e->loc, "%s has no field '%s'; did you mean '%s'?", st->name, e->name, sg.best);
+  else
+    err(r, e->loc, "%s has no field '%s'", st->name, e->name);
+}
+
+/* The target of an assignment or of ++/--: a variable, or a field of one. */
 static void target(resolver *r, teeny_expr *t, const char *what) {
+  if (t->kind == EX_MEMBER) {
+    int before = r->cx->nerrors;
+    expr(r, t, USE_VALUE);
+    if (t->sym != SYM_VAR && r->cx->nerrors == before)
+      err(r, t->loc, "the target of %s must be a variable or a field of one", what);
+    return;
+  }
   if (t->kind != EX_NAME || t->type) {
     err(r, t->loc, "the target of %s must be a variable", what);
     return;
@@ -513,6 +583,7 @@ static void target(resolver *r, teeny_expr *t, const char *what) {
   case SYM_VAR:
     t->sym = s.kind;
     t->sym_index = s.index;
+    t->nslots = teeny__tyspec_slots(r->prog, s.type);
     return;
   case SYM_GENERIC:
     err(r, t->loc, "cannot assign to '%s': it is a generic, not a variable",
@@ -757,6 +828,14 @@ static void expr(resolver *r, teeny_expr *e, use_ctx ctx) {
     err(r, e->loc, "a string literal can only be the message of device_print, "
                    "device_assert or static_assert");
     return;
+  case EX_MEMBER:
+    member_expr(r, e);
+    return;
+  case EX_INIT: /* designators are checked against the struct in irgen */
+    use_type(r, e->type);
+    for (int i = 0; i < e->nargs && !stopped(r); i++)
+      expr(r, e->args[i], USE_VALUE);
+    return;
   case EX_SIZEOF: /* sizeof(T) or sizeof x: a dtype or a value */
     use_type(r, e->type);
     expr(r, e->lhs, USE_DTYPE_ARG);
@@ -777,7 +856,7 @@ static void block_items(resolver *r, teeny_stmt *blk) {
  * initializer that reads the variable reads the new one. */
 static void decl(resolver *r, teeny_stmt *st) {
   use_type(r, st->type);
-  st->var = bind(r, st->name, st->name_loc, false);
+  st->var = bind(r, st->name, st->type, st->name_loc, false);
   expr(r, st->expr, USE_VALUE);
 }
 
@@ -898,10 +977,10 @@ static void kernel_signature(resolver *r, const teeny_func *f) {
   if (!f->ret->is_void)
     err(r, f->ret->loc, "kernel '%s' must return void", f->name);
   for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].type->is_tile)
-      err(r, f->params[i].loc, "kernel parameter '%s' cannot be a tile; "
+    if (f->params[i].type->is_tile || f->params[i].type->strct >= 0)
+      err(r, f->params[i].loc, "kernel parameter '%s' cannot be a %s; "
                                "kernels take scalars and pointers",
-          f->params[i].name);
+          f->params[i].name, f->params[i].type->strct >= 0 ? "struct" : "tile");
 }
 
 static void resolve_func(resolver *r, int fi) {
@@ -915,7 +994,7 @@ static void resolve_func(resolver *r, int fi) {
   push_scope(r); /* parameters and the body's outermost block share it */
   for (int i = 0; i < f->nparams; i++) {
     use_type(r, f->params[i].type);
-    f->params[i].var = bind(r, f->params[i].name, f->params[i].loc, true);
+    f->params[i].var = bind(r, f->params[i].name, f->params[i].type, f->params[i].loc, true);
   }
   block_items(r, f->body);
   pop_scope(r);

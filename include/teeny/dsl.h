@@ -207,9 +207,11 @@ static inline void teeny__device_assert(int cond, const char *fmt, ...) {
 #define min(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define argmax(x, axis) ((i32)teeny__args(0, x, axis))
 #define argmin(x, axis) ((i32)teeny__args(0, x, axis))
-#define reduce(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
+/* reduce/scan(x, axis, fn): x a tile, or a struct of tiles (a tuple) that
+ * fn combines field by field. */
+#define reduce(x, axis, fn) ((void)sizeof(axis), fn((x), (x)))
 #define cumsum(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
-#define scan(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
+#define scan(x, axis, fn) ((void)sizeof(axis), fn((x), (x)))
 /* dot(a, b [, acc]): a is [M, K], b is [K, N]; the result is [M, N]. */
 #define dot(a, ...) ((a) * TEENY__FIRST(__VA_ARGS__, 0))
 

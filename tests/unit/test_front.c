@@ -648,6 +648,39 @@ START_TEST(user_names_shadow_builtins) {
 }
 END_TEST
 
+START_TEST(struct_slots) {
+  /* a struct variable takes a slot per leaf; a field of one is its slots */
+  teeny_program *p = ok("typedef struct { f32 x; f32 y; } pt;\n"
+                        "typedef struct { pt a; tile(i32) n; pt b; } seg;\n"
+                        "void f(seg s) {\n"
+                        "  tile(seg) t = s;\n"
+                        "  t.b.y = t.a.x;\n"
+                        "  pt q = (pt){.y = 1.0f, .x = 2.0f};\n"
+                        "}");
+  ck_assert_int_eq(p->nstructs, 2);
+  const teeny_struct *seg = &p->structs[1];
+  ck_assert_str_eq(seg->name, "seg");
+  ck_assert_int_eq(seg->nleaves, 5);
+  ck_assert_str_eq(seg->leaf_name[3], "b.x");
+  ck_assert(seg->leaf_type[2]->is_tile); /* n */
+  teeny_func *f = func(p, "f");
+  ck_assert_int_eq(f->params[0].var, 0);
+  ck_assert_int_eq(decl(f, "t")->var, 5);
+  ck_assert_str_eq(f->var_names[5 + 4], "t.b.y");
+  teeny_expr *as = body(f, 1)->expr; /* t.b.y = t.a.x */
+  ck_assert_int_eq(as->lhs->sym, SYM_VAR);
+  ck_assert_int_eq(as->lhs->sym_index, 5 + 4);
+  ck_assert_int_eq(as->lhs->nslots, 1);
+  ck_assert_int_eq(as->rhs->sym_index, 5);
+  ck_assert_int_eq(as->rhs->lhs->nslots, 2); /* t.a */
+  ck_assert_int_eq(decl(f, "t")->expr->nslots, 5);
+  teeny_expr *lit = decl(f, "q")->expr;
+  ck_assert_int_eq(lit->kind, EX_INIT);
+  ck_assert_str_eq(lit->desig[0], "y");
+  ck_assert_int_eq(f->nvars, 12);
+}
+END_TEST
+
 START_TEST(typed_const_decl) {
   teeny_program *p = ok("TEENY_CONST(N);\nTEENY_CONST(EPS, f32);\nTEENY_CONST(ON, _Bool);\n");
   ck_assert_int_eq(p->generics[0].cdt, TEENY_DT_VOID); /* a weak i32 */
@@ -759,8 +792,8 @@ static const bad_case bad_cases[] = {
     {"void f(i32 x) {\n  x = 1\n}", 0, 3, 1, "expected ';' after expression, found '}'"},
     {"void f(ptr(f32) p) { f32 x = p[0]; }", 0, 1, 31,
      "indexing is not supported; use load() with a pointer offset"},
-    {"void f(i32 p) { i32 x = p.y; }", 0, 1, 26, "member access"},
-    {"void f(ptr(f32) p) { f32 x = p->y; }", 0, 1, 31, "member access"},
+    {"void f(i32 p) { i32 x = p.y; }", 0, 1, 26, "'.y' of a value that is not a struct (i32)"},
+    {"void f(ptr(f32) p) { f32 x = p->y; }", 0, 1, 31, "'->' is not supported"},
     {"void f() { tile(tile(f32)) x; }", 0, 1, 17, "tile(tile(...)) is not allowed"},
     {"void f(ptr(ptr(f32)) p) {}", 0, 1, 12, "pointers to pointers are not supported"},
     {"void f(f32 **p) {}", 0, 1, 13, "pointers to pointers are not supported"},
@@ -815,6 +848,32 @@ static const bad_case bad_cases[] = {
     {"void f() { i32 x = ; }", 0, 1, 20, "expected an expression, found ';'"},
     {"void f() { i32 x = return; }", 0, 1, 20, "expected an expression, found 'return'"},
     {"void f() { do {} while (1) }", 0, 1, 28, "expected ';' after 'do ... while (...)'"},
+    /* ---- structs ---- */
+    {"void f() { struct T x; }", 0, 1, 19, "unknown struct 'T'"},
+    {"typedef struct { } S;", 0, 1, 20, "struct S has no fields"},
+    {"typedef struct { f32 a; i32 a; } S;", 0, 1, 29, "duplicate field 'a' in S"},
+    {"typedef struct { f32 a[4]; } S;", 0, 1, 23, "arrays and bit-fields are not supported"},
+    {"typedef f32 real;", 0, 1, 9, "typedef only names structs here"},
+    {"typedef struct { f32 a; } S;\nvoid f(ptr(S) p) {}", 0, 2, 12,
+     "pointers to structs are not supported"},
+    {"typedef struct { f32 a; } S;\nvoid f(S *p) {}", 0, 2, 10,
+     "pointers to structs are not supported"},
+    {"typedef struct { f32 a; } S;\nvoid f(S s) { f32 y = s.b; }", 0, 2, 24,
+     "S has no field 'b'"},
+    {"void f(i32 x) { i32 y = x.a; }", 0, 1, 26, "'.a' of a value that is not a struct"},
+    {"typedef struct { f32 a; } S;\nTEENY_KERNEL() void k(S s) {}", 0, 2, 25,
+     "kernel parameter 's' cannot be a struct"},
+    {"typedef struct { f32 a; } S;\nvoid f(S s) { s.a.b = 1.0f; }", 0, 2, 18,
+     "'.b' of a value that is not a struct"},
+    {"struct S { f32 a; };\nstruct S { f32 b; };", 0, 2, 8, "redefinition of struct S"},
+    {"typedef struct { f32 a; } S;\nvoid f() { i32 S = 1; }", 0, 2, 16,
+     "'S' is a struct type and cannot name a variable"},
+    {"void f(i32 x) { i32 y = (i32){x}; }", 0, 1, 26, "only structs have compound literals"},
+    {"void f(i32 x) { i32 y = {x}; }", 0, 1, 25, "only structs take a braced initializer"},
+    {"typedef struct { f32 a; } S;\nvoid f(f32 x) { S s = (S)x; }", 0, 2, 23,
+     "a struct cannot be converted from a value"},
+    {"typedef struct { f32 a; } S;\nvoid f(S s) { f32 y = s->a; }", 0, 2, 24,
+     "'->' is not supported: there are no pointers to structs"},
     /* ---- resolver ---- */
     {"void k(ptr(i32) p, i32 n_elements)\n{\n    i32 x = n_element;\n}", 0, 3, 13,
      "unknown name 'n_element'; did you mean 'n_elements'?"},
@@ -1216,6 +1275,7 @@ int main(void) {
   tcase_add_test(tc, user_names_shadow_builtins);
   tcase_add_test(tc, loop_exit_flags);
   tcase_add_test(tc, typed_const_decl);
+  tcase_add_test(tc, struct_slots);
   tcase_add_loop_test(tc, bad_source, 0, (int)TEENY_ARRAY_LEN(bad_cases));
   tcase_add_test(tc, errors_keep_going_and_stop_at_limit);
   tcase_add_test(tc, notes_point_at_the_first_definition);

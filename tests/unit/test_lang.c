@@ -39,6 +39,9 @@ struct lang_case {
   double scalars[MAXP];    /* each scalar argument, in order */
   /* The interpreter's buffers (by pointer argument) against plain C. */
   void (*check)(const lang_case *c, void *const *bufs);
+  double tol;              /* f32 buffers: emulator vs interpreter, relative
+                              and absolute (reductions in another order);
+                              0: bit for bit */
 };
 
 /* ---- running ------------------------------------------------------------------ */
@@ -49,6 +52,7 @@ typedef struct launch {
   teeny_interp_arg args[MAXP];
   void *bufs[MAXP];          /* by pointer argument */
   size_t bytes[MAXP];
+  teeny_dtype dts[MAXP];     /* their dtypes */
   int nbufs;
 } launch;
 
@@ -117,6 +121,7 @@ static void launch_init(launch *l, const lang_case *c, teeny_spec *s) {
     const teeny_param *p = teeny_spec_param(s, i);
     if (p->kind == TEENY_PARAM_POINTER) {
       int b = l->nbufs++;
+      l->dts[b] = p->dtype;
       l->bytes[b] = (size_t)c->n[b] * (size_t)teeny_dtype_size(p->dtype);
       l->bufs[b] = calloc(1, l->bytes[b] + 8);
       for (long e = 0; e < c->n[b]; e++)
@@ -149,6 +154,19 @@ static int run(launch *l, const lang_case *c, runner fn) {
     ku_print_diags(&d);
   teeny_diags_close(&d);
   return rc;
+}
+
+/* Buffer b of two runs: bit for bit, or f32 within tol. */
+static bool same_buffer(const launch *a, const launch *b, int k, double tol) {
+  if (tol == 0 || a->dts[k] != TEENY_DT_F32)
+    return memcmp(a->bufs[k], b->bufs[k], a->bytes[k]) == 0;
+  const float *x = a->bufs[k], *y = b->bufs[k];
+  for (size_t i = 0; i < a->bytes[k] / 4; i++)
+    if (fabs((double)x[i] - (double)y[i]) > tol * (1 + fabs((double)x[i]))) {
+      fprintf(stderr, "element %zu: %.9g vs %.9g\n", i, (double)x[i], (double)y[i]);
+      return false;
+    }
+  return true;
 }
 
 /* run(), with what the kernel writes to stderr (device_print's lines)
@@ -215,7 +233,7 @@ static void run_case(const lang_case *c) {
     ck_assert_msg(run(&emu, c, teeny_spec_emulate) == 0, "%s %s w%d: emulator failed",
                   c->kernel, cfg[k].target, cfg[k].warps);
     for (int b = 0; b < ref.nbufs; b++)
-      ck_assert_msg(memcmp(emu.bufs[b], ref.bufs[b], ref.bytes[b]) == 0,
+      ck_assert_msg(same_buffer(&ref, &emu, b, c->tol),
                     "%s %s w%d: buffer %d differs from the interpreter's", c->kernel,
                     cfg[k].target, cfg[k].warps, b);
     launch_close(&emu);
@@ -324,11 +342,11 @@ static void check_early_kernel_return(const lang_case *c, void *const *bufs) {
 
 static const lang_case jump_cases[] = {
     {"jumps", "scalar_exits", "BLOCK=16", 4, {20, 40}, {F_IOTA, F_ZERO}, {20},
-     check_scalar_exits},
+     check_scalar_exits, 0},
     {"jumps", "tile_exits", "BLOCK=16", 4, {6 * BLK, 8 * BLK}, {F_IOTA, F_ZERO}, {6},
-     check_tile_exits},
+     check_tile_exits, 0},
     {"jumps", "early_kernel_return", "BLOCK=16", 4, {5, 64}, {F_IOTA, F_ZERO}, {5},
-     check_early_kernel_return},
+     check_early_kernel_return, 0},
 };
 
 START_TEST(jumps) { run_case(&jump_cases[_i]); }
@@ -348,7 +366,7 @@ static void check_shadow(const lang_case *c, void *const *bufs) {
 }
 
 static const lang_case shadow_case = {"shadow", "shadow", "sum=16", 3, {3 * BLK, 3 * BLK},
-                                      {F_RANDOM, F_ZERO}, {0}, check_shadow};
+                                      {F_RANDOM, F_ZERO}, {0}, check_shadow, 0};
 
 START_TEST(shadow) { run_case(&shadow_case); }
 END_TEST
@@ -374,7 +392,7 @@ static const lang_case const_case = {
     "consts", "typed_consts",
     "BLOCK=16,EPS=1e-5,SCALE=0.1,IS_CAUSAL=true,BIG=5000000000,HALF=0.375,MASK=0xf0f0f0f0", 4,
     {4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK}, {F_RANDOM, F_ZERO, F_ZERO, F_ZERO, F_ZERO},
-    {0}, check_typed_consts};
+    {0}, check_typed_consts, 0};
 
 START_TEST(typed_consts) { run_case(&const_case); }
 END_TEST
@@ -392,9 +410,9 @@ static void check_introspect(const lang_case *c, void *const *bufs) {
 
 static const lang_case introspect_cases[] = {
     {"debug", "introspect", "D=f16,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
-     check_introspect},
+     check_introspect, 0},
     {"debug", "introspect", "D=i32,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
-     check_introspect},
+     check_introspect, 0},
 };
 
 START_TEST(introspect) { run_case(&introspect_cases[_i]); }
@@ -424,7 +442,7 @@ static char *expected_prints(int grid, int n) {
 }
 
 static const lang_case prints_case = {"debug", "prints", "BLOCK=4", 3, {10}, {F_IOTA}, {10},
-                                      NULL};
+                                      NULL, 0};
 
 START_TEST(prints) {
   const lang_case *c = &prints_case;
@@ -461,7 +479,7 @@ END_TEST
  * negative values, and the kernel runs to the end); with it, both the
  * interpreter and the emulator stop with the failing values. */
 START_TEST(asserts) {
-  lang_case c = {"debug", "checks", "BLOCK=16", 2, {20}, {F_SMALL}, {20}, NULL};
+  lang_case c = {"debug", "checks", "BLOCK=16", 2, {20}, {F_SMALL}, {20}, NULL, 0};
   run_case(&c); /* off: interpreter and emulator agree, buffers updated */
   c.bindings = "BLOCK=16,teeny.debug=1";
   c.fill[0] = F_IOTA;
@@ -494,6 +512,68 @@ START_TEST(asserts) {
 }
 END_TEST
 
+/* ---- tuples.c: structs as tuples ------------------------------------------------------ */
+
+static void check_row_stats(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (unsigned r = 0; r < c->grid; r++) {
+    const float *v = x + r * (unsigned)n;
+    double mean = 0, var = 0;
+    int arg = 0;
+    for (int i = 0; i < n; i++) {
+      mean += v[i] / (double)n;
+      if (v[i] > v[arg])
+        arg = i;
+    }
+    for (int i = 0; i < n; i++)
+      var += (v[i] - mean) * (v[i] - mean) / n;
+    ck_assert_double_eq_tol(out[r * 4], mean, 1e-6);
+    ck_assert_double_eq_tol(out[r * 4 + 1], var, 1e-6);
+    ck_assert_float_eq(out[r * 4 + 2], v[arg] * 10.0f);
+    ck_assert_float_eq(out[r * 4 + 3], (float)arg);
+  }
+}
+
+static void check_online_softmax(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (unsigned r = 0; r < c->grid; r++) {
+    const float *v = x + r * (unsigned)n;
+    double m = -INFINITY, l = 0;
+    for (int i = 0; i < n; i++)
+      m = fmax(m, v[i]);
+    for (int i = 0; i < n; i++)
+      l += exp(v[i] - m);
+    ck_assert_float_eq(out[r * 3], (float)m);
+    ck_assert_double_eq_tol(out[r * 3 + 1], l, 1e-5 * l);
+    ck_assert_float_eq(out[r * 3 + 2], (float)n);
+  }
+}
+
+static void check_running_argmax(const lang_case *c, void *const *bufs) {
+  const int32_t *x = bufs[0], *out = bufs[1];
+  int best = 0;
+  for (int i = 0; i < (int)c->n[0]; i++) {
+    if (x[i] >= x[best])
+      best = i;
+    ck_assert_int_eq(out[i], x[best]);
+    ck_assert_int_eq(out[c->n[0] + i], best);
+  }
+}
+
+static const lang_case tuple_cases[] = {
+    {"tuples", "row_stats", "BLOCK=16", 3, {36, 12}, {F_RANDOM, F_ZERO}, {12},
+     check_row_stats, 1e-5},
+    {"tuples", "online_softmax", "BLOCK=16", 2, {100, 6}, {F_RANDOM, F_ZERO}, {50},
+     check_online_softmax, 1e-5},
+    {"tuples", "running_argmax", "BLOCK=16", 1, {16, 32}, {F_SMALL, F_ZERO}, {0},
+     check_running_argmax, 0},
+};
+
+START_TEST(tuples) { run_case(&tuple_cases[_i]); }
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -506,6 +586,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);
   tcase_add_test(tc, asserts);
+  tcase_add_loop_test(tc, tuples, 0, (int)NELEM(tuple_cases));
   suite_add_tcase(s, tc);
   return s;
 }

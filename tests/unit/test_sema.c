@@ -19,11 +19,22 @@
   "{\n"
 #define PREFIX_LINES 6
 
+/* A struct and helpers over it, then a kernel body (a whole source). */
+#define SDEF                                                                   \
+  "#include <teeny/dsl.h>\n"                                                   \
+  "typedef struct { f32 a; i32 b; } pair;\n"                                   \
+  "pair pick(pair x, pair y) { return x.a > y.a ? x : y; }\n"                   \
+  "f32 wrong(pair x, pair y) { return x.a; }\n"                                 \
+  "TEENY_KERNEL()\n"                                                           \
+  "void k(ptr(f32) x, i32 n)\n"                                                \
+  "{\n"
+
 typedef struct sema_case {
   const char *body;     /* kernel body, or a whole source if whole is set */
   const char *bindings; /* NULL: D=f32,B=128 */
   const char *message;  /* expected substring of the first error */
-  int whole;            /* body is a complete source */
+  int whole;            /* 1: body is a complete source; 2: it has its own
+                           prefix (SDEF) but no closing brace */
 } sema_case;
 
 static const sema_case bad[] = {
@@ -123,6 +134,26 @@ static const sema_case bad[] = {
     {"    device_assert(@x, \"a pointer\");\n", 0, "device_assert's condition must be a bool or a number", 0},
     {"    device_assert(n > 0, \"%f\", @n);\n", 0, "'%f' prints a float", 0},
     {"    device_assert(n > 0, \"%f\", @n);\n", "D=f32,B=128,teeny.debug=1", "'%f' prints a float", 0},
+    /* structs (tuples) */
+    {SDEF "    pair p = {1.0f, 2, @3};\n", "", "too many initializers for pair (2 fields)", 2},
+    {SDEF "    pair p = {.a = 1.0f, .q = @2};\n", "", "pair has no field 'q'", 2},
+    {SDEF "    pair p = {.b = 1, .a = 1.0f, .b = @2};\n", "", "field 'b' of pair is initialised twice", 2},
+    {SDEF "    tile(pair) p = @{.b = arange(0, 16)};\n", "",
+     "field 'a' of pair needs a value: a tile's shape has no zero here", 2},
+    {SDEF "    pair p;\n    f32 y = p@.a;\n", "", "'p.a' is used before it is assigned", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    pair q = @p + p;\n", "", "a struct value (pair) cannot be used here", 2},
+    {SDEF "    pair p;\n    p @= 1.0f;\n", "", "cannot assign to 'p' (pair) with f32", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    p @+= p;\n", "", "'p' is a struct (pair): only '=' assigns one", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    i32 k = 3;\n    k @= p;\n", "",
+     "cannot assign to 'k' (i32) with a value of pair", 2},
+    {SDEF "    pair p = {1.0f, @1.5f};\n", "", "dtype mismatch", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    f32 s = reduce(@p, 0, pick);\n", "",
+     "reduce needs tiles, but field 'a' of pair is f32", 2},
+    {SDEF "    tile(pair) t = {zeros(f32, 16), arange(0, 16)};\n"
+     "    pair r = reduce(t, 0, @wrong);\n", "", "combine function 'wrong' must return pair, not f32", 2},
+    {SDEF "    tile(pair) t = {zeros(f32, 16), arange(0, 16)};\n    tile(i32) r = arange(0, 16);\n"
+     "    tile(pair) u = r > 3 @? t : t;\n", "", "'?:' between structs needs a scalar condition", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    pair q = p@.a;\n", "", "cannot initialise 'q' (pair) with f32", 2},
     /* a value returned inside a loop is carried out of it: what is
      * returned after the loop must have its shape */
     {"#include <teeny/dsl.h>\n"
@@ -153,7 +184,7 @@ static const sema_case bad[] = {
 static char *case_source(const sema_case *c, int *line, int *col) {
   size_t n = strlen(PREFIX) + strlen(c->body) + 8;
   char *src = malloc(n);
-  snprintf(src, n, "%s%s%s", c->whole ? "" : PREFIX, c->body, c->whole ? "" : "}\n");
+  snprintf(src, n, "%s%s%s", c->whole ? "" : PREFIX, c->body, c->whole == 1 ? "" : "}\n");
   char *at = strchr(src, '@');
   ck_assert_msg(at != NULL, "case without marker: %s", c->body);
   *line = 1;
