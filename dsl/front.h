@@ -6,7 +6,9 @@
  *   parse.c    tokens              -> AST (teeny_program)
  *   resolve.c  AST                 -> AST with names bound, binding-free checks
  *   spec.c     AST + bindings      -> id, entry point, generated source, key
- *   irgen*.c   AST + bindings      -> tile IR (dsl/ir/ir.h: types, shapes, inlining)
+ *              (bindval.c: the values of const bindings)
+ *   irgen*.c   AST + bindings      -> tile IR (dsl/ir/ir.h: types, shapes, inlining;
+ *              dsl/irgen.h lists the parts)
  *
  * Below it: dsl/ir/ (the tile IR, verifier, MLIR printer, interpreter) and
  * dsl/nvptx/ (tile IR -> PTX, the only code that links LLVM).  api.c puts
