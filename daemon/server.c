@@ -33,6 +33,7 @@
 #define DRAIN_MS 20                 /* stop: how often to check for the end */
 #define GIVE_UP_MS 1000             /* stop: grace after cancelling */
 #define BACKLOG 1024
+#define REFUSED_LOG_MS 1000         /* at most one "refusing" line per this */
 
 struct teeny_conn {
   uv_pipe_t pipe;           /* the connection (pipe.data = this) */
@@ -46,6 +47,8 @@ struct teeny_conn {
   bool closing;             /* uv_close called */
   bool finish;              /* close once everything owed is written */
   bool paused;              /* reading stopped for backpressure */
+  uint64_t paused_ms;       /* loop time it was paused (partial frames do
+                               not age meanwhile: the pause is ours) */
   bool dirty;               /* on the server's write list */
   bool writing;             /* a uv_write is in flight */
   teeny_buf out;            /* reply bytes not handed to libuv yet */
@@ -72,6 +75,9 @@ struct teeny_server {
   bool listener_open;           /* listener initialised and not closed */
   int listen_fd;                /* activated fd, or -1 */
   bool bound;                   /* we created cfg->socket (unlink at exit) */
+  dev_t sock_dev;               /* ... and it was this file: st_dev */
+  ino_t sock_ino;               /* ... st_ino (a successor's is not ours) */
+  teeny_ratelog refused_log;    /* "refusing" lines, rate-limited */
   uv_timer_t sweep;             /* idle and read timeouts */
   uv_timer_t drain;             /* during the stop */
   uv_check_t writer;            /* writes queued replies */
@@ -175,7 +181,17 @@ static void pause_if_lagging(teeny_conn *c) {
   if (!c->paused && !c->closing && c->out.len + c->wbuf.len > OUT_PAUSE) {
     uv_read_stop((uv_stream_t *)&c->pipe);
     c->paused = true;
+    c->paused_ms = now_ms(c->srv);
   }
+}
+
+/* Reading again after our own pause: a partial frame's age does not
+ * count the time we did not read. */
+static void resume_reading(teeny_conn *c) {
+  c->paused = false;
+  if (c->partial_ms)
+    c->partial_ms += now_ms(c->srv) - c->paused_ms;
+  uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
 }
 
 static void count_reply(teeny_conn *c, int status) {
@@ -271,10 +287,8 @@ static void on_written(uv_write_t *req, int status) {
   } else {
     if (c->out.len)
       mark_dirty(c);
-    if (c->paused && c->out.len < OUT_PAUSE / 2 && !c->finish) {
-      c->paused = false;
-      uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read);
-    }
+    if (c->paused && c->out.len < OUT_PAUSE / 2 && !c->finish)
+      resume_reading(c);
     maybe_finish(c);
   }
   conn_unref(c); /* the write's reference */
@@ -581,9 +595,14 @@ static void start_conn(teeny_server *s, teeny_conn *c) {
              (unsigned long long)c->serial, (unsigned)c->peer.pid,
              (unsigned)c->peer.uid);
   if (s->nconns > s->cfg->max_connections) {
-    TEENY_LOGW(s->log, "refusing uid %u (pid %u): %llu connections open",
-               (unsigned)c->peer.uid, (unsigned)c->peer.pid,
-               (unsigned long long)(s->nconns - 1));
+    uint64_t missed;
+    if (teeny__ratelog_allow(&s->refused_log, now_ms(s), &missed))
+      TEENY_LOGW(s->log,
+                 "refusing uid %u (pid %u): %llu connections open "
+                 "(%llu more refused since the last such line)",
+                 (unsigned)c->peer.uid, (unsigned)c->peer.pid,
+                 (unsigned long long)(s->nconns - 1),
+                 (unsigned long long)missed);
     reply_fatal(c, 0, TEENY_E_BUSY, "too many connections");
     return;
   }
@@ -648,7 +667,8 @@ static void sweep_one(teeny_server *s, teeny_conn *c, uint64_t now) {
   const teeny_config *cfg = s->cfg;
   if (write_stalled(s, c, now))
     return;
-  if (c->partial_ms && now - c->partial_ms >= cfg->read_timeout_ms) {
+  if (c->partial_ms && !c->paused &&
+      now - c->partial_ms >= cfg->read_timeout_ms) {
     TEENY_LOGI(s->log, "connection %llu (uid %u): frame incomplete after "
                        "%llu ms; closing",
                (unsigned long long)c->serial, (unsigned)c->peer.uid,
@@ -671,6 +691,10 @@ static void sweep_one(teeny_server *s, teeny_conn *c, uint64_t now) {
 static void on_sweep(uv_timer_t *t) {
   teeny_server *s = t->data;
   uint64_t now = now_ms(s);
+  uint64_t missed = teeny__ratelog_due(&s->refused_log, now);
+  if (missed)
+    TEENY_LOGW(s->log, "%llu more refused connection(s) not logged",
+               (unsigned long long)missed);
   for (teeny_conn *c = s->conns, *nx; c; c = nx) {
     nx = c->next;
     sweep_one(s, c, now);
@@ -736,7 +760,17 @@ static int bind_socket(teeny_server *s, char *err, size_t errsz) {
   char *slash = strrchr(dir, '/');
   if (slash && slash != dir) {
     *slash = '\0';
-    mkdir(dir, 0755); /* the last component only; EEXIST is fine */
+    /* the last component only: a missing parent is the admin's to make */
+    if (mkdir(dir, 0755) && errno == ENOENT) {
+      char *up = strrchr(dir, '/');
+      if (up && up != dir)
+        *up = '\0';
+      snprintf(err, errsz,
+               "cannot bind %s: %s: no such directory (teenycd creates only "
+               "the socket's own directory)",
+               path, dir);
+      return TEENY_E_IO;
+    }
   }
   mode_t old = umask(0177); /* no window with a wider mode */
   int e = uv_pipe_bind(&s->listener, path);
@@ -746,6 +780,11 @@ static int bind_socket(teeny_server *s, char *err, size_t errsz) {
     return TEENY_E_IO;
   }
   s->bound = true;
+  struct stat st;
+  if (lstat(path, &st) == 0) {
+    s->sock_dev = st.st_dev;
+    s->sock_ino = st.st_ino;
+  }
   if (chmod(path, s->cfg->socket_mode)) {
     snprintf(err, errsz, "chmod %s: %s", path, strerror(errno));
     return TEENY_E_IO;
@@ -795,11 +834,7 @@ static void give_up(teeny_server *s, uint64_t waited) {
     s->cancelled = true;
     TEENY_LOGW(s->log, "%u job(s) still running after %llu ms; cancelling",
                busy, (unsigned long long)waited);
-    teeny__sched_cancel(s->sched);
-    for (teeny_conn *c = s->conns, *nx; c; c = nx) {
-      nx = c->next;
-      conn_close(c);
-    }
+    teeny__sched_cancel(s->sched); /* their waiters get SHUTDOWN replies */
     return;
   }
   if (waited < s->cfg->shutdown_timeout_ms + GIVE_UP_MS)
@@ -824,8 +859,8 @@ static void on_drain(uv_timer_t *t) {
   for (teeny_conn *c = s->conns, *nx; c; c = nx) {
     nx = c->next;
     c->finish = true;
-    if (waited >= s->cfg->shutdown_timeout_ms)
-      conn_close(c);
+    if (waited >= s->cfg->shutdown_timeout_ms + GIVE_UP_MS)
+      conn_close(c); /* its last replies are not being read */
     else
       maybe_finish(c);
   }
@@ -864,6 +899,7 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
   s->notify = o->notify;
   s->listen_fd = o->listen_fd;
   teeny__stats_init(&s->stats);
+  s->refused_log.interval_ms = REFUSED_LOG_MS;
   int rc = teeny__admin_policy_init(&s->admin, o->cfg->admin_group, err, errsz);
   if (rc)
     goto fail;
@@ -902,12 +938,28 @@ fail:
   return rc;
 }
 
+/* Remove the socket file we bound, and only that one: libuv unlinks it
+ * when the listener closes, and a successor (another daemon, maybe on
+ * another store) may have bound the path since; its file is not ours. */
+static void remove_own_socket(teeny_server *s) {
+  struct stat st;
+  const char *path = s->cfg->socket;
+  if (!s->bound || lstat(path, &st))
+    return;
+  if (st.st_dev != s->sock_dev || st.st_ino != s->sock_ino) {
+    TEENY_LOGI(s->log, "socket %s is not ours any more (a successor bound "
+                       "it); leaving it",
+               path);
+    return;
+  }
+  if (unlink(path) && errno != ENOENT)
+    TEENY_LOGW(s->log, "cannot remove %s: %s", path, strerror(errno));
+}
+
 void teeny__server_destroy(teeny_server *s) {
   if (!s)
     return;
   teeny__sched_destroy(s->sched);
-  if (s->bound && unlink(s->cfg->socket) && errno != ENOENT)
-    TEENY_LOGW(s->log, "cannot remove %s: %s", s->cfg->socket,
-               strerror(errno));
+  remove_own_socket(s);
   teeny__free(s);
 }

@@ -5,8 +5,9 @@
  *
  * Startup: parse (flags override --config FILE, which overrides the
  * environment and defaults) -> open the log -> lock the store (one daemon
- * per store) -> if the last daemon on this store died without a clean stop,
- * verify and repair the store before serving -> size libuv's thread pool
+ * per store) -> remove the temp files of dead puts -> if the last daemon on
+ * this store died without a clean stop, verify and repair the store before
+ * serving -> size libuv's thread pool
  * to --workers -> create the server and listen (one daemon per socket) ->
  * READY=1.  SIGTERM/SIGINT: the server's orderly stop; the loop ends when
  * it is done; then the last touches are flushed, the store closed, exit 0.
@@ -211,6 +212,21 @@ static void recover_store(daemon_ctx *d) {
   teeny_store_problems_close(&probs);
 }
 
+/* Every start: the temp files of puts whose process is gone (a daemon or
+ * an embedded client killed mid-put) would otherwise pile up. */
+static void clean_tmp(daemon_ctx *d) {
+  teeny_store_problems probs;
+  teeny_store_problems_init(&probs);
+  char err[TEENY_STORE_ERR_LEN];
+  if (teeny_store_clean_tmp(d->store, &probs, err))
+    TEENY_LOGW(&d->log, "cleaning %s/tmp: %s", d->cfg.cache_dir, err);
+  for (size_t i = 0; i < probs.n; i++)
+    TEENY_LOGI(&d->log, "%s stale temp file %s (%s)",
+               probs.v[i].repaired ? "removed" : "cannot remove",
+               probs.v[i].path, probs.v[i].detail);
+  teeny_store_problems_close(&probs);
+}
+
 /* Open the store and take its daemon lock; 0 or an exit status. */
 static int lock_store(daemon_ctx *d) {
   char err[TEENY_STORE_ERR_LEN];
@@ -222,6 +238,7 @@ static int lock_store(daemon_ctx *d) {
     TEENY_LOGE(&d->log, "cannot use the store: %s", err);
     return EXIT_START;
   }
+  clean_tmp(d);
   snprintf(d->marker, sizeof d->marker, "%s/" MARKER,
            teeny_store_root(d->store));
   int fd = open(d->marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,

@@ -26,7 +26,12 @@ static int read_checked(teeny_store *s, int shardfd, const char *key,
                         const char *fname, uint64_t size, const char *sha,
                         bool verify, char **out, char *err) {
   *out = NULL;
-  int fd = openat(shardfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  int fd = teeny__store_open_file(shardfd, fname, O_RDONLY, 0, &st);
+  if (fd == -2)
+    return teeny__store_fail(err, TEENY_E_CORRUPT,
+                             "objects/%.2s/%s is not a regular file", key,
+                             fname);
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ELOOP)
@@ -38,10 +43,8 @@ static int read_checked(teeny_store *s, int shardfd, const char *key,
                              strerror(e));
   }
   int rc = TEENY_OK;
-  struct stat st;
   char *buf = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (uint64_t)st.st_size != size) {
+  if ((uint64_t)st.st_size != size) {
     rc = teeny__store_fail(
         err, TEENY_E_CORRUPT, "objects/%.2s/%s: size %lld, index says %llu",
         key, fname, (long long)st.st_size, (unsigned long long)size);

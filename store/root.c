@@ -231,6 +231,19 @@ int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
   return open_subdir(s->objfd, shard, s->dir_mode, create, NULL, what, err);
 }
 
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st) {
+  int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  mode);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return -2;
+  }
+  return fd;
+}
+
 void teeny__store_unlink_files(teeny_store *s, const char *name,
                                const char *key) {
   int dfd = teeny__store_open_shard(s, key, false, NULL);
@@ -361,8 +374,14 @@ static long read_holder_pid(int fd) {
 int teeny_store_lock_daemon(teeny_store *s, char *err) {
   if (s->lockfd >= 0)
     return TEENY_OK;
-  int fd = openat(s->rootfd, "daemon.lock",
-                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, s->file_mode);
+  struct stat st;
+  int fd = teeny__store_open_file(s->rootfd, "daemon.lock", O_RDWR | O_CREAT,
+                                  s->file_mode, &st);
+  if (fd == -2)
+    return teeny__store_fail(err, TEENY_E_STORE,
+                             "%s/daemon.lock is not a regular file; refusing "
+                             "to use it",
+                             s->root);
   if (fd < 0) {
     int e = errno;
     return teeny__store_fail(err, teeny__store_errno_code(e),

@@ -11,6 +11,7 @@
  *   objects/ab/{name}_{key}.c     generated source
  *   index.db                      SQLite, WAL; one row per stored key
  *   tmp/                          temp files of puts in progress
+ *                                 ({key}.{ext}.{pid}-{random}.tmp)
  *   daemon.lock                   flock()ed by the one teenycd using the root
  *
  * Invariant: the index never names a missing or partial file.  Files reach
@@ -364,6 +365,13 @@ typedef struct teeny_store_verify_opts {
  * whatever it found; an error only when it could not walk. */
 int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
                        teeny_store_problems *out, char *err);
+
+/* Remove the temp files of puts that can no longer finish: their writer
+ * (the pid in the name) is gone, or they are an hour old.  Each is appended
+ * to out as a repaired TEENY_STORE_PROB_TMP problem.  teenycd calls this at
+ * every start, so the temp files of killed processes do not pile up. */
+int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
+                          char *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #define TEENY_STORE_STORE_INT_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/common.h"
@@ -57,6 +58,14 @@ int64_t teeny__store_now(const teeny_store *s);
  * or non-directory). */
 int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
                             char *err);
+/* Open dirfd/name (flags: O_RDONLY, or O_RDWR|O_CREAT with mode) without
+ * following a link and without blocking: O_NONBLOCK makes the open of a
+ * FIFO or device planted there return at once, and anything but a regular
+ * file is then refused before any read.  Returns the fd (st filled), -1
+ * with errno from openat (ELOOP: a symlink), or -2 when it is not a
+ * regular file (st filled). */
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st);
 /* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
 void teeny__store_file_name(const char *name, const char *key, const char *ext,
                             char *out, size_t outsz);

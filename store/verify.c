@@ -6,7 +6,8 @@
  *             sizes and sha256 (the whole store is re-read and re-hashed);
  *   objects/: every file is named by a row (else an orphan: a put that
  *             died before its row, or a removal that died before unlink);
- *   tmp/:     temp files older than a grace period (dead puts);
+ *   tmp/:     temp files of dead puts: their writer (the pid in the
+ *             name) is gone, or they are older than a grace period;
  *   counters: meta's entries/bytes equal COUNT and SUM over the rows.
  *
  * Repair drops bad rows through the two-phase removal (evict.c) and
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,25 +101,27 @@ static teeny_store_problem *problem_add(teeny_store_problems *p,
 }
 
 #define OOM(err) teeny__store_fail(err, TEENY_E_NOMEM, "out of memory")
+#define TMP_GRACE_S 3600 /* a temp file this old is stale whoever wrote it */
 
 /* ---- rows ---------------------------------------------------------------- */
 
 /* Check one file of a row; returns the problem kind or -1 if fine. */
 static int check_file(int shardfd, const char *fname, uint64_t size,
                       const char *sha, char *detail, size_t dsize) {
-  int fd = openat(shardfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  int fd = teeny__store_open_file(shardfd, fname, O_RDONLY, 0, &st);
+  if (fd == -2) {
+    snprintf(detail, dsize, "not a regular file");
+    return TEENY_STORE_PROB_NOTREG;
+  }
   if (fd < 0) {
     int e = errno;
     snprintf(detail, dsize, "%s", strerror(e));
     return e == ENOENT ? TEENY_STORE_PROB_MISSING : TEENY_STORE_PROB_NOTREG;
   }
   int kind = -1;
-  struct stat st;
   char *buf = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    snprintf(detail, dsize, "not a regular file");
-    kind = TEENY_STORE_PROB_NOTREG;
-  } else if ((uint64_t)st.st_size != size) {
+  if ((uint64_t)st.st_size != size) {
     snprintf(detail, dsize, "size %lld, index says %llu", (long long)st.st_size,
              (unsigned long long)size);
     kind = TEENY_STORE_PROB_SIZE;
@@ -480,6 +484,42 @@ static int verify_objects(teeny_store *s, bool repair,
 
 /* ---- tmp/ and counters --------------------------------------------------- */
 
+/* The writer's pid in a temp file's name ("{key}.{ext}.{pid}-{rnd}.tmp"),
+ * or 0 (an older name, or not ours). */
+static long tmp_writer(const char *name) {
+  const char *dash = strrchr(name, '-');
+  const char *dot = dash ? dash : NULL;
+  while (dot && dot > name && dot[-1] != '.')
+    dot--;
+  if (!dash || dot == name || dot == dash)
+    return 0;
+  long pid = 0;
+  for (const char *p = dot; p < dash; p++) {
+    if (*p < '0' || *p > '9' || pid > 100000000)
+      return 0;
+    pid = pid * 10 + (*p - '0');
+  }
+  return pid;
+}
+
+/* Why a temp file is stale, into why; false while a put may still use it:
+ * its writer runs and it is younger than grace (grace < 0: every one is
+ * stale). */
+static bool tmp_stale(const char *name, const struct stat *st, time_t now,
+                      int64_t grace, char *why, size_t n) {
+  long pid = tmp_writer(name);
+  long long age = (long long)(now - st->st_mtime);
+  if (grace < 0)
+    snprintf(why, n, "temp file %lld s old", age);
+  else if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    snprintf(why, n, "temp file of pid %ld, which is gone", pid);
+  else if (age >= grace)
+    snprintf(why, n, "temp file %lld s old", age);
+  else
+    return false;
+  return true;
+}
+
 static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
                       teeny_store_problems *out, char *err) {
   char **names;
@@ -490,15 +530,14 @@ static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
   time_t now = time(NULL); /* file times are real time, not the store clock */
   for (size_t i = 0; i < n && !rc; i++) {
     struct stat st;
-    if (fstatat(s->tmpfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+    char why[96];
+    if (fstatat(s->tmpfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !tmp_stale(names[i], &st, now, grace, why, sizeof why))
       continue;
-    if (grace > 0 && (int64_t)(now - st.st_mtime) < grace)
-      continue; /* a put in progress, probably */
     char path[NAME_MAX + 16];
     snprintf(path, sizeof path, "tmp/%s", names[i]);
     teeny_store_problem *pr =
-        problem_add(out, TEENY_STORE_PROB_TMP, "", path, "temp file %lld s old",
-                    (long long)(now - st.st_mtime));
+        problem_add(out, TEENY_STORE_PROB_TMP, "", path, "%s", why);
     if (!pr)
       rc = OOM(err);
     else if (repair)
@@ -506,6 +545,11 @@ static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
   }
   names_free(names, n);
   return rc;
+}
+
+int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
+                          char *err) {
+  return verify_tmp(s, true, TMP_GRACE_S, out, err);
 }
 
 static int verify_counters(teeny_store *s, bool repair,
@@ -562,7 +606,7 @@ int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
   static const teeny_store_verify_opts defaults = {false, 0};
   if (!o)
     o = &defaults;
-  int64_t grace = o->tmp_grace_s == 0 ? 3600 : o->tmp_grace_s;
+  int64_t grace = o->tmp_grace_s == 0 ? TMP_GRACE_S : o->tmp_grace_s;
   int rc = teeny_store_flush(s, err);
   if (rc)
     return rc;

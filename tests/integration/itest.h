@@ -50,6 +50,15 @@ int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
  * `lines` dependent tile statements (400 at BLOCK_SIZE=1024: ~0.2 s).
  * Independent of the example kernels.  Free with free(). */
 char *it_slow_kernel(int lines, size_t *len);
+/* it_slow_kernel with a "// variant N" line appended: a distinct source
+ * (and key) per variant. */
+char *it_slow_variant(int lines, int variant, size_t *len);
+/* Run fn(arg) in a child process as uid/gid (setgroups, setgid, setuid
+ * first); its return value is the child's exit status.  The status, or
+ * 200 when the child could not run or did not end within timeout_ms. */
+int it_as_user(unsigned uid, int (*fn)(void *), void *arg, int timeout_ms);
+/* How many times needle occurs in the file at path (-1: unreadable). */
+int it_count_in_file(const char *path, const char *needle);
 /* The cache field of a compile reply as text. */
 const char *it_cache_name(teeny_msg_cache c);
 /* Fresh stats over a new connection to sock; 0 or an error. */
@@ -88,5 +97,15 @@ int it_store_symlinks(void);
 int it_modes(void);
 int it_slow_clients(void);
 int it_nonadmin(void);
+/* it_rel2_life.c (issue 18) */
+int it_store_fifo(void);
+int it_socket_successor(void);
+int it_tmp_cleanup(void);
+int it_shutdown_reply(void);
+int it_paused_reader(void);
+int it_toobig_size(void);
+int it_socket_parent(void);
+int it_unknown_kernel(void);
+int it_refused_log(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

@@ -3,8 +3,11 @@
  * (`teenycd_itest NAME`), or lists them (`teenycd_itest --list`).  Also the
  * helpers every test file shares.
  */
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/integration/itest.h"
 
@@ -40,6 +43,15 @@ static const it_test tests[] = {
     {"modes", it_modes},
     {"slow_clients", it_slow_clients},
     {"nonadmin", it_nonadmin},
+    {"store_fifo", it_store_fifo},
+    {"socket_successor", it_socket_successor},
+    {"tmp_cleanup", it_tmp_cleanup},
+    {"shutdown_reply", it_shutdown_reply},
+    {"paused_reader", it_paused_reader},
+    {"toobig_size", it_toobig_size},
+    {"socket_parent", it_socket_parent},
+    {"unknown_kernel", it_unknown_kernel},
+    {"refused_log", it_refused_log},
 };
 
 int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
@@ -75,6 +87,46 @@ char *it_slow_kernel(int lines, size_t *len) {
   char *copy = s ? strdup(s) : NULL;
   teeny__free(s);
   return copy;
+}
+
+char *it_slow_variant(int lines, int variant, size_t *len) {
+  size_t n;
+  char *s = it_slow_kernel(lines, &n);
+  char *t = s ? malloc(n + 32) : NULL;
+  if (t)
+    *len = (size_t)snprintf(t, n + 32, "%s// variant %d\n", s, variant);
+  free(s);
+  return t;
+}
+
+int it_as_user(unsigned uid, int (*fn)(void *), void *arg, int timeout_ms) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return 200;
+  if (pid == 0) {
+    if (setgroups(0, NULL) || setgid((gid_t)uid) || setuid((uid_t)uid))
+      _exit(201);
+    _exit(fn(arg));
+  }
+  int st = td_wait(pid, timeout_ms);
+  if (st == -1) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 200;
+  }
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
+int it_count_in_file(const char *path, const char *needle) {
+  char *s = tc_read_file(path, NULL);
+  if (!s)
+    return -1;
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+    n++;
+  free(s);
+  return n;
 }
 
 const char *it_cache_name(teeny_msg_cache c) {
