@@ -17,6 +17,31 @@ void teeny__buf_free(teeny_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
+/* Capacities double from 256 until the bytes and a NUL fit. */
+static size_t grown_cap(size_t cap, size_t need) {
+  if (need <= cap)
+    return cap;
+  cap = cap ? cap : 256;
+  while (cap < need)
+    cap *= 2;
+  return cap;
+}
+
+bool teeny__buf_reserve(teeny_buf *b, size_t cap) {
+  if (b->oom)
+    return false;
+  if (cap <= b->cap)
+    return true;
+  char *p = teeny__realloc(b->p, cap);
+  if (!p) {
+    b->oom = true;
+    return false;
+  }
+  b->p = p;
+  b->cap = cap;
+  return true;
+}
+
 static bool buf_reserve(teeny_buf *b, size_t extra) {
   if (b->oom)
     return false;
@@ -27,9 +52,7 @@ static bool buf_reserve(teeny_buf *b, size_t extra) {
   size_t need = b->len + extra + 1;
   if (need <= b->cap)
     return true;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < need)
-    cap *= 2;
+  size_t cap = grown_cap(b->cap, need);
   char *p = teeny__realloc(b->p, cap);
   if (!p) {
     b->oom = true;

@@ -7,8 +7,7 @@
  * environment and defaults) -> open the log -> lock the store (one daemon
  * per store) -> remove the temp files of dead puts -> if the last daemon on
  * this store died without a clean stop, verify and repair the store before
- * serving -> size libuv's thread pool
- * to --workers -> create the server and listen (one daemon per socket) ->
+ * serving -> create the server and listen (one daemon per socket) ->
  * READY=1.  SIGTERM/SIGINT: the server's orderly stop; the loop ends when
  * it is done; then the last touches are flushed, the store closed, exit 0.
  * SIGHUP reopens --log-file.  Exit status: 0 after a clean stop, 1 when
@@ -260,12 +259,6 @@ static void ensure_std_fds(void) {
       return;
 }
 
-static void set_threadpool(daemon_ctx *d) {
-  char n[16];
-  snprintf(n, sizeof n, "%u", d->cfg.workers);
-  setenv("UV_THREADPOOL_SIZE", n, 1);
-}
-
 /* ---- signals ----------------------------------------------------------------- */
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -377,7 +370,6 @@ int main(int argc, char **argv) {
     TEENY_LOGW(&d.log, "%s", err);
   signal(SIGPIPE, SIG_IGN);
   raise_fd_limit(&d);
-  set_threadpool(&d);
   uv_loop_init(&d.loop);
   if (!(rc = lock_store(&d))) {
     /* before the socket exists: a SIGTERM right after it appears is an

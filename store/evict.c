@@ -50,6 +50,7 @@ static int victims_add(victims *vs, const char *key, const char *name,
       !(v->name = teeny__strdup(name)))
     return TEENY_E_NOMEM;
   v->bytes = bytes;
+  v->deleted = false;
   vs->n++;
   return TEENY_OK;
 }
@@ -64,7 +65,7 @@ static int sync_full(teeny_store *s, bool on, char *err) {
 
 /* Phase 1 body: DELETE each victim's row (inside the caller's
  * transaction), counting the rows that were still there. */
-static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
+static int delete_rows(teeny_store *s, teeny__store_victim *v, size_t n,
                        teeny_store_counts *removed, char *err) {
   sqlite3_stmt *st;
   int rc =
@@ -80,6 +81,7 @@ static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
       removed->entries++;
       removed->bytes += v[i].bytes;
     }
+    v[i].deleted = !rc && sqlite3_changes(s->db) > 0;
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);
@@ -120,8 +122,22 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
  * cap is non-NULL, once the stored total would be <= *cap; then phase 2. */
 typedef void (*binder)(sqlite3_stmt *st, const void *ctx);
 
+/* Who hears of each row removed (purge's on_removed), or NULL. */
+typedef struct removal_sink {
+  void (*fn)(void *ctx, const char *key);
+  void *ctx;
+} removal_sink;
+
+static void tell_removed(const removal_sink *sink,
+                         const teeny__store_victim *v, size_t n) {
+  for (size_t i = 0; sink && sink->fn && i < n; i++)
+    if (v[i].deleted)
+      sink->fn(sink->ctx, v[i].key);
+}
+
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
+                           const removal_sink *sink,
                            teeny_store_counts *removed, char *err) {
   victims vs = {0};
   int rc = sync_full(s, true, err);
@@ -160,6 +176,7 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
     unlink_unclaimed(s, vs.v, vs.n); /* phase 2 */
+    tell_removed(sink, vs.v, vs.n);
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
@@ -170,8 +187,9 @@ out:
 
 #define VICTIM_COLS "key, name, ptx_size + mlir_size + src_size"
 
-int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
-                         teeny_store_counts *removed, char *err) {
+static int evict_to(teeny_store *s, uint64_t max_bytes,
+                    const removal_sink *sink, teeny_store_counts *removed,
+                    char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
   int rc = teeny_store_flush(s, err); /* our own recent uses count */
@@ -182,7 +200,12 @@ int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
     return rc; /* the common case after a put: no write lock taken */
   return remove_selected(
       s, "SELECT " VICTIM_COLS " FROM entries ORDER BY last_used, key", NULL,
-      NULL, &max_bytes, removed, err);
+      NULL, &max_bytes, sink, removed, err);
+}
+
+int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
+                         teeny_store_counts *removed, char *err) {
+  return evict_to(s, max_bytes, NULL, removed, err);
 }
 
 /* ---- purge --------------------------------------------------------------- */
@@ -212,6 +235,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
   int rc = teeny_store_flush(s, err); /* ages must see our recent uses */
   if (rc)
     return rc;
+  removal_sink sink = {req->on_removed, req->removed_ctx};
   if (req->all || req->name_glob || req->older_than_s > 0) {
     purge_bind b = {req->all ? NULL : req->name_glob,
                     !req->all && req->older_than_s > 0,
@@ -220,13 +244,13 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
         s,
         "SELECT " VICTIM_COLS " FROM entries WHERE (?1 IS "
         "NULL OR name GLOB ?1) AND (?2 IS NULL OR last_used < ?2)",
-        bind_purge, &b, NULL, removed, err);
+        bind_purge, &b, NULL, &sink, removed, err);
     if (rc)
       return rc;
   }
   if (req->to_size) {
     teeny_store_counts more;
-    if ((rc = teeny_store_evict_to(s, req->max_bytes, &more, err)))
+    if ((rc = evict_to(s, req->max_bytes, &sink, &more, err)))
       return rc;
     if (removed) {
       removed->entries += more.entries;
@@ -248,7 +272,7 @@ int teeny_store_remove(teeny_store *s, const char *key,
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
-                           bind_key, key, NULL, &got, err);
+                           bind_key, key, NULL, NULL, &got, err);
   if (removed)
     *removed = got;
   if (!rc && got.entries == 0)
@@ -258,7 +282,7 @@ int teeny_store_remove(teeny_store *s, const char *key,
 
 /* ---- drop by key (verify --repair) --------------------------------------- */
 
-int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err) {
   if (n == 0)
     return TEENY_OK;

@@ -255,6 +255,9 @@ typedef struct teeny_store_purge_req {
   int64_t older_than_s;  /* > 0: entries unused for more than this */
   bool to_size;          /* afterwards evict down to max_bytes */
   uint64_t max_bytes;    /* the cap for to_size */
+  void (*on_removed)(void *ctx, const char *key); /* each key removed, after
+                                                      its row is gone; or NULL */
+  void *removed_ctx;     /* its argument */
 } teeny_store_purge_req;
 
 /* Delete the entries chosen by req: all; or those matching every filter

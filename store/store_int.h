@@ -123,12 +123,13 @@ typedef struct teeny__store_victim {
   char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
   char *name;                        /* its name (NULL if invalid) */
   uint64_t bytes;                    /* its file bytes */
+  bool deleted;                      /* its row went (phase 1) */
 } teeny__store_victim;
 
 /* Delete the rows of keys[0..n) (those still present) durably, then unlink
  * their files unless a row for the key reappeared.  Adds what went to
  * removed. */
-int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err);
 void teeny__store_victims_free(teeny__store_victim *v, size_t n);
 

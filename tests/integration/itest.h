@@ -107,5 +107,10 @@ int it_toobig_size(void);
 int it_socket_parent(void);
 int it_unknown_kernel(void);
 int it_refused_log(void);
+/* it_rel2_serve.c (issue 18) */
+int it_fair_lanes(void);
+int it_memory_budget(void);
+int it_memcache_lru(void);
+int it_uid_limits(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

@@ -52,6 +52,10 @@ static const it_test tests[] = {
     {"socket_parent", it_socket_parent},
     {"unknown_kernel", it_unknown_kernel},
     {"refused_log", it_refused_log},
+    {"fair_lanes", it_fair_lanes},
+    {"memory_budget", it_memory_budget},
+    {"memcache_lru", it_memcache_lru},
+    {"uid_limits", it_uid_limits},
 };
 
 int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
