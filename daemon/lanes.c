@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,9 @@ struct lane {
   unsigned uid_cap;      /* jobs one uid may run at once */
   uid_share *shares;     /* uids with jobs queued or running */
   uint64_t serve_seq;    /* counts picks (round-robin order) */
+  unsigned running;      /* jobs running now */
+  bool held;             /* start nothing but the exclusive job */
+  teeny_job *excl;       /* an exclusive job waiting, or NULL */
   bool stop;             /* threads exit when nothing is left */
   worker *workers;       /* nthreads of them */
 };
@@ -70,6 +74,9 @@ struct teeny_lanes {
   teeny_job *done_head;     /* finished jobs, oldest first */
   teeny_job *done_tail;     /* ... newest */
   unsigned outstanding;     /* submitted, done not run (loop thread) */
+  atomic_bool damaged;      /* a handle reported its index damaged */
+  void (*on_damage)(void *ctx); /* told on the loop thread */
+  void *ctx;                /* its argument */
   lane lanes[TEENY_LANES];  /* the lanes */
 };
 
@@ -176,6 +183,17 @@ static teeny__lane_queue *pick_queue(const lane *ln, uid_share *u) {
 /* Take the next job to run, or NULL when every queued job is held by a
  * cap (or nothing is queued).  *qout: its queue (counts it as running). */
 static teeny_job *pick(lane *ln, teeny__lane_queue **qout) {
+  if (ln->excl) { /* nothing new starts; it runs once the lane is empty */
+    teeny_job *j = ln->running ? NULL : ln->excl;
+    if (j) {
+      ln->excl = NULL;
+      ln->running++;
+      *qout = NULL;
+    }
+    return j;
+  }
+  if (ln->held)
+    return NULL;
   uid_share *bu = NULL;
   teeny__lane_queue *bq = NULL;
   for (uid_share *u = ln->shares; u; u = u->next) {
@@ -192,12 +210,16 @@ static teeny_job *pick(lane *ln, teeny__lane_queue **qout) {
   queue_unlink(j);
   bq->running++;
   bu->running++;
+  ln->running++;
   bq->served = bu->served = ++ln->serve_seq;
   *qout = bq;
   return j;
 }
 
 static void finished(lane *ln, teeny__lane_queue *q) {
+  ln->running--;
+  if (!q)
+    return; /* the exclusive job */
   q->running--;
   q->share->running--;
   queue_tidy(ln, q);
@@ -230,6 +252,8 @@ static void on_done(uv_async_t *h) {
     j->done(j, j->status); /* may free j */
     j = nx;
   }
+  if (atomic_exchange(&l->damaged, false) && l->on_damage)
+    l->on_damage(l->ctx);
 }
 
 /* ---- threads ---------------------------------------------------------------------- */
@@ -247,6 +271,8 @@ static void *worker_main(void *p) {
       break;
     pthread_mutex_unlock(&ln->mu);
     j->work(j, w->store);
+    if (w->store && teeny_store_index_damaged(w->store))
+      atomic_store(&ln->all->damaged, true);
     pthread_mutex_lock(&ln->mu);
     finished(ln, q);
     /* a cap may have let go of a queued job */
@@ -314,6 +340,9 @@ int teeny__lanes_create(const teeny_lanes_opts *o, teeny_lanes **out,
   if (!l)
     return TEENY_E_NOMEM;
   l->loop = o->loop;
+  l->on_damage = o->on_damage;
+  l->ctx = o->ctx;
+  atomic_init(&l->damaged, false);
   pthread_mutex_init(&l->done_mu, NULL);
   uv_async_init(o->loop, &l->async, on_done);
   l->async.data = l;
@@ -358,6 +387,7 @@ void teeny__lanes_submit(teeny_lanes *l, teeny_job *j, teeny_lane lane_id,
   j->lane = lane_id;
   j->status = 0;
   j->q = NULL;
+  j->exclusive = false;
   l->outstanding++;
   pthread_mutex_lock(&ln->mu);
   teeny__lane_queue *q = queue_get(ln, owner);
@@ -420,6 +450,11 @@ void teeny__lanes_cancel(teeny_lanes *l) {
         queue_tidy(ln, q); /* may free u */
       }
     }
+    if (ln->excl) {
+      *tail = ln->excl;
+      tail = &ln->excl->dnext;
+      ln->excl = NULL;
+    }
     pthread_mutex_unlock(&ln->mu);
     *tail = NULL;
     for (teeny_job *j = list, *nx; j; j = nx) {
@@ -435,4 +470,52 @@ unsigned teeny__lanes_threads(const teeny_lanes *l, teeny_lane lane_id) {
 
 teeny_store *teeny__lanes_idle_store(teeny_lanes *l) {
   return l->lanes[TEENY_LANE_STORE].workers[0].store;
+}
+
+/* ---- for the index rebuild ----------------------------------------------------- */
+
+void teeny__lanes_hold(teeny_lanes *l, teeny_lane lane_id, bool on) {
+  lane *ln = &l->lanes[lane_id];
+  pthread_mutex_lock(&ln->mu);
+  ln->held = on;
+  pthread_cond_broadcast(&ln->cv);
+  pthread_mutex_unlock(&ln->mu);
+}
+
+void teeny__lanes_submit_exclusive(teeny_lanes *l, teeny_job *j,
+                                   teeny_lane lane_id, teeny_job_work_fn work,
+                                   teeny_job_done_fn done) {
+  lane *ln = &l->lanes[lane_id];
+  j->lanes = l;
+  j->work = work;
+  j->done = done;
+  j->lane = lane_id;
+  j->status = 0;
+  j->q = NULL;
+  j->exclusive = true;
+  l->outstanding++;
+  pthread_mutex_lock(&ln->mu);
+  bool taken = ln->excl != NULL;
+  if (!taken) {
+    ln->excl = j;
+    pthread_cond_broadcast(&ln->cv);
+  }
+  pthread_mutex_unlock(&ln->mu);
+  if (taken) /* one at a time: the caller keeps to that */
+    push_done(l, j, UV_ECANCELED);
+}
+
+void teeny__lanes_wait_idle(teeny_lanes *l, teeny_lane lane_id) {
+  lane *ln = &l->lanes[lane_id];
+  pthread_mutex_lock(&ln->mu);
+  while (ln->running)
+    pthread_cond_wait(&ln->cv, &ln->mu);
+  pthread_mutex_unlock(&ln->mu);
+}
+
+void teeny__lanes_release_indexes(teeny_lanes *l) {
+  for (int i = TEENY_LANE_STORE; i <= TEENY_LANE_ADMIN; i++)
+    for (unsigned k = 0; k < l->lanes[i].nthreads; k++)
+      if (l->lanes[i].workers[k].store)
+        teeny_store_index_release(l->lanes[i].workers[k].store);
 }

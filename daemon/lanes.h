@@ -29,6 +29,11 @@
  * uv_async_t.  A job that has not started can be moved to another owner
  * (a request that joined it may be served sooner that way) or cancelled
  * (the stop: done runs with UV_ECANCELED).
+ *
+ * For the index rebuild (heal.h) a lane can be held (its threads start
+ * nothing new) and an exclusive job queued: it runs once nothing else runs
+ * in its lane, held or not.  A store handle that reports its index damaged
+ * after a job is signalled to the loop (opts.on_damage).
  */
 #ifndef TEENY_DAEMON_LANES_H
 #define TEENY_DAEMON_LANES_H
@@ -68,6 +73,7 @@ typedef struct teeny_job_owner {
 /* Embedded in a bigger job struct; filled by teeny__lanes_submit. */
 struct teeny_job {
   teeny_lanes *lanes;      /* where it runs */
+  bool exclusive;          /* runs alone in its lane (the lane's excl) */
   teeny_job_work_fn work;  /* worker part */
   teeny_job_done_fn done;  /* loop part */
   teeny_lane lane;         /* its lane */
@@ -81,6 +87,9 @@ typedef struct teeny_lanes_opts {
   uv_loop_t *loop;               /* the daemon's loop */
   const teeny_store_opts *store; /* root and modes of the store handles */
   unsigned threads[TEENY_LANES]; /* threads per lane (each >= 1) */
+  void (*on_damage)(void *ctx);  /* loop thread: a handle found its index
+                                    damaged (may be NULL) */
+  void *ctx;                     /* its argument */
 } teeny_lanes_opts;
 
 /* Open the store handles and start the threads.  0, or a store error with
@@ -113,5 +122,21 @@ unsigned teeny__lanes_threads(const teeny_lanes *l, teeny_lane lane);
 /* A store handle for the loop thread, only while no job runs (after the
  * loop ended: the last flush). */
 teeny_store *teeny__lanes_idle_store(teeny_lanes *l);
+
+/* ---- for the index rebuild ------------------------------------------------ */
+
+/* Hold a lane (its threads start no new job but an exclusive one) or let
+ * it go. */
+void teeny__lanes_hold(teeny_lanes *l, teeny_lane lane, bool on);
+/* Queue j to run alone in lane: once no other job of the lane runs (none
+ * starts while it waits).  As teeny__lanes_submit otherwise. */
+void teeny__lanes_submit_exclusive(teeny_lanes *l, teeny_job *j,
+                                   teeny_lane lane, teeny_job_work_fn work,
+                                   teeny_job_done_fn done);
+/* From a lane thread: wait until no job runs in lane (hold it first). */
+void teeny__lanes_wait_idle(teeny_lanes *l, teeny_lane lane);
+/* Release every store handle's index connection (teeny_store_index_release);
+ * only while the store and admin lanes run nothing but the caller. */
+void teeny__lanes_release_indexes(teeny_lanes *l);
 
 #endif /* TEENY_DAEMON_LANES_H */

@@ -13,6 +13,7 @@
 #include "daemon/server.h"
 
 #define FORGET_MAX 65536 /* more removed keys: empty the map instead */
+#define LIST_PAGE 10000  /* entries per list reply at most (~3 MB) */
 
 typedef struct op_job {
   teeny_job job;          /* must be first */
@@ -118,13 +119,14 @@ static teeny_store_sort store_sort(teeny_msg_sort s) {
 
 static void do_list(op_job *o, teeny_store *st) {
   const teeny_msg_list *l = &o->req.u.list;
-  teeny_store_query q = {l->name, l->limit, store_sort(l->sort)};
+  size_t page = l->limit && l->limit < LIST_PAGE ? l->limit : LIST_PAGE;
+  teeny_store_query q = {l->name, page, store_sort(l->sort), l->after};
   teeny_store_rec *recs = NULL;
   size_t n = 0;
-  char err[TEENY_STORE_ERR_LEN];
-  int rc = teeny_store_list(st, &q, &recs, &n, err);
+  char err[TEENY_STORE_ERR_LEN], next[TEENY_STORE_CURSOR_LEN];
+  int rc = teeny_store_list_page(st, &q, &recs, &n, next, err);
   if (rc) {
-    encode_store_error(o, rc, err);
+    encode_store_error(o, rc == TEENY_E_INVAL ? TEENY_E_PROTO : rc, err);
     return;
   }
   teeny_msg_entry *es = n ? teeny__calloc(n, sizeof *es) : NULL;
@@ -138,6 +140,7 @@ static void do_list(op_job *o, teeny_store *st) {
   memset(&rep, 0, sizeof rep);
   rep.u.list.entries = es;
   rep.u.list.nentries = n;
+  rep.u.list.next = next[0] ? next : NULL;
   encode(o, &rep);
 done:
   teeny__free(es);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "daemon/heal.h"
 #include "daemon/sched.h"
 #include "daemon/server.h"
 
@@ -678,7 +679,8 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   teeny__uselog_init(&s->touches);
   unsigned workers = o->workers ? o->workers : 1;
   teeny_lanes_opts lo = {o->loop, o->store,
-                         {workers + 2, o->store_workers, o->admin_workers}};
+                         {workers + 2, o->store_workers, o->admin_workers},
+                         teeny__heal_start, s};
   int rc = teeny__lanes_create(&lo, &s->lanes, err);
   if (rc)
     goto fail;

@@ -92,6 +92,7 @@ typedef struct teeny_sched {
   teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
+  bool healing;              /* an index rebuild is under way (heal.h) */
   bool closed;               /* teeny__sched_close was called */
   uint64_t max_size;         /* store cap (0: none) */
   teeny_buf scratch;         /* request keys are built here */

@@ -1177,6 +1177,7 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
   s->notify = o->notify;
   s->listen_fd = o->listen_fd;
   teeny__stats_init(&s->stats);
+  s->stats.index_rebuilds = o->index_rebuilds;
   s->refused_log.interval_ms = REFUSED_LOG_MS;
   teeny__budget_init(&s->budget, o->cfg->memory_budget);
   teeny__quota_init(&s->quota);

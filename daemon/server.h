@@ -43,6 +43,7 @@ typedef struct teeny_server_opts {
   teeny_log *log;               /* the log */
   const teeny_sd_notify *notify;/* systemd notifications (may be disabled) */
   int listen_fd;                /* socket-activated listener, or -1 */
+  uint64_t index_rebuilds;      /* rebuilt at startup already (stats) */
 } teeny_server_opts;
 
 /* Create the server: the admin policy, the scheduler (worker store

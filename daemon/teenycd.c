@@ -43,6 +43,7 @@ typedef struct daemon_ctx {
   bool log_open;          /* log is initialised */
   teeny_sd_notify notify; /* systemd notifications */
   teeny_store *store;     /* holds the daemon lock */
+  uint64_t index_rebuilds;/* a damaged index was rebuilt at startup */
   uv_loop_t loop;         /* the event loop */
   teeny_server *server;   /* everything on the loop */
   uv_signal_t sig[3];     /* SIGTERM, SIGINT, SIGHUP */
@@ -226,17 +227,34 @@ static void clean_tmp(daemon_ctx *d) {
   teeny_store_problems_close(&probs);
 }
 
+/* The store's index was damaged at open and has been rebuilt. */
+static void log_rebuild(daemon_ctx *d, const teeny_store_rebuild_report *r,
+                        const char *why) {
+  d->index_rebuilds++;
+  TEENY_LOGW(&d->log,
+             "index.db was damaged (%s): moved it aside as %s and rebuilt "
+             "%llu entries from objects/ (%llu object sets left for verify "
+             "--repair)%s%s",
+             why, r->moved, (unsigned long long)r->rows,
+             (unsigned long long)r->skipped,
+             r->error[0] ? "; the walk stopped early: " : "", r->error);
+}
+
 /* Open the store and take its daemon lock; 0 or an exit status. */
 static int lock_store(daemon_ctx *d) {
   char err[TEENY_STORE_ERR_LEN];
+  teeny_store_rebuild_report heal;
   teeny_store_opts so = {.root = d->cfg.cache_dir,
                          .dir_mode = TEENY_DAEMON_DIR_MODE,
-                         .file_mode = TEENY_DAEMON_FILE_MODE};
+                         .file_mode = TEENY_DAEMON_FILE_MODE,
+                         .heal = &heal};
   if (teeny_store_create(&so, &d->store, err) ||
       teeny_store_lock_daemon(d->store, err)) {
     TEENY_LOGE(&d->log, "cannot use the store: %s", err);
     return EXIT_START;
   }
+  if (heal.moved[0])
+    log_rebuild(d, &heal, err);
   clean_tmp(d);
   snprintf(d->marker, sizeof d->marker, "%s/" MARKER,
            teeny_store_root(d->store));
@@ -248,6 +266,9 @@ static int lock_store(daemon_ctx *d) {
     TEENY_LOGW(&d->log, "cannot create %s: %s", d->marker, strerror(errno));
   else
     close(fd);
+  /* this handle keeps only the lock: the lanes' handles use the index, and
+   * a rebuild while serving must find no connection open here */
+  teeny_store_index_release(d->store);
   return 0;
 }
 
@@ -301,7 +322,7 @@ static int start_server(daemon_ctx *d) {
     TEENY_LOGE(&d->log, "socket activation: %s", err);
     return EXIT_START;
   }
-  teeny_server_opts so = {&d->cfg, &d->log, &d->notify, fd};
+  teeny_server_opts so = {&d->cfg, &d->log, &d->notify, fd, d->index_rebuilds};
   if (teeny__server_create(&d->loop, &so, &d->server, err, sizeof err)) {
     TEENY_LOGE(&d->log, "%s", err);
     return EXIT_START;

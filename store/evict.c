@@ -192,6 +192,9 @@ static int evict_to(teeny_store *s, uint64_t max_bytes,
                     char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = teeny_store_flush(s, err); /* our own recent uses count */
   if (rc)
     return rc;
@@ -228,6 +231,9 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (!req ||
       (!req->all && !req->name_glob && req->older_than_s <= 0 && !req->to_size))
     return teeny__store_fail(err, TEENY_E_INVAL,
@@ -268,6 +274,9 @@ static void bind_key(sqlite3_stmt *st, const void *ctx) {
 
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   teeny_store_counts got = {0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");

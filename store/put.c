@@ -310,6 +310,9 @@ fail:
 int teeny_store_put(teeny_store *s, const teeny_artifact *a,
                     const char *compiler_version, teeny_store_rec *out,
                     bool *created, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (created)
     *created = false;
   if (out)

@@ -10,6 +10,7 @@
  * parents) is trusted as a path.  Opened once per process or worker; no
  * work here is on a hot path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -267,6 +268,51 @@ void teeny__store_unlink_files(teeny_store *s, const char *name,
   close(dfd);
 }
 
+/* Read the names in dirfd (a copy of the list: we modify the directory). */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err) {
+  *names = NULL;
+  *n = 0;
+  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    return teeny__store_fail(err, teeny__store_errno_code(e),
+                             "cannot read a store directory: %s", strerror(e));
+  }
+  size_t cap = 0;
+  int rc = TEENY_OK;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
+      if (!nv) {
+        rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+        break;
+      }
+      *names = nv;
+      cap = ncap;
+    }
+    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
+      rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+      break;
+    }
+    (*n)++;
+  }
+  closedir(d);
+  return rc;
+}
+
+void teeny__store_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    teeny__free(names[i]);
+  teeny__free(names);
+}
+
 /* ---- open / close -------------------------------------------------------- */
 
 static int open_root(teeny_store *s, char *err) {
@@ -317,6 +363,8 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
   s->clock = opts->clock ? opts->clock : system_clock;
   s->clock_ctx = opts->clock_ctx;
   s->test = opts->test;
+  if (opts->heal)
+    memset(opts->heal, 0, sizeof *opts->heal);
 
   char root[PATH_MAX];
   int rc = teeny_store_root_from_env(opts->root, root, sizeof root);
@@ -328,7 +376,16 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
     rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = open_root(s, err)) || (rc = teeny__store_index_open(s, err)))
+  if ((rc = open_root(s, err)))
+    goto fail;
+  if ((rc = teeny__store_index_open(s, err)) && opts->heal && s->index_damaged) {
+    char why[TEENY_STORE_ERR_LEN];
+    snprintf(why, sizeof why, "%s", err ? err : "damaged");
+    rc = teeny_store_rebuild_index(s, false, opts->heal, err);
+    if (!rc && err) /* what was wrong, for the caller's log */
+      snprintf(err, TEENY_STORE_ERR_LEN, "%s", why);
+  }
+  if (rc)
     goto fail;
   *out = s;
   return TEENY_OK;
@@ -340,7 +397,7 @@ fail:
 void teeny_store_destroy(teeny_store *s) {
   if (!s)
     return;
-  if (s->db && s->touch_n)
+  if (s->touch_n && s->rootfd >= 0)
     (void)teeny_store_flush(s, NULL);
   teeny__store_touch_free(s);
   teeny_store_unlock_daemon(s);

@@ -57,6 +57,7 @@ const char *teeny_store_problem_name(teeny_store_problem_kind k) {
       [TEENY_STORE_PROB_ORPHAN] = "orphan",
       [TEENY_STORE_PROB_TMP] = "stale-tmp",
       [TEENY_STORE_PROB_COUNTERS] = "counters",
+      [TEENY_STORE_PROB_INDEX] = "index",
   };
   return (unsigned)k < TEENY_ARRAY_LEN(names) ? names[k] : "unknown";
 }
@@ -102,6 +103,40 @@ static teeny_store_problem *problem_add(teeny_store_problems *p,
 
 #define OOM(err) teeny__store_fail(err, TEENY_E_NOMEM, "out of memory")
 #define TMP_GRACE_S 3600 /* a temp file this old is stale whoever wrote it */
+
+/* ---- the index itself ------------------------------------------------------ */
+
+/* SQLite's own check of index.db's pages.  A damaged index is one problem
+ * (the rows cannot be trusted, or read): the handle is marked damaged, so
+ * teenycd rebuilds it (daemon/heal.h). */
+static int verify_index(teeny_store *s, teeny_store_problems *out,
+                        bool *damaged, char *err) {
+  *damaged = false;
+  sqlite3_stmt *st = NULL;
+  int rc = teeny__store_prepare(s, "PRAGMA quick_check(1)", &st, err);
+  if (rc && rc != TEENY_E_CORRUPT)
+    return rc;
+  int sr = rc ? SQLITE_CORRUPT : sqlite3_step(st);
+  char what[160] = "not a database, or its pages are damaged";
+  if (sr == SQLITE_ROW) {
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    if (t && strcmp((const char *)t, "ok") == 0) {
+      sqlite3_finalize(st);
+      return TEENY_OK;
+    }
+    snprintf(what, sizeof what, "%s", t ? (const char *)t : "?");
+  } else if (!teeny__store_is_damage(sr)) {
+    rc = teeny__store_sqlerr(s, sr, "quick_check", err); /* busy, I/O */
+    sqlite3_finalize(st);
+    return rc;
+  }
+  sqlite3_finalize(st);
+  *damaged = true;
+  s->index_damaged = true;
+  return problem_add(out, TEENY_STORE_PROB_INDEX, "", "index.db", "%s", what)
+             ? TEENY_OK
+             : OOM(err);
+}
 
 /* ---- rows ---------------------------------------------------------------- */
 
@@ -293,30 +328,6 @@ static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
 
 /* ---- objects/ ------------------------------------------------------------ */
 
-/* Is fname (in shard) "{name}_{key}.{ext}" for a key in that shard? */
-static bool parse_object(const char *shard, const char *fname, char *name,
-                         char *key) {
-  const char *dot = strrchr(fname, '.');
-  if (!dot)
-    return false;
-  const char *ext = dot + 1;
-  if (strcmp(ext, "o") && strcmp(ext, "mlir") && strcmp(ext, "c"))
-    return false;
-  size_t stem = (size_t)(dot - fname);
-  if (stem < TEENY_STORE_KEY_LEN + 2 ||
-      fname[stem - TEENY_STORE_KEY_LEN - 1] != '_')
-    return false;
-  size_t nlen = stem - TEENY_STORE_KEY_LEN - 1;
-  memcpy(key, fname + nlen + 1, TEENY_STORE_KEY_LEN);
-  key[TEENY_STORE_KEY_LEN] = '\0';
-  if (teeny_store_name_check(fname, nlen) || teeny_store_key_check(key) ||
-      key[0] != shard[0] || key[1] != shard[1])
-    return false;
-  memcpy(name, fname, nlen);
-  name[nlen] = '\0';
-  return true;
-}
-
 /* Is (key, name) a row? */
 static int row_names(teeny_store *s, sqlite3_stmt *st, const char *key,
                      const char *name, bool *yes, char *err) {
@@ -368,7 +379,7 @@ static int verify_shard(teeny_store *s, const char *shard, bool repair,
     if (fstatat(sfd, fn, &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue; /* vanished */
     bool named = false;
-    bool ok_name = parse_object(shard, fn, name, key);
+    bool ok_name = teeny__store_parse_object(shard, fn, name, key, NULL);
     if (ok_name && (rc = row_names(s, q, key, name, &named, err)))
       break;
     if (named)
@@ -400,62 +411,17 @@ static bool is_shard_name(const char *n) {
          strchr("0123456789abcdef", n[1]);
 }
 
-/* Read the names in dirfd (a copy of the list: we modify the directory). */
-static int list_dir(int dirfd, char ***names, size_t *n, char *err) {
-  *names = NULL;
-  *n = 0;
-  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-  if (!d) {
-    int e = errno;
-    if (lfd >= 0)
-      close(lfd);
-    return teeny__store_fail(err, teeny__store_errno_code(e),
-                             "cannot read a store directory: %s", strerror(e));
-  }
-  size_t cap = 0;
-  int rc = TEENY_OK;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-      continue;
-    if (*n == cap) {
-      size_t ncap = cap ? 2 * cap : 64;
-      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
-      if (!nv) {
-        rc = OOM(err);
-        break;
-      }
-      *names = nv;
-      cap = ncap;
-    }
-    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
-      rc = OOM(err);
-      break;
-    }
-    (*n)++;
-  }
-  closedir(d);
-  return rc;
-}
-
-static void names_free(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    teeny__free(names[i]);
-  teeny__free(names);
-}
-
 static int verify_objects(teeny_store *s, bool repair,
                           teeny_store_problems *out, char *err) {
   char **names;
   size_t n;
-  int rc = list_dir(s->objfd, &names, &n, err);
+  int rc = teeny__store_list_dir(s->objfd, &names, &n, err);
   if (rc)
     return rc;
   sqlite3_stmt *q;
   if ((rc = teeny__store_prepare(
            s, "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2", &q, err))) {
-    names_free(names, n);
+    teeny__store_names_free(names, n);
     return rc;
   }
   for (size_t i = 0; i < n && !rc; i++) {
@@ -478,7 +444,7 @@ static int verify_objects(teeny_store *s, bool repair,
       pr->repaired = remove_entry(s->objfd, names[i], S_ISDIR(st.st_mode));
   }
   sqlite3_finalize(q);
-  names_free(names, n);
+  teeny__store_names_free(names, n);
   return rc;
 }
 
@@ -524,7 +490,7 @@ static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
                       teeny_store_problems *out, char *err) {
   char **names;
   size_t n;
-  int rc = list_dir(s->tmpfd, &names, &n, err);
+  int rc = teeny__store_list_dir(s->tmpfd, &names, &n, err);
   if (rc)
     return rc;
   time_t now = time(NULL); /* file times are real time, not the store clock */
@@ -543,12 +509,15 @@ static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
     else if (repair)
       pr->repaired = remove_entry(s->tmpfd, names[i], S_ISDIR(st.st_mode));
   }
-  names_free(names, n);
+  teeny__store_names_free(names, n);
   return rc;
 }
 
 int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
                           char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   return verify_tmp(s, true, TMP_GRACE_S, out, err);
 }
 
@@ -603,12 +572,18 @@ out:
 
 int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
                        teeny_store_problems *out, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   static const teeny_store_verify_opts defaults = {false, 0};
   if (!o)
     o = &defaults;
   int64_t grace = o->tmp_grace_s == 0 ? TMP_GRACE_S : o->tmp_grace_s;
-  int rc = teeny_store_flush(s, err);
-  if (rc)
+  bool damaged = false;
+  int rc = verify_index(s, out, &damaged, err);
+  if (rc || damaged)
+    return rc; /* rows cannot be read: the index is to be rebuilt */
+  if ((rc = teeny_store_flush(s, err)))
     return rc;
   /* Rows first: repairing them turns their files into orphans, which the
    * objects/ walk then removes. */

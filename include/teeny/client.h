@@ -216,7 +216,8 @@ typedef struct teeny_admin_req {
   teeny_admin_op op;      /* what to do */
   bool zero;              /* stats: reset the counters after reading */
   const char *name;       /* list, purge: glob on kernel names; NULL: all */
-  unsigned limit;         /* list: at most this many; 0: all */
+  unsigned limit;         /* list: at most this many in this reply; 0: the
+                             daemon's page (10 000); follow next for more */
   teeny_admin_sort sort;  /* list: order */
   const char *key;        /* show: a key or a prefix (hex) */
   unsigned emit;          /* show: TEENY_EMIT_PTX/MLIR/SOURCE to include */
@@ -225,6 +226,8 @@ typedef struct teeny_admin_req {
   int64_t to_size;        /* purge: >= 0 with has_to_size: LRU down to bytes */
   bool has_to_size;       /* purge: to_size given */
   bool repair;            /* verify: fix what it finds (admin) */
+  const char *after;      /* list: a previous reply's next (the page after
+                             it); NULL: the first page */
 } teeny_admin_req;
 
 typedef struct teeny_counter {
@@ -266,6 +269,8 @@ typedef struct teeny_admin_reply {
   uint64_t checked, repaired; /* verify */
   teeny_cache_problem *problems; /* verify: what was found */
   size_t nproblems;
+  const char *next;           /* list: more entries follow (pass it as
+                                 after); NULL: this was the last page */
 } teeny_admin_reply;
 
 /* Send one admin request to the daemon (any mode's client may call this; a

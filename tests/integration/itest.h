@@ -107,6 +107,8 @@ int it_toobig_size(void);
 int it_socket_parent(void);
 int it_unknown_kernel(void);
 int it_refused_log(void);
+int it_index_heal(void);
+int it_list_paged(void);
 /* it_rel2_serve.c (issue 18) */
 int it_fair_lanes(void);
 int it_memory_budget(void);

@@ -52,6 +52,8 @@ static const it_test tests[] = {
     {"socket_parent", it_socket_parent},
     {"unknown_kernel", it_unknown_kernel},
     {"refused_log", it_refused_log},
+    {"index_heal", it_index_heal},
+    {"list_paged", it_list_paged},
     {"fair_lanes", it_fair_lanes},
     {"memory_budget", it_memory_budget},
     {"memcache_lru", it_memcache_lru},
