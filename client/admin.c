@@ -179,6 +179,7 @@ static int body_of(admin_reply *a) {
 static int check_admin(teeny_client *c, const teeny_admin_req *req) {
   if (c->active == TEENY_MODE_DEFAULT)
     return TEENY_E_INVAL;
+  teeny__client_maybe_return(c);
   if (!req || (unsigned)req->op > TEENY_ADMIN_SHUTDOWN)
     return teeny__seterr(c->err, sizeof c->err, TEENY_E_INVAL, "invalid admin request");
   if (c->active != TEENY_MODE_DAEMON)

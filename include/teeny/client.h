@@ -17,7 +17,10 @@
  *
  * Modes (teeny_client_opts.mode, else $TEENYC_MODE, else auto):
  *   daemon    through teenycd's Unix socket (PROTOCOL.md); an error if it
- *             cannot be reached.
+ *             cannot be reached.  A call made while teenycd restarts
+ *             waits for it to answer again, with backoff, for up to
+ *             restart_wait_ms (default 10 s), and a request the stopping
+ *             daemon refused (SHUTDOWN) is sent again to the next one.
  *   embedded  in process with the compiler library, against the same store
  *             teenycd uses (safe alongside a running daemon and other
  *             embedded processes: atomic renames, SQLite locking).
@@ -27,8 +30,9 @@
  *             an error if it cannot be opened) or the default root
  *             /var/cache/teenyc already exists and opens; else offline
  *             (auto never creates the system-wide store).  If the daemon
- *             goes away mid-session and does not come back, auto
- *             continues in process the same way.
+ *             goes away mid-session, auto continues in process the same
+ *             way at once, and goes back to the daemon as soon as it
+ *             answers again (looked for at most every 100 ms, at a call).
  *
  * Threads.  Every function here may be called from any thread.  A client
  * has a mutex: calls that talk to the daemon or the store are serialised
@@ -85,7 +89,13 @@ typedef struct teeny_client_opts {
                               "libteenyc-client/<version>" */
   int timeout_ms;          /* connect and per-request limit; 0: none */
   long memo_entries;       /* memo capacity; 0: 4096; < 0: no memo */
+  int restart_wait_ms;     /* daemon mode: how long a call waits for teenycd
+                              to answer again (a restart) before it fails
+                              with TEENY_E_CONNECT, retrying with backoff;
+                              0: TEENY_CLIENT_RESTART_WAIT_MS; < 0: none */
 } teeny_client_opts;
+
+#define TEENY_CLIENT_RESTART_WAIT_MS 10000 /* default restart_wait_ms */
 
 /* Open a client (opts may be NULL: all defaults).  Returns 0, or
  * TEENY_E_CONNECT (daemon mode and no daemon at the socket), TEENY_E_VERSION
