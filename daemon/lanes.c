@@ -208,6 +208,7 @@ static teeny_job *pick(lane *ln, teeny__lane_queue **qout) {
     return NULL;
   teeny_job *j = bq->head;
   queue_unlink(j);
+  j->peers = bq->running;
   bq->running++;
   bu->running++;
   ln->running++;

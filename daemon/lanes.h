@@ -78,6 +78,10 @@ struct teeny_job {
   teeny_job_done_fn done;  /* loop part */
   teeny_lane lane;         /* its lane */
   int status;              /* 0, or UV_ECANCELED */
+  unsigned peers;          /* when it started: other jobs of its
+                              connection running in its lane (work may
+                              yield CPU to others for them: helper.h's
+                              background helpers) */
   teeny__lane_queue *q;    /* its owner's queue while queued (lane lock) */
   teeny_job *qnext;        /* next in that queue (lane lock) */
   teeny_job *dnext;        /* next on the done list (done lock) */

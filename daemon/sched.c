@@ -402,8 +402,8 @@ static void compile_work(teeny_job *j, teeny_store *st) {
   teeny_compile_job *c = (teeny_compile_job *)j;
   uint64_t t0 = teeny__now_ns();
   c->rc = teeny__helpers_run(c->s->helpers, &c->rs->req.u.compile,
-                             TEENY_EMIT_MLIR | TEENY_EMIT_PTX, c->key, &c->art,
-                             &c->diags, &c->what);
+                             TEENY_EMIT_MLIR | TEENY_EMIT_PTX, c->key,
+                             j->peers > 0, &c->art, &c->diags, &c->what);
   c->ms = (double)(teeny__now_ns() - t0) / 1e6;
 }
 
@@ -509,8 +509,8 @@ static void compile_or_join(teeny_resolution *r) {
 static void resolve_work(teeny_job *j, teeny_store *st) {
   teeny_resolution *r = (teeny_resolution *)j;
   teeny_artifact *a = NULL;
-  r->rc = teeny__helpers_run(r->s->helpers, &r->req.u.compile, 0, NULL, &a,
-                             &r->diags, &r->what);
+  r->rc = teeny__helpers_run(r->s->helpers, &r->req.u.compile, 0, NULL,
+                             false, &a, &r->diags, &r->what);
   if (!r->rc)
     memcpy(r->key, a->key, sizeof r->key);
   teeny_artifact_destroy(a);
