@@ -23,11 +23,11 @@
  * Each worker thread borrows one helper for a compile (there are as many
  * helpers of each kind as workers, so a borrow never waits).  Helpers are
  * of two kinds: foreground ones at the daemon's priority, and background
- * ones at nice +BACKGROUND_NICE, for a compile whose connection already
- * runs one: a client with many slow kernels then takes its extra cores
- * only from what others leave idle, and another client's small compile
- * still gets a core (the lanes' caps give it a thread, this gives it the
- * CPU).  A
+ * ones at nice +BACKGROUND_NICE, for a compile whose connection has other
+ * compiles running or queued (a bulk client): a client with many slow
+ * kernels then takes cores only as far as others leave them idle, and
+ * another client's small compile still gets a core (the lanes' caps give
+ * it a thread, this gives it the CPU).  A
  * helper is started on first use and reused; it is killed (SIGKILL) and
  * reaped when
  *   - the compile runs past --compile-timeout: the waiters get

@@ -16,6 +16,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "daemon/lanes.h"
@@ -57,6 +60,7 @@ struct lane {
   unsigned nthreads;     /* threads */
   unsigned conn_cap;     /* jobs one connection may run at once */
   unsigned uid_cap;      /* jobs one uid may run at once */
+  int nice;              /* its threads' nice value (admin: scans) */
   uid_share *shares;     /* uids with jobs queued or running */
   uint64_t serve_seq;    /* counts picks (round-robin order) */
   unsigned running;      /* jobs running now */
@@ -208,7 +212,7 @@ static teeny_job *pick(lane *ln, teeny__lane_queue **qout) {
     return NULL;
   teeny_job *j = bq->head;
   queue_unlink(j);
-  j->peers = bq->running;
+  j->peers = bq->running + (unsigned)bq->n; /* others running or waiting */
   bq->running++;
   bu->running++;
   ln->running++;
@@ -262,6 +266,8 @@ static void on_done(uv_async_t *h) {
 static void *worker_main(void *p) {
   worker *w = p;
   lane *ln = w->ln;
+  if (ln->nice) /* the thread only: Linux nice values are per thread */
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), ln->nice);
   pthread_mutex_lock(&ln->mu);
   for (;;) {
     teeny__lane_queue *q = NULL;
@@ -290,6 +296,7 @@ static int lane_start(lane *ln, teeny_lanes *all, teeny_lane id,
                       unsigned threads, const teeny_store_opts *so,
                       char *err) {
   ln->all = all;
+  ln->nice = id == TEENY_LANE_ADMIN ? TEENY_ADMIN_NICE : 0;
   ln->nthreads = threads ? threads : 1;
   ln->conn_cap = cap_of(ln->nthreads, 2);
   ln->uid_cap = cap_of(ln->nthreads, 1);

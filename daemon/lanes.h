@@ -8,10 +8,12 @@
  *   compile  teeny_spec_compile in a helper process (seconds to minutes);
  *            no store handle
  *   store    the spec step (helper) and the disk lookup of a request, the
- *            put and eviction after a compile, last-used flushes
+ *            put and eviction after a compile, last-used flushes, stats
  *            (milliseconds); one store handle per thread
- *   admin    stats, list, show, purge, verify (milliseconds to a whole
- *            scan of the store); one store handle per thread
+ *   admin    list, show, purge, verify (milliseconds to a whole scan of
+ *            the store); one store handle per thread; the threads run at
+ *            nice +TEENY_ADMIN_NICE, so a scan that keeps a CPU busy
+ *            yields it to requests
  *
  * Inside a lane, jobs queue per owner: per connection, grouped per uid.  A
  * free thread takes the oldest job of the connection that has the fewest
@@ -43,6 +45,8 @@
 #include <uv.h>
 
 #include "store/store.h"
+
+#define TEENY_ADMIN_NICE 5 /* the admin lane's threads' nice value */
 
 typedef enum teeny_lane {
   TEENY_LANE_COMPILE, /* compiles in helper processes */
@@ -79,9 +83,9 @@ struct teeny_job {
   teeny_lane lane;         /* its lane */
   int status;              /* 0, or UV_ECANCELED */
   unsigned peers;          /* when it started: other jobs of its
-                              connection running in its lane (work may
-                              yield CPU to others for them: helper.h's
-                              background helpers) */
+                              connection running or queued in its lane (a
+                              bulk client's work may yield the CPU to
+                              others: helper.h's background helpers) */
   teeny__lane_queue *q;    /* its owner's queue while queued (lane lock) */
   teeny_job *qnext;        /* next in that queue (lane lock) */
   teeny_job *dnext;        /* next on the done list (done lock) */

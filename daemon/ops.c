@@ -1,6 +1,6 @@
 /*
- * daemon/ops.c — stats, list, show, purge and verify in the admin lane
- * (see ops.h).  One job per request: the worker queries the store, builds
+ * daemon/ops.c — stats (store lane), list, show, purge and verify (admin
+ * lane) (see ops.h).  One job per request: the worker queries the store, builds
  * the reply and encodes it; the loop sends the frame.  Keys an admin
  * removed (purge, repair) are collected on the worker and forgotten by the
  * in-memory map on the loop (all of it past FORGET_MAX keys).  Load:
@@ -318,12 +318,16 @@ static void op_done(teeny_job *j, int status) {
   op_free(o);
 }
 
+/* stats is one indexed read of three counters: the store lane's, like a
+ * disk hit; the scans (list, show, purge, verify) go to the admin lane. */
 static void submit(teeny_sched *s, teeny_conn *c, op_job *o) {
   o->s = s;
   o->c = c;
   teeny__conn_hold(c);
-  teeny__lanes_submit(s->lanes, &o->job, TEENY_LANE_ADMIN, teeny__conn_owner(c),
-                      op_work, op_done);
+  teeny_lane lane =
+      o->req.op == TEENY_OP_STATS ? TEENY_LANE_STORE : TEENY_LANE_ADMIN;
+  teeny__lanes_submit(s->lanes, &o->job, lane, teeny__conn_owner(c), op_work,
+                      op_done);
 }
 
 static void reply_nomem(teeny_conn *c, teeny_proto_op op, uint64_t id) {

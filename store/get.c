@@ -310,9 +310,11 @@ static int prepare_list(teeny_store *s, const teeny_store_query *q,
                         bool paged, sqlite3_stmt **st, char *err) {
   char sql[512];
   const char *e = orders[q->sort].expr;
-  char after[128] = "";
-  if (paged)
-    snprintf(after, sizeof after, " AND (%s, key) < (?3, ?4)", e);
+  char after[192] = "";
+  if (paged) /* (e, key) < (?3, ?4), spelt so that an index on an
+               * expression serves it as a range too */
+    snprintf(after, sizeof after, " AND %s <= ?3 AND (%s < ?3 OR key < ?4)",
+             e, e);
   snprintf(sql, sizeof sql,
            "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE 1%s%s"
            " ORDER BY %s DESC, key DESC LIMIT ?2",
