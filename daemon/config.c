@@ -66,9 +66,9 @@ static const opt opts[] = {
      "compiles one client may run at once (the compile lane has N + 2 "
      "threads, so others always find one)", "number of cores", "4"},
     {"store_workers", "store-workers", T_COUNT, F(store_workers), 1, 1024, "N",
-     "threads for spec steps, disk hits and puts", "3", "4"},
+     "threads for spec steps, disk hits, puts and stats", "3", "4"},
     {"admin_workers", "admin-workers", T_COUNT, F(admin_workers), 1, 1024, "N",
-     "threads for stats, list, show, purge and verify", "2", "3"},
+     "threads for list, show, purge and verify (at nice +5)", "2", "3"},
     {"memory_budget", "memory-budget", T_SIZE, F(memory_budget), 1u << 20, UINT64_MAX, "BYTES",
      "request frames, unread replies and waiting requests held in total; "
      "over it, frames wait and replies are refused with BUSY "

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
+#include "tests/integration/reliability.h"
 
 #define NOBODY 65534
 
@@ -501,6 +502,24 @@ int it_config_help(void) {
   const char *fargs[] = {"--config", conf, "--max-inflight", "5", NULL};
   CHECK(td_start(&d, fargs, NULL) == 0);
   CHECK_INT(hello_inflight(d.sock), ==, 5);
+  CHECK_INT(td_stop(&d), ==, 0);
+  /* issue 18's settings: in --help, in the file, checked together */
+  CHECK_INT(run_cli(&d, "--help", &out), ==, 0);
+  CHECK(out && strstr(out, "--memory-budget BYTES") && strstr(out, "default: 1G") &&
+        strstr(out, "--max-connections-per-uid N") &&
+        strstr(out, "--max-inflight-per-uid N") && strstr(out, "--store-workers N") &&
+        strstr(out, "--admin-workers N"));
+  free(out);
+  out = NULL;
+  CHECK(write_file(conf, "memory_budget = 64M\nmax_connections_per_uid = 8\n"
+                         "max_inflight_per_uid = 100\nstore_workers = 2\n"
+                         "admin_workers = 1\n") == 0);
+  CHECK(td_start(&d, cargs, NULL) == 0);
+  CHECK(rel_counter(d.sock, "memory_budget") == 64.0 * 1048576);
+  CHECK_INT(td_stop(&d), ==, 0);
+  snprintf(args, sizeof args, "--config '%s' --memory-budget 8M", conf);
+  CHECK_INT(run_cli(&d, args, &out), ==, 2);
+  CHECK(out && strstr(out, "must be at least twice max_frame"));
   failed = false;
 fail:
   free(out);
