@@ -143,17 +143,9 @@ static void *verify_loop(void *p) {
 }
 
 static int pipeline_slow(tclient *a, int n) {
-  for (int i = 0; i < n; i++) {
-    size_t len;
-    char *src = it_slow_variant(400, 1000 + i, &len);
-    tc_compile t;
-    tc_compile_init(&t, src, len, "slow",
-                    (const char *const[]){"D=f32", "BLOCK_SIZE=8192", NULL});
-    int rc = src ? tc_send(a, &t.req) : -1;
-    free(src);
-    if (rc)
+  for (int i = 0; i < n; i++)
+    if (it_send_slow(a, 400, 1000 + i, 8192, 0))
       return -1;
-  }
   return 0;
 }
 

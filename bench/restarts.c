@@ -99,16 +99,7 @@ static bool answers(const char *sock) {
 
 /* A slow compile (a few tenths of a second) for the old daemon to drain. */
 static int send_slow(tclient *c, const char *sock, int n) {
-  size_t m;
-  char *src = it_slow_variant(400, 5000 + n, &m);
-  if (!src)
-    return -1;
-  tc_compile t;
-  tc_compile_init(&t, src, m, "slow",
-                  (const char *const[]){"D=f32", "BLOCK_SIZE=2048", NULL});
-  int rc = tc_open(c, sock) || tc_send(c, &t.req);
-  free(src);
-  return rc;
+  return tc_open(c, sock) || it_send_slow(c, 400, 5000 + n, 2048, 0);
 }
 
 static void stop_by(tdaemon *d, int how) {

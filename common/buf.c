@@ -49,18 +49,7 @@ static bool buf_reserve(teeny_buf *b, size_t extra) {
     b->oom = true;
     return false;
   }
-  size_t need = b->len + extra + 1;
-  if (need <= b->cap)
-    return true;
-  size_t cap = grown_cap(b->cap, need);
-  char *p = teeny__realloc(b->p, cap);
-  if (!p) {
-    b->oom = true;
-    return false;
-  }
-  b->p = p;
-  b->cap = cap;
-  return true;
+  return teeny__buf_reserve(b, grown_cap(b->cap, b->len + extra + 1));
 }
 
 void teeny__buf_append(teeny_buf *b, const void *data, size_t n) {

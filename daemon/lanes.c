@@ -385,18 +385,25 @@ void teeny__lanes_destroy(teeny_lanes *l) {
   teeny__free(l);
 }
 
-void teeny__lanes_submit(teeny_lanes *l, teeny_job *j, teeny_lane lane_id,
-                         teeny_job_owner owner, teeny_job_work_fn work,
-                         teeny_job_done_fn done) {
-  lane *ln = &l->lanes[lane_id];
+/* Fill in j for lane and count it outstanding. */
+static void job_init(teeny_lanes *l, teeny_job *j, teeny_lane lane_id,
+                     teeny_job_work_fn work, teeny_job_done_fn done,
+                     bool exclusive) {
   j->lanes = l;
   j->work = work;
   j->done = done;
   j->lane = lane_id;
   j->status = 0;
   j->q = NULL;
-  j->exclusive = false;
+  j->exclusive = exclusive;
   l->outstanding++;
+}
+
+void teeny__lanes_submit(teeny_lanes *l, teeny_job *j, teeny_lane lane_id,
+                         teeny_job_owner owner, teeny_job_work_fn work,
+                         teeny_job_done_fn done) {
+  lane *ln = &l->lanes[lane_id];
+  job_init(l, j, lane_id, work, done, false);
   pthread_mutex_lock(&ln->mu);
   teeny__lane_queue *q = queue_get(ln, owner);
   if (!q) { /* no memory for a queue: the daemon's own one never fails */
@@ -494,14 +501,7 @@ void teeny__lanes_submit_exclusive(teeny_lanes *l, teeny_job *j,
                                    teeny_lane lane_id, teeny_job_work_fn work,
                                    teeny_job_done_fn done) {
   lane *ln = &l->lanes[lane_id];
-  j->lanes = l;
-  j->work = work;
-  j->done = done;
-  j->lane = lane_id;
-  j->status = 0;
-  j->q = NULL;
-  j->exclusive = true;
-  l->outstanding++;
+  job_init(l, j, lane_id, work, done, true);
   pthread_mutex_lock(&ln->mu);
   bool taken = ln->excl != NULL;
   if (!taken) {

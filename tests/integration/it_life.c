@@ -286,21 +286,6 @@ static int send_slow_bs(tclient *c, const char *src, size_t n, const char *bs,
 
 /* The running compile finishes and is answered; a request after the
  * signal gets SHUTDOWN; then the daemon exits 0. */
-/* Wait until the daemon has taken its stop (it closes its listener then:
- * a new connection is refused), however slowly it runs (valgrind). */
-static bool stopped_listening(const char *sock, int timeout_ms) {
-  for (int waited = 0; waited < timeout_ms; waited += 10) {
-    tclient probe;
-    tc_init(&probe);
-    int rc = tc_connect(&probe, sock);
-    tc_close(&probe);
-    if (rc)
-      return true;
-    usleep(10000);
-  }
-  return false;
-}
-
 static int finish_on_sigterm(tdaemon *d, const char *src, size_t n) {
   tclient c;
   teeny_msg_reply rep;
@@ -311,7 +296,7 @@ static int finish_on_sigterm(tdaemon *d, const char *src, size_t n) {
     goto done;
   usleep(30000); /* the compile is running */
   kill(d->pid, SIGTERM);
-  if (!stopped_listening(d->sock, 10000) ||
+  if (!it_stopped_listening(d->sock, 10000) ||
       send_slow_bs(&c, src, n, "BLOCK_SIZE=512", 2))
     goto done;
   for (int i = 0; i < 2 && !tc_recv(&c, TEENY_OP_NONE, &rep, 20000); i++) {

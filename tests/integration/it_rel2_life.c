@@ -67,20 +67,6 @@ static int op_within(tclient *c, teeny_msg_request *req, int timeout_ms,
   return rc;
 }
 
-/* Wait until the daemon has taken its stop (its listener is closed). */
-static bool stopped_listening(const char *sock, int timeout_ms) {
-  for (int waited = 0; waited < timeout_ms; waited += 10) {
-    tclient probe;
-    tc_init(&probe);
-    int rc = tc_connect(&probe, sock);
-    tc_close(&probe);
-    if (rc)
-      return true;
-    usleep(10000);
-  }
-  return false;
-}
-
 /* ---- a FIFO in the store ------------------------------------------------------- */
 
 static int plant_fifo(const tdaemon *d, const char *key) {
@@ -164,18 +150,6 @@ fail:
 
 /* ---- the successor's socket ------------------------------------------------------- */
 
-static int send_slow(tclient *c, int variant, const char *bs, uint64_t id) {
-  size_t n;
-  char *src = it_slow_variant(400, variant, &n);
-  const char *b[] = {"D=f32", bs, NULL};
-  tc_compile t;
-  tc_compile_init(&t, src, n, "slow", b);
-  t.req.id = id;
-  int rc = src ? tc_send(c, &t.req) : -1;
-  free(src);
-  return rc;
-}
-
 /* Daemon A drains a compile after SIGTERM; daemon B (another store) takes
  * the socket path meanwhile; A's exit must leave B's socket in place. */
 int it_socket_successor(void) {
@@ -191,10 +165,10 @@ int it_socket_successor(void) {
   const char *args[] = {"--shutdown-timeout", "60s", NULL};
   CHECK(td_start(&a, args, NULL) == 0);
   CHECK(tc_open(&c, a.sock) == 0);
-  CHECK(send_slow(&c, 1, "BLOCK_SIZE=8192", 7) == 0);
+  CHECK(it_send_slow(&c, 400, 1, 8192, 7) == 0);
   usleep(200000); /* the compile runs */
   kill(a.pid, SIGTERM);
-  CHECK(stopped_listening(a.sock, 10000));
+  CHECK(it_stopped_listening(a.sock, 10000));
   CHECK(td_start(&b, NULL, NULL) == 0);
   CHECK_INT(tc_recv(&c, TEENY_OP_COMPILE, &rep, 60000), ==, 0);
   CHECK_INT(rep.status, ==, 0);
@@ -300,8 +274,8 @@ int it_shutdown_reply(void) {
   const char *args[] = {"--shutdown-timeout", "1s", "--workers", "1", NULL};
   CHECK(td_start(&d, args, NULL) == 0);
   CHECK(tc_open(&c, d.sock) == 0);
-  CHECK(send_slow(&c, 2, "BLOCK_SIZE=16384", 21) == 0);
-  CHECK(send_slow(&c, 3, "BLOCK_SIZE=16384", 22) == 0);
+  CHECK(it_send_slow(&c, 400, 2, 16384, 21) == 0);
+  CHECK(it_send_slow(&c, 400, 3, 16384, 22) == 0);
   usleep(300000); /* the first compile runs */
   kill(d.pid, SIGTERM);
   for (;;) {

@@ -52,19 +52,6 @@ static int va_call(tclient *c, const char *dt, int bs, const char *filename,
   return rc;
 }
 
-static int send_slow_compile(tclient *c, int lines, int variant, int bs) {
-  size_t n;
-  char *src = it_slow_variant(lines, variant, &n);
-  char b[32];
-  snprintf(b, sizeof b, "BLOCK_SIZE=%d", bs);
-  const char *binds[] = {"D=f32", b, NULL};
-  tc_compile t;
-  tc_compile_init(&t, src, n, "slow", binds);
-  int rc = src ? tc_send(c, &t.req) : -1;
-  free(src);
-  return rc;
-}
-
 /* ---- fairness ------------------------------------------------------------------ */
 
 #define NSLOW 6
@@ -131,7 +118,7 @@ int it_fair_lanes(void) {
   CHECK_INT(va_call(&w, "f32", 1024, "a.c", NULL), ==, 0); /* stored */
   CHECK(tc_open(&a, d.sock) == 0);
   for (int i = 0; i < NSLOW; i++)
-    CHECK(send_slow_compile(&a, 400, 100 + i, 2048) == 0);
+    CHECK(it_send_slow(&a, 400, 100 + i, 2048, 0) == 0);
   usleep(300000); /* A's compiles run and queue */
   sides[0] = (side){d.sock, 256, "c.c", 0, -1};
   sides[1] = (side){d.sock, 512, "b.c", 0, -1};
@@ -530,8 +517,8 @@ int it_uid_limits(void) {
   CHECK(td_start(&d, args2, NULL) == 0);
   CHECK(tc_open(&s1, d.sock) == 0 && tc_open(&s2, d.sock) == 0);
   for (int i = 0; i < 6; i++) {
-    CHECK(send_slow_compile(&s1, 400, 200 + i, 1024) == 0);
-    CHECK(send_slow_compile(&s2, 400, 300 + i, 1024) == 0);
+    CHECK(it_send_slow(&s1, 400, 200 + i, 1024, 0) == 0);
+    CHECK(it_send_slow(&s2, 400, 300 + i, 1024, 0) == 0);
   }
   CHECK_INT(it_as_user(NOBODY, nobody_compile, d.sock, 60000), ==, 0);
   int busy = 0, ok = 0;

@@ -53,6 +53,15 @@ char *it_slow_kernel(int lines, size_t *len);
 /* it_slow_kernel with a "// variant N" line appended: a distinct source
  * (and key) per variant. */
 char *it_slow_variant(int lines, int variant, size_t *len);
+/* Send (not wait for) a compile of it_slow_variant(lines, variant) with
+ * D=f32 and BLOCK_SIZE=block_size on c, as request id (0: the next).  0 or
+ * an error. */
+int it_send_slow(tclient *c, int lines, int variant, int block_size,
+                 uint64_t id);
+/* Wait until the daemon at sock has taken its stop (its listener is
+ * closed: a new connection is refused), however slowly it runs (valgrind):
+ * true, or false after timeout_ms. */
+bool it_stopped_listening(const char *sock, int timeout_ms);
 /* Run fn(arg) in a child process as uid/gid (setgroups, setgid, setuid
  * first); its return value is the child's exit status.  The status, or
  * 200 when the child could not run or did not end within timeout_ms. */

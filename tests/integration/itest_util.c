@@ -56,6 +56,33 @@ char *it_slow_variant(int lines, int variant, size_t *len) {
   return t;
 }
 
+int it_send_slow(tclient *c, int lines, int variant, int block_size,
+                 uint64_t id) {
+  size_t n;
+  char *src = it_slow_variant(lines, variant, &n);
+  char bs[32];
+  snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block_size);
+  tc_compile t;
+  tc_compile_init(&t, src, n, "slow", (const char *const[]){"D=f32", bs, NULL});
+  t.req.id = id;
+  int rc = src ? tc_send(c, &t.req) : -1;
+  free(src);
+  return rc;
+}
+
+bool it_stopped_listening(const char *sock, int timeout_ms) {
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    tclient probe;
+    tc_init(&probe);
+    int rc = tc_connect(&probe, sock);
+    tc_close(&probe);
+    if (rc)
+      return true;
+    usleep(10000);
+  }
+  return false;
+}
+
 int it_as_user(unsigned uid, int (*fn)(void *), void *arg, int timeout_ms) {
   fflush(NULL);
   pid_t pid = fork();

@@ -20,10 +20,13 @@
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo) {
+/* A client of d in mode: memo entries memo (< 0: none), waiting up to
+ * wait_ms for a restarting daemon (< 0: not at all). */
+static teeny_client *mclient(const tdaemon *d, teeny_client_mode mode, long memo,
+                             int wait_ms) {
   teeny_client_opts o = {.mode = mode, .socket_path = d->sock, .cache_dir = d->cache,
                          .memo_entries = memo, .timeout_ms = 120000,
-                         .client_name = "client_itest/1", .restart_wait_ms = -1};
+                         .client_name = "client_itest/1", .restart_wait_ms = wait_ms};
   teeny_client *c = NULL;
   if (teeny_client_open(&c, &o)) {
     fprintf(stderr, "open: %s\n", teeny_client_errmsg(c));
@@ -31,6 +34,10 @@ static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo
     return NULL;
   }
   return c;
+}
+
+static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo) {
+  return mclient(d, mode, memo, -1);
 }
 
 /* A request over one example kernel with one dtype and one const. */
@@ -331,16 +338,7 @@ static void *start_later(void *p) {
 }
 
 static teeny_client *wclient(const tdaemon *d, teeny_client_mode mode, int wait_ms) {
-  teeny_client_opts o = {.mode = mode, .socket_path = d->sock, .cache_dir = d->cache,
-                         .memo_entries = -1, .timeout_ms = 120000,
-                         .client_name = "client_itest/1", .restart_wait_ms = wait_ms};
-  teeny_client *c = NULL;
-  if (teeny_client_open(&c, &o)) {
-    fprintf(stderr, "open: %s\n", teeny_client_errmsg(c));
-    teeny_client_close(c);
-    return NULL;
-  }
-  return c;
+  return mclient(d, mode, -1, wait_ms);
 }
 
 /* daemon mode: a call made while teenycd restarts waits for it (within
@@ -417,13 +415,7 @@ static int it_client_shutdown_retry(void) {
   teeny_client_result_free(r);
   r = NULL;
   /* keep A draining: a slow compile in flight */
-  size_t n;
-  char *src = it_slow_variant(400, 7, &n);
-  tc_compile t;
-  tc_compile_init(&t, src, n, "slow",
-                  (const char *const[]){"D=f32", "BLOCK_SIZE=8192", NULL});
-  CHECK(tc_open(&slow, a.sock) == 0 && tc_send(&slow, &t.req) == 0);
-  free(src);
+  CHECK(tc_open(&slow, a.sock) == 0 && it_send_slow(&slow, 400, 7, 8192, 0) == 0);
   usleep(200000);
   kill(a.pid, SIGTERM);
   for (int i = 0; i < 1000 && access(a.sock, F_OK) == 0; i++)
