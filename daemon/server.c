@@ -39,6 +39,7 @@
 #define OUT_KEEP (1u << 20)         /* larger idle output buffers are freed */
 #define OUT_HOG (256u * 1024)       /* unread replies that make a reader a hog */
 #define OUT_STEP (1u << 20)         /* output buffers past this grow by this */
+#define OUT_ERR_STEP (64u * 1024)   /* ... by this for refusals past the budget */
 #define DRAIN_MS 20                 /* stop: how often to check for the end */
 #define GIVE_UP_MS 1000             /* stop: grace after cancelling */
 #define BACKLOG 1024
@@ -292,20 +293,20 @@ static void queued(teeny_conn *c) {
 /* The capacity c's output buffer needs for len more bytes: doubling while
  * small, then in OUT_STEP steps, so that one append never takes a large
  * jump of memory past the budget. */
-static size_t out_cap_for(const teeny_conn *c, size_t len) {
+static size_t out_cap_for(const teeny_conn *c, size_t len, size_t step) {
   size_t need = c->out.len + len + 1, cap = c->out.cap;
   if (need <= cap)
     return cap;
-  size_t next = cap < OUT_STEP ? (cap ? 2 * cap : 256) : cap + OUT_STEP;
+  size_t next = cap < step ? (cap ? 2 * cap : 256) : cap + step;
   return next > need ? next : need;
 }
 
 /* Grow c's output buffer for len more bytes if the budget allows it with
- * reserve bytes of it kept free (force: regardless).  True if there is
- * room. */
+ * reserve bytes of it kept free (force, for the small error replies:
+ * regardless, and in small steps).  True if there is room. */
 static bool out_room(teeny_conn *c, size_t len, uint64_t reserve, bool force) {
   teeny_budget *b = &c->srv->budget;
-  size_t cap = out_cap_for(c, len);
+  size_t cap = out_cap_for(c, len, force ? OUT_ERR_STEP : OUT_STEP);
   uint64_t grow = cap - c->out.cap;
   if (grow && !force && b->used + grow + reserve > b->limit)
     return false;

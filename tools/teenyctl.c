@@ -325,7 +325,8 @@ static int listing_add(listing *l, teeny_admin_reply *r) {
   }
   l->v = nv;
   l->pages[l->npages++] = r;
-  memcpy(l->v + l->n, r->entries, r->nentries * sizeof *nv);
+  if (r->nentries) /* an empty page has no entries array */
+    memcpy(l->v + l->n, r->entries, r->nentries * sizeof *nv);
   l->n += r->nentries;
   return 0;
 }
