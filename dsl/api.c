@@ -368,32 +368,45 @@ int teeny_compile(const teeny_compile_req *req, unsigned emit, teeny_artifact **
   return rc;
 }
 
-static int interpret(teeny_ctx *cx, const struct teeny_spec *spec, const unsigned grid[3],
-                     const teeny_interp_arg *args, size_t nargs) {
-  teeny_ir_func *f = teeny__irgen(cx, spec->prog, spec->k, &spec->b, spec->num_warps);
-  if (!f)
-    return TEENY_E_COMPILE;
-  if (nargs != spec->nparams) {
-    teeny__error_at(cx, (teeny_loc){0, 0}, "'%s' takes %zu arguments; %zu were given",
-                    teeny_spec_name(spec), spec->nparams, nargs);
-    return TEENY_E_INVAL;
-  }
-  return teeny__interp_run(cx, f, grid, args, (int)nargs);
-}
-
-typedef struct interpret_job {
+/* The spec's IR in a job of its own, handed to fn with the arguments
+ * checked against its parameters (the interpreter and the emulator). */
+typedef struct ir_job {
   const unsigned *grid;
   const teeny_interp_arg *args;
   size_t nargs;
-} interpret_job;
+  teeny__spec_ir_fn fn;
+  void *arg;
+} ir_job;
 
-static int interpret_in_job(teeny_ctx *cx, const struct teeny_spec *s, void *arg) {
-  interpret_job *j = arg;
-  return interpret(cx, s, j->grid, j->args, j->nargs);
+static int ir_in_job(teeny_ctx *cx, const struct teeny_spec *s, void *arg) {
+  ir_job *j = arg;
+  teeny_ir_func *f = teeny__irgen(cx, s->prog, s->k, &s->b, s->num_warps);
+  if (!f)
+    return TEENY_E_COMPILE;
+  if (j->nargs != s->nparams) {
+    teeny__error_at(cx, (teeny_loc){0, 0}, "'%s' takes %zu arguments; %zu were given",
+                    teeny_spec_name(s), s->nparams, j->nargs);
+    return TEENY_E_INVAL;
+  }
+  return j->fn(cx, f, s->target, j->grid, j->args, (int)j->nargs, j->arg);
+}
+
+int teeny__spec_run_ir(const teeny_spec *spec, const unsigned grid[3],
+                       const teeny_interp_arg *args, size_t nargs, teeny_diags *diags,
+                       teeny__spec_ir_fn fn, void *arg) {
+  ir_job job = {grid, args, nargs, fn, arg};
+  return run_job(spec, diags, ir_in_job, &job);
+}
+
+static int interpret_ir(teeny_ctx *cx, const teeny_ir_func *f, const char *target,
+                        const unsigned grid[3], const teeny_interp_arg *args, int nargs,
+                        void *arg) {
+  (void)target;
+  (void)arg;
+  return teeny__interp_run(cx, f, grid, args, nargs);
 }
 
 int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
                          const teeny_interp_arg *args, size_t nargs, teeny_diags *diags) {
-  interpret_job job = {grid, args, nargs};
-  return run_job(spec, diags, interpret_in_job, &job);
+  return teeny__spec_run_ir(spec, grid, args, nargs, diags, interpret_ir, NULL);
 }

@@ -221,6 +221,19 @@ int teeny_spec_interpret(const teeny_spec *spec, const unsigned grid[3],
                          const teeny_interp_arg *args, size_t nargs,
                          teeny_diags *diags);
 
+/* The same launch through the real code generator: spec's kernel is lowered
+ * for its target as for PTX (layouts, conversions, reductions, mma
+ * fragments, barriers) but JIT-compiled for this CPU, each thread of a block
+ * a coroutine, and run over the grid on the same host buffers.  For
+ * checking the code generator against the interpreter without a GPU (the
+ * differential tests, `teenyc run --engine emu`).  Only in programs that
+ * link the emulator library (teeny_codegen_emu; not part of libteenyc-client).
+ * Returns as teeny_spec_interpret, TEENY_E_RUNTIME also when a block
+ * deadlocks; out-of-bounds accesses are not checked. */
+int teeny_spec_emulate(const teeny_spec *spec, const unsigned grid[3],
+                       const teeny_interp_arg *args, size_t nargs,
+                       teeny_diags *diags);
+
 /* ---- inspecting a kernel file (teenyc-gen) -------------------------------------- */
 
 /* What a kernel file declares, for tools that generate host code from it.
