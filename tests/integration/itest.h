@@ -47,7 +47,9 @@ int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
                const char *const *bindings, unsigned flags, unsigned emit,
                teeny_msg_reply *rep);
 /* A kernel "slow" (bindings D, BLOCK_SIZE) whose compile takes long:
- * `lines` dependent tile statements (400 at BLOCK_SIZE=1024: ~0.2 s).
+ * `lines` dependent tile statements (400 at BLOCK_SIZE=1024: ~0.3 s; they
+ * use fast_sin, the approximate form: the accurate sin takes LLVM 15x
+ * longer).
  * Independent of the example kernels.  Free with free(). */
 char *it_slow_kernel(int lines, size_t *len);
 /* it_slow_kernel with a "// variant N" line appended: a distinct source

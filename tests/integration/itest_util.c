@@ -38,7 +38,7 @@ char *it_slow_kernel(int lines, size_t *len) {
                       "    tile(D) x = load(x_ptr + offs, mask, 0);\n"
                       "    tile(D) acc = x;\n");
   for (int i = 0; i < lines; i++)
-    teeny__buf_puts(&b, "    acc = acc * x + sin(acc);\n");
+    teeny__buf_puts(&b, "    acc = acc * x + fast_sin(acc);\n");
   teeny__buf_puts(&b, "    store(out_ptr + offs, acc, mask);\n}\n");
   char *s = teeny__buf_take(&b, len); /* teeny__malloc memory: malloc */
   char *copy = s ? strdup(s) : NULL;
