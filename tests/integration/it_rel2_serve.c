@@ -518,8 +518,8 @@ int it_uid_limits(void) {
   CHECK(td_start(&d, args2, NULL) == 0);
   CHECK(tc_open(&s1, d.sock) == 0 && tc_open(&s2, d.sock) == 0);
   for (int i = 0; i < 6; i++) {
-    CHECK(it_send_slow(&s1, 400, 200 + i, 1024, 0) == 0);
-    CHECK(it_send_slow(&s2, 400, 300 + i, 1024, 0) == 0);
+    CHECK(it_send_slow(&s1, 100, 200 + i, 1024, 0) == 0);
+    CHECK(it_send_slow(&s2, 100, 300 + i, 1024, 0) == 0);
   }
   CHECK_INT(it_as_user(NOBODY, nobody_compile, d.sock, 60000), ==, 0);
   int busy = 0, ok = 0;
