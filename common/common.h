@@ -95,6 +95,10 @@ typedef struct teeny_buf {
 void teeny__buf_init(teeny_buf *b);
 void teeny__buf_free(teeny_buf *b);
 void teeny__buf_append(teeny_buf *b, const void *data, size_t n);
+/* Make b's capacity at least cap bytes, exactly cap if it grows (so a
+ * caller that accounts for memory controls each step).  False (and b->oom
+ * set) when out of memory. */
+bool teeny__buf_reserve(teeny_buf *b, size_t cap);
 void teeny__buf_puts(teeny_buf *b, const char *s);
 void teeny__buf_putc(teeny_buf *b, char c);
 void teeny__buf_printf(teeny_buf *b, const char *fmt, ...) TEENY_PRINTF(2, 3);

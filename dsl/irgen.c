@@ -35,6 +35,23 @@ const char *teeny__gen_tstr(gen *g, teeny_type t) {
 
 /* ---- which slots a piece of code assigns ------------------------------------ */
 
+/* A builtin whose value depends on its arguments alone (cdiv, minimum,
+ * ...): a loop bound made of them is still the same every trip
+ * (tutorial 03's `k < tl.cdiv(K, BLOCK_SIZE_K)`). */
+static bool pure_call(const teeny_expr *e) {
+  if (e->sym != SYM_BUILTIN)
+    return false;
+  switch ((teeny_builtin)e->sym_index) {
+  case BI_LOAD: case BI_STORE: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN:
+  case BI_ATOMIC_XCHG: case BI_ATOMIC_CAS: case BI_ATOMIC_AND: case BI_ATOMIC_OR:
+  case BI_ATOMIC_XOR: case BI_BARRIER: case BI_REDUCE: case BI_SCAN:
+  case BI_DEVICE_PRINT: case BI_DEVICE_ASSERT:
+    return false;
+  default:
+    return true;
+  }
+}
+
 void teeny__gen_scan_expr(const teeny_expr *e, gscan *si) {
   if (!e)
     return;
@@ -42,7 +59,7 @@ void teeny__gen_scan_expr(const teeny_expr *e, gscan *si) {
       e->lhs->sym == SYM_VAR) /* a variable's slots, or a field's */
     for (int i = 0; i < (e->lhs->nslots > 1 ? e->lhs->nslots : 1); i++)
       si->assigned[e->lhs->sym_index + i] = true;
-  if (e->kind == EX_CALL)
+  if (e->kind == EX_CALL && !pure_call(e))
     si->calls = true;
   teeny__gen_scan_expr(e->lhs, si);
   teeny__gen_scan_expr(e->rhs, si);

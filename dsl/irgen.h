@@ -92,7 +92,9 @@ typedef struct gscan {
   bool *assigned; /* [nslots] assigned somewhere inside (exit flags too) */
   bool *declared; /* [nslots] declared inside (so local to it) */
   bool returns;   /* contains a return */
-  bool calls;     /* contains a call (for loop-invariance checks) */
+  bool calls;     /* contains a call whose value may change between two
+                     evaluations with the same arguments: a helper, a load,
+                     an atomic (for loop-invariance checks) */
   const teeny_program *prog; /* for the slots of struct declarations */
 } gscan;
 
@@ -228,5 +230,10 @@ gval teeny__gen_builtin(gen *g, const teeny_expr *call);
 gval teeny__gen_device_print(gen *g, const teeny_expr *call);
 gval teeny__gen_device_assert(gen *g, const teeny_expr *call);
 gval teeny__gen_static_assert(gen *g, const teeny_expr *call);
+
+/* ---- irgen_random.c ------------------------------------------------------------------ */
+
+/* rand, randn or randint (which) of call e: Philox as Triton computes it. */
+gval teeny__gen_random(gen *g, const teeny_expr *e, teeny_builtin which);
 
 #endif /* TEENY_DSL_IRGEN_H */

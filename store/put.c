@@ -2,7 +2,8 @@
  * store/put.c — the commit protocol (teeny_store_put).
  *
  *   1. check the name and key (before any path exists), hash the contents
- *   2. write each file to tmp/{key}.{ext}.{random}.tmp (O_EXCL|O_NOFOLLOW),
+ *   2. write each file to tmp/{key}.{ext}.{pid}-{random}.tmp
+ *      (O_EXCL|O_NOFOLLOW; the pid tells a later start whose it was),
  *      fsync it
  *   3. BEGIN IMMEDIATE; if a row for the key appeared meanwhile, drop the
  *      temps and return that row
@@ -33,7 +34,7 @@
 typedef struct put_file {
   const char *data;                   /* contents */
   size_t len;                         /* their length */
-  char tmp[96];                       /* name in tmp/ ("" until created) */
+  char tmp[128];                      /* name in tmp/ ("" until created) */
   char final[TEENY__STORE_FNAME_MAX]; /* name in objects/ab/ */
   bool renamed;                       /* now lives at final */
 } put_file;
@@ -90,7 +91,8 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
   for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
     char rnd[17];
     random_hex(rnd);
-    snprintf(f->tmp, sizeof f->tmp, "%s.%s.%s.tmp", key, ext, rnd);
+    snprintf(f->tmp, sizeof f->tmp, "%s.%s.%ld-%s.tmp", key, ext,
+             (long)getpid(), rnd);
     fd = openat(s->tmpfd, f->tmp,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 s->file_mode);
@@ -309,6 +311,9 @@ fail:
 int teeny_store_put(teeny_store *s, const teeny_artifact *a,
                     const char *compiler_version, teeny_store_rec *out,
                     bool *created, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (created)
     *created = false;
   if (out)
