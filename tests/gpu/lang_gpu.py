@@ -110,7 +110,7 @@ def check_tuples(drv, tc):
            torch.allclose(out.view(2, 3).double(), ref, rtol=1e-5))
     x = torch.randint(-100, 100, (16,), device="cuda", dtype=torch.int32)
     k = Kernel(drv, tc, L + "tuples.c", "running_argmax", {"BLOCK": 16})
-    out = torch.zeros(32, device="cuda", dtype=torch.int32)
+    out = torch.zeros(35, device="cuda", dtype=torch.int32)
     k((1,), x, out)
     torch.cuda.synchronize()
     xs, best, want_v, want_i = x.tolist(), 0, [], []
@@ -119,7 +119,10 @@ def check_tuples(drv, tc):
             best = i
         want_v.append(xs[best])
         want_i.append(best)
-    record("tuples: running_argmax (scan over a struct)", out.tolist() == want_v + want_i)
+    first = next((i for i, a in enumerate(xs) if a > 2), -1)
+    tail = [xs[first] if first >= 0 else -1, first, -1]
+    record("tuples: running_argmax (scan over a struct, struct returned in a loop)",
+           out.tolist() == want_v + want_i + tail)
 
 
 def check_consts(drv, tc):

@@ -106,9 +106,26 @@ argrun later_max(argrun a, argrun b)
     return a;
 }
 
+/* The first element above t, and where: a struct returned from inside a
+ * loop. */
+argrun first_above(ptr(i32) x, i32 n, i32 t)
+{
+    for (i32 i = 0; i < n; i++) {
+        i32 v = load(x + i);
+        if (v > t)
+            return (argrun){v, i};
+    }
+    return (argrun){-1, -1};
+}
+
 TEENY_KERNEL(BLOCK)
 void running_argmax(ptr(i32) x, ptr(i32) out)
 {
+    argrun f = first_above(x, BLOCK, 2);
+    store(out + 2 * BLOCK, f.val);
+    store(out + 2 * BLOCK + 1, f.at);
+    argrun none = first_above(x, BLOCK, 1000);
+    store(out + 2 * BLOCK + 2, none.at);
     tile(i32) offs = arange(0, BLOCK);
     /* a compound literal as a builtin's argument needs parentheses on the
      * host, where the builtins are macros (as for any C macro) */

@@ -553,13 +553,19 @@ static void check_online_softmax(const lang_case *c, void *const *bufs) {
 
 static void check_running_argmax(const lang_case *c, void *const *bufs) {
   const int32_t *x = bufs[0], *out = bufs[1];
-  int best = 0;
+  int best = 0, first = -1;
   for (int i = 0; i < (int)c->n[0]; i++) {
     if (x[i] >= x[best])
       best = i;
+    if (first < 0 && x[i] > 2)
+      first = i;
     ck_assert_int_eq(out[i], x[best]);
     ck_assert_int_eq(out[c->n[0] + i], best);
   }
+  ck_assert_int_ge(first, 0); /* x is i % 7 - 3: 3 at i = 6 */
+  ck_assert_int_eq(out[2 * c->n[0]], x[first]);
+  ck_assert_int_eq(out[2 * c->n[0] + 1], first);
+  ck_assert_int_eq(out[2 * c->n[0] + 2], -1);
 }
 
 static const lang_case tuple_cases[] = {
@@ -567,7 +573,7 @@ static const lang_case tuple_cases[] = {
      check_row_stats, 1e-5},
     {"tuples", "online_softmax", "BLOCK=16", 2, {100, 6}, {F_RANDOM, F_ZERO}, {50},
      check_online_softmax, 1e-5},
-    {"tuples", "running_argmax", "BLOCK=16", 1, {16, 32}, {F_SMALL, F_ZERO}, {0},
+    {"tuples", "running_argmax", "BLOCK=16", 1, {16, 35}, {F_SMALL, F_ZERO}, {0},
      check_running_argmax, 0},
 };
 
