@@ -184,6 +184,7 @@ int teeny__gen_id(gen *g, gval v, teeny_loc loc);
 gval teeny__gv_value(gen *g, int id);
 gval teeny__gv_int(teeny_dtype dt, int64_t v);       /* strong int constant */
 gval teeny__gv_bool(bool v);
+gval teeny__gv_void(void);                            /* no value */
 gval teeny__gv_weak_int(int64_t v);
 gval teeny__gv_weak_float(double v);
 /* Explicit conversion (a cast): any numeric dtype to any other. */

@@ -17,14 +17,6 @@ static gval arg(gen *g, const teeny_expr *e, int i) {
   return teeny__gen_expr(g, e->args[i]);
 }
 
-static gval void_value(void) {
-  gval v;
-  memset(&v, 0, sizeof v);
-  v.id = -1;
-  v.type = teeny__type_scalar(TEENY_DT_VOID);
-  return v;
-}
-
 static bool pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static void check_shape(gen *g, teeny_loc loc, int rank, const int *shape,
@@ -267,7 +259,7 @@ static gval gen_store(gen *g, const teeny_expr *e) {
     ids[i] = teeny__gen_id(g, v[i], e->loc);
   if (!teeny__ir_op_add(g->f, g->cur, IR_STORE, e->loc, ids, n, NULL, 0))
     teeny__gen_fail(g, e->loc, "kernel too large");
-  return void_value();
+  return teeny__gv_void();
 }
 
 static bool atomic_dtype_ok(teeny_rmw_kind k, teeny_dtype dt) {
@@ -325,7 +317,7 @@ static gval gen_atomic_cas(gen *g, const teeny_expr *e) {
 static gval gen_barrier(gen *g, const teeny_expr *e) {
   if (!teeny__ir_op_add(g->f, g->cur, IR_BARRIER, e->loc, NULL, 0, NULL, 0))
     teeny__gen_fail(g, e->loc, "kernel too large");
-  return void_value();
+  return teeny__gv_void();
 }
 
 /* ---- element-wise ----------------------------------------------------------------------- */

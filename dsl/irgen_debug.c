@@ -14,14 +14,6 @@
 
 #include "dsl/irgen.h"
 
-static gval void_value(void) {
-  gval v;
-  memset(&v, 0, sizeof v);
-  v.id = -1;
-  v.type = teeny__type_scalar(TEENY_DT_VOID);
-  return v;
-}
-
 /* The conversions of the message at args[at] (a string literal). */
 static int message_convs(gen *g, const teeny_expr *e, int at, teeny_fmt_conv *conv) {
   const teeny_expr *m = e->args[at];
@@ -90,7 +82,7 @@ gval teeny__gen_device_print(gen *g, const teeny_expr *e) {
     v[i] = message_value(g, e->args[i + 1], &conv[i], e->name);
   common_shape(g, v, n, e->loc, e->name);
   emit(g, IR_PRINT, e, v, n, e->args[0]->name);
-  return void_value();
+  return teeny__gv_void();
 }
 
 /* The condition, and the values, of device_assert(cond, "message", ...). */
@@ -123,7 +115,7 @@ gval teeny__gen_device_assert(gen *g, const teeny_expr *e) {
     g->f->file = g->cx->file;
   }
   g->cur = cur;
-  return void_value();
+  return teeny__gv_void();
 }
 
 /* static_assert(cond, "message"): cond must be known now, and true. */
@@ -135,5 +127,5 @@ gval teeny__gen_static_assert(gen *g, const teeny_expr *e) {
                                         "depends on run-time values: use device_assert");
   if (!c.c.i)
     teeny__gen_fail(g, e->args[0]->loc, "static assertion failed: %s", e->args[1]->name);
-  return void_value();
+  return teeny__gv_void();
 }

@@ -40,6 +40,14 @@ gval teeny__gv_int(teeny_dtype dt, int64_t v) {
   return gv_const(teeny__type_scalar(dt), teeny__scalar_int(dt, (uint64_t)v));
 }
 
+gval teeny__gv_void(void) {
+  gval v;
+  memset(&v, 0, sizeof v);
+  v.id = -1;
+  v.type = teeny__type_scalar(TEENY_DT_VOID);
+  return v;
+}
+
 gval teeny__gv_bool(bool b) {
   teeny_scalar s = {.i = b ? 1 : 0};
   return gv_const(teeny__type_scalar(TEENY_DT_BOOL), s);

@@ -18,10 +18,7 @@
 #include "dsl/irgen.h"
 
 gval teeny__gv_struct(const teeny_struct *st, gval *leaves) {
-  gval v;
-  memset(&v, 0, sizeof v);
-  v.id = -1;
-  v.type = teeny__type_scalar(TEENY_DT_VOID);
+  gval v = teeny__gv_void();
   v.st = st;
   v.leaves = leaves;
   return v;

@@ -52,11 +52,13 @@ static inline void ku_print_diags(const teeny_diags *d) {
 }
 
 /* Spec for kernel `kernel` of source text with bindings "D=f32,BLOCK=128"
- * (names bound to dtype names are dtype bindings, to integers const ones).
- * Returns the error code; *out is the spec on success. */
-static inline int ku_spec_src(const char *src, size_t len, const char *file,
-                              const char *kernel, const char *bindings,
-                              teeny_spec **out, teeny_diags *diags) {
+ * (names bound to integers are const bindings by value, the rest text
+ * bindings: dtypes, and constants such as EPS=1e-5), for target and
+ * num_warps (NULL, 0: the defaults).  Returns the error code; *out is the
+ * spec on success. */
+static inline int ku_spec_for(const char *src, size_t len, const char *file,
+                              const char *kernel, const char *bindings, const char *target,
+                              int num_warps, teeny_spec **out, teeny_diags *diags) {
   teeny_dtype_binding dts[16];
   teeny_const_binding cts[16];
   size_t nd = 0, nc = 0;
@@ -88,7 +90,16 @@ static inline int ku_spec_src(const char *src, size_t len, const char *file,
   req.ndtypes = nd;
   req.consts = cts;
   req.nconsts = nc;
+  req.target = target;
+  req.num_warps = num_warps;
   return teeny_spec_create(&req, out, diags);
+}
+
+/* The same for the default target and num_warps. */
+static inline int ku_spec_src(const char *src, size_t len, const char *file,
+                              const char *kernel, const char *bindings,
+                              teeny_spec **out, teeny_diags *diags) {
+  return ku_spec_for(src, len, file, kernel, bindings, NULL, 0, out, diags);
 }
 
 /* ---- random numbers: xorshift64*, seeded per test run ----------------------- */

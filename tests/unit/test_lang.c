@@ -71,36 +71,14 @@ static double initial(int fill, long i, uint64_t *rng) {
 }
 
 static teeny_spec *spec_for(const lang_case *c, const char *target, int warps) {
-  char rel[256], bind[512];
+  char rel[256];
   snprintf(rel, sizeof rel, "tests/lang/%s.c", c->file);
   size_t len;
   char *src = ku_read_source(rel, &len);
-  snprintf(bind, sizeof bind, "%s", c->bindings ? c->bindings : "");
-  teeny_dtype_binding dts[16];
-  teeny_const_binding cts[16];
-  size_t nd = 0, nc = 0;
-  static char names[16][64], values[16][64];
-  int k = 0;
-  for (char *t = strtok(bind, ","); t && k < 16; t = strtok(NULL, ","), k++) {
-    char *eq = strchr(t, '=');
-    *eq = '\0';
-    snprintf(names[k], 64, "%s", t);
-    snprintf(values[k], 64, "%s", eq + 1);
-    char *end;
-    long long v = strtoll(values[k], &end, 10);
-    if (*end == '\0')
-      cts[nc++] = (teeny_const_binding){names[k], v};
-    else
-      dts[nd++] = (teeny_dtype_binding){names[k], values[k]};
-  }
-  teeny_compile_req req = {.source = src, .source_len = len, .filename = rel,
-                           .kernel = c->kernel, .dtypes = dts, .ndtypes = nd,
-                           .consts = cts, .nconsts = nc, .target = target,
-                           .num_warps = warps};
   teeny_diags d;
   teeny_diags_init(&d);
   teeny_spec *s = NULL;
-  int rc = teeny_spec_create(&req, &s, &d);
+  int rc = ku_spec_for(src, len, rel, c->kernel, c->bindings, target, warps, &s, &d);
   if (rc)
     ku_print_diags(&d);
   teeny_diags_close(&d);
