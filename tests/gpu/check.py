@@ -9,6 +9,7 @@ line per case and exits 1 if any failed.
 
     python3 tests/gpu/check.py [--quick]
 """
+import ctypes
 import math
 import os
 import sys
@@ -348,6 +349,32 @@ def check_dot_precision(drv, tc, quick):
             record(f"{k.id} {target} error / sum|ab|", err, bound)
 
 
+def check_attention(drv, tc, quick):
+    """Tutorial 06's fused attention forward against torch's SDPA, causal
+    and not, N_CTX not a multiple of the blocks."""
+    shapes = [(2, 3, 1000, 64)] + ([] if quick else [(1, 4, 4096, 64), (2, 2, 777, 128)])
+    for dt in ("f16", "bf16"):
+        for causal in (True, False):
+            for z, h, n, d in shapes:
+                b = {"D": dt, "HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64,
+                     "STAGE": 3 if causal else 1}
+                k = Kernel(drv, tc, K + "attention.c", "attn_fwd", b, num_warps=8)
+                q, kk, v = (torch.randn(z, h, n, d, device="cuda").to(DT[dt]) for _ in range(3))
+                o = poison(torch.empty_like(q))
+                m = poison(torch.empty(z, h, n, device="cuda"))
+                scale = 1 / math.sqrt(d)
+                k((cdiv(n, 128), z * h), q, kk, v, o, m, (scale, ctypes.c_float), n)
+                torch.cuda.synchronize()
+                ref = torch.nn.functional.scaled_dot_product_attention(
+                    q.double(), kk.double(), v.double(), is_causal=causal, scale=scale)
+                s = (q.double() @ kk.double().transpose(-1, -2)) * scale
+                if causal:
+                    s = s.masked_fill(torch.ones(n, n, device="cuda").triu(1).bool(), -math.inf)
+                lse = torch.logsumexp(s, -1) / math.log(2)
+                err = max(rel_err(o, ref), rel_err(m, lse))
+                record(f"{k.id} {z}x{h}x{n}x{d}", err, TOL[dt])
+
+
 def main():
     quick = "--quick" in sys.argv
     tc = teenyc_path()
@@ -358,7 +385,7 @@ def main():
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
-                  check_matmul):
+                  check_attention, check_matmul):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

@@ -106,9 +106,12 @@ def lang_list():
 
 
 def lang_parses(tc):
-    """Every tests/lang specialisation's MLIR through Triton's compiler."""
+    """Every tests/lang specialisation's MLIR through Triton's compiler, and
+    tutorial 06's attention (a struct carried through its loops)."""
     ok = True
-    for file, kernel, b in lang_list():
+    attn = ("examples/kernels/attention.c", "attn_fwd",
+            {"D": "f16", "HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "STAGE": 3})
+    for file, kernel, b in lang_list() + [attn]:
         path = ttir(tc, file, kernel, b)
         try:
             triton.compile(path)

@@ -71,8 +71,8 @@ static double initial(int fill, long i, uint64_t *rng) {
 }
 
 static teeny_spec *spec_for(const lang_case *c, const char *target, int warps) {
-  char rel[256];
-  snprintf(rel, sizeof rel, "tests/lang/%s.c", c->file);
+  char rel[256]; /* tests/lang/FILE.c, or a path from the source tree's root */
+  snprintf(rel, sizeof rel, strchr(c->file, '/') ? "%s.c" : "tests/lang/%s.c", c->file);
   size_t len;
   char *src = ku_read_source(rel, &len);
   teeny_diags d;
@@ -575,6 +575,17 @@ static const lang_case tuple_cases[] = {
 START_TEST(tuples) { run_case(&tuple_cases[_i]); }
 END_TEST
 
+/* Tutorial 06's fused attention (examples/kernels/attention.c: a struct
+ * returned by its inner loop, typed-constant stages), emulator against
+ * interpreter; test_kernels checks the interpreter against float64. */
+static const lang_case attention_case = {
+    "examples/kernels/attention", "attn_fwd", "D=f16,HEAD_DIM=16,BLOCK_M=32,BLOCK_N=16,STAGE=3",
+    2, {37 * 16, 37 * 16, 37 * 16, 37 * 16, 37}, {F_RANDOM, F_RANDOM, F_RANDOM, F_ZERO, F_ZERO},
+    {0.25, 37}, NULL, 2e-3};
+
+START_TEST(attention) { run_case(&attention_case); }
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -588,6 +599,7 @@ static Suite *lang_suite(void) {
   tcase_add_test(tc, prints);
   tcase_add_test(tc, asserts);
   tcase_add_loop_test(tc, tuples, 0, (int)NELEM(tuple_cases));
+  tcase_add_test(tc, attention);
   suite_add_tcase(s, tc);
   return s;
 }
