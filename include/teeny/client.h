@@ -431,8 +431,9 @@ typedef union teeny_scalar_slot {
   uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
   float f32; double f64; uint16_t half; bool b;
 } teeny_scalar_slot;
-/* Convert v to dt into s (f16/bf16 rounded to nearest even) and return a
- * pointer to it for the launch's argument array. */
+/* Convert v to dt into s (f16/bf16 rounded to nearest even, fp8 as the
+ * language converts: nearest even, saturating) and return a pointer to it
+ * for the launch's argument array. */
 void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v);
 
 #ifdef __cplusplus
