@@ -27,7 +27,6 @@ _Static_assert(TEENY_EMIT_MLIR == TEENY_MSG_EMIT_MLIR, "emit bits differ");
 
 #define EMIT_MASK (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE)
 #define DEFAULT_MEMO_ENTRIES 4096
-#define DEFAULT_SOCKET "/run/teenycd/teenycd.sock"
 #define BACKOFF_FIRST_MS 5  /* first wait for a restarting daemon */
 #define BACKOFF_MAX_MS 200  /* waits double up to this */
 #define PROBE_MS 100        /* auto in process: look for the daemon this often */
@@ -48,25 +47,6 @@ int teeny_client_mode_parse(const char *name) {
   return -1;
 }
 
-static int put_path(char *out, size_t size, const char *a, const char *b) {
-  int n = snprintf(out, size, "%s%s", a, b);
-  if (n < 0 || (size_t)n >= size || (size_t)n >= TEENY__SOCKET_MAX)
-    return TEENY_E_LIMIT;
-  return 0;
-}
-
-int teeny_client_socket_path(const char *explicit_path, char *out, size_t size) {
-  const char *env = getenv("TEENYCD_SOCKET");
-  const char *xdg = getenv("XDG_RUNTIME_DIR");
-  if (explicit_path && *explicit_path)
-    return put_path(out, size, explicit_path, "");
-  if (env && *env)
-    return put_path(out, size, env, "");
-  if (xdg && xdg[0] == '/')
-    return put_path(out, size, xdg, "/teenycd.sock");
-  return put_path(out, size, DEFAULT_SOCKET, "");
-}
-
 /* ---- messages --------------------------------------------------------------------- */
 
 const char *teeny_client_errmsg(const teeny_client *c) {
@@ -79,8 +59,10 @@ teeny_client_mode teeny_client_active_mode(const teeny_client *c) {
 
 const char *teeny_client_socket(const teeny_client *c) { return c ? c->socket : ""; }
 
+const char *teeny_client_notice(const teeny_client *c) { return c ? c->notice : ""; }
+
 const char *teeny_client_store_root(const teeny_client *c) {
-  return c && c->store ? teeny_store_root(c->store) : "";
+  return c && c->store ? c->emb->estore_root(c->store) : "";
 }
 
 /* Set c's message; returns rc. */
@@ -118,57 +100,93 @@ static bool store_configured(const teeny_client *c) {
 /* Does the default store (the one a system teenycd uses) exist? */
 static bool default_store_exists(void) {
   struct stat st;
-  return stat(TEENY_STORE_DEFAULT_ROOT, &st) == 0 && S_ISDIR(st.st_mode);
+  return stat(TEENY_SYSTEM_STORE, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The in-process compiler (libteenyc-embedded), loaded on first need. */
+static int need_compiler(teeny_client *c) {
+  if (!c->emb && !(c->emb = teeny__embedded_get(c->err, sizeof c->err)))
+    return TEENY_E_UNSUPPORTED;
+  return 0;
+}
+
+static int open_offline(teeny_client *c) {
+  int rc = need_compiler(c);
+  if (!rc)
+    c->active = TEENY_MODE_OFFLINE;
+  return rc;
+}
+
+/* A read-only store (its owner could not manage what we would write) is
+ * worth one notice: every miss compiles and nothing is cached. */
+static void note_readonly(teeny_client *c, const char *before) {
+  const char *ro = c->emb->estore_readonly(c->store);
+  if (ro)
+    snprintf(c->notice, sizeof c->notice, "%s%sthe store %.200s is read-only for this "
+             "process (%.400s): nothing compiled here is cached", before,
+             *before ? "; " : "", c->emb->estore_root(c->store), ro);
 }
 
 static int open_embedded(teeny_client *c) {
-  int rc = teeny__embedded_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  int rc = need_compiler(c);
   if (!rc)
-    c->active = TEENY_MODE_EMBEDDED;
-  return rc;
+    rc = c->emb->estore_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  if (rc)
+    return rc;
+  c->active = TEENY_MODE_EMBEDDED;
+  note_readonly(c, "");
+  return 0;
 }
 
 /* auto with no daemon: the daemon's store if one is configured (an error if
  * it cannot be opened) or if the default one exists and opens; else
- * offline.  auto never creates the system-wide default store. */
+ * offline.  auto never creates the system-wide default store.  The notice
+ * says which, and why the daemon was not used. */
 static int fall_back(teeny_client *c) {
   char why[TEENY__ERR_LEN];
   snprintf(why, sizeof why, "%s", c->err);
   bool configured = store_configured(c);
-  if (!configured && !default_store_exists()) {
-    c->active = TEENY_MODE_OFFLINE;
-    c->err[0] = '\0';
-    return 0;
+  bool have_default = default_store_exists();
+  int rc = configured || have_default ? open_embedded(c) : 1;
+  if (rc && !configured)
+    rc = open_offline(c);
+  if (rc) {
+    char serr[TEENY__ERR_LEN];
+    snprintf(serr, sizeof serr, "%s", c->err);
+    snprintf(c->err, sizeof c->err, "%.600s; and %.400s", why, serr);
+    return rc;
   }
-  int rc = open_embedded(c);
-  if (!rc)
-    return 0;
-  if (!configured) {
-    c->active = TEENY_MODE_OFFLINE;
-    c->err[0] = '\0';
-    return 0;
+  c->err[0] = '\0';
+  char head[TEENY__ERR_LEN];
+  if (c->active == TEENY_MODE_EMBEDDED) {
+    snprintf(head, sizeof head, "%.700s; compiling in this process with the store %.200s "
+             "(embedded mode)", why, c->emb->estore_root(c->store));
+    snprintf(c->notice, sizeof c->notice, "%s", head);
+    note_readonly(c, head);
+  } else {
+    snprintf(c->notice, sizeof c->notice, "%.700s; compiling in this process without a "
+             "cache (offline mode: %s)", why, have_default ? "the store could not be opened"
+             : "no store configured and " TEENY_SYSTEM_STORE " does not exist");
   }
-  char serr[TEENY__ERR_LEN];
-  snprintf(serr, sizeof serr, "%s", c->err);
-  snprintf(c->err, sizeof c->err, "%.240s; and %.240s", why, serr);
-  return rc;
+  return 0;
 }
 
 static int open_mode(teeny_client *c) {
   switch (c->requested) {
   case TEENY_MODE_DAEMON:
     c->active = TEENY_MODE_DAEMON;
-    return teeny__client_connect(c);
+    return teeny__client_discover(c);
   case TEENY_MODE_EMBEDDED:
     return open_embedded(c);
   case TEENY_MODE_OFFLINE:
-    c->active = TEENY_MODE_OFFLINE;
-    return 0;
-  default:
+    return open_offline(c);
+  default: {
     c->active = TEENY_MODE_DAEMON;
-    if (teeny__client_connect(c) == 0)
-      return 0;
+    int rc = teeny__client_discover(c);
+    if (rc != TEENY_E_CONNECT && rc != TEENY_E_PERM)
+      return rc;
     return fall_back(c);
+  }
   }
 }
 
@@ -187,6 +205,7 @@ static int init_fields(teeny_client *c, const teeny_client_opts *o) {
   c->restart_wait_ms = o->restart_wait_ms < 0   ? 0
                        : o->restart_wait_ms == 0 ? TEENY_CLIENT_RESTART_WAIT_MS
                                                  : o->restart_wait_ms;
+  c->socket_given = o->socket_path && *o->socket_path;
   if (teeny_client_socket_path(o->socket_path, c->socket, sizeof c->socket))
     return fail(c, TEENY_E_LIMIT, "socket path too long (%.64s...)",
                 o->socket_path ? o->socket_path : "$TEENYCD_SOCKET or $XDG_RUNTIME_DIR");
@@ -223,7 +242,8 @@ void teeny_client_close(teeny_client *c) {
   if (!c)
     return;
   teeny__conn_close(&c->conn);
-  teeny_store_destroy(c->store);
+  if (c->store)
+    c->emb->estore_close(c->store);
   teeny__memo_close(&c->memo);
   teeny__free(c->cache_dir);
   pthread_mutex_destroy(&c->lock);
@@ -323,7 +343,7 @@ void teeny__client_maybe_return(teeny_client *c) {
   c->next_probe_ms = now + PROBE_MS;
   char keep[TEENY__ERR_LEN];
   snprintf(keep, sizeof keep, "%s", c->err); /* a failed look says nothing */
-  if (teeny__client_connect(c) == 0)
+  if (teeny__client_discover(c) == 0)
     c->active = TEENY_MODE_DAEMON; /* the store stays open for next time */
   else
     snprintf(c->err, sizeof c->err, "%s", keep);
@@ -355,6 +375,14 @@ static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
   m->u.compile.req.compiler_version = NULL;
   m->u.compile.flags = (emit & TEENY_CLIENT_FORCE) ? TEENY_MSG_FORCE : 0;
   m->u.compile.emit = emit & EMIT_MASK;
+}
+
+/* The message of a failed in-process compile: its first error, if any. */
+static const char *first_error(const teeny_diags *d) {
+  for (size_t i = 0; i < d->n; i++)
+    if (d->v[i].level == TEENY_DIAG_ERROR)
+      return d->v[i].message;
+  return NULL;
 }
 
 /* auto mode lost its daemon (for now): continue in process. */
@@ -391,6 +419,23 @@ static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
   return 0;
 }
 
+/* Lock held.  Compile in process (embedded or offline); *core on success
+ * (status may be the request's error). */
+static int compile_local(teeny_client *c, const teeny_compile_req *req,
+                         unsigned emit, teeny__core **core) {
+  teeny__core *k = teeny__core_new();
+  if (!k)
+    return fail(c, TEENY_E_NOMEM, "out of memory");
+  teeny__eresult e;
+  c->emb->compile(c->store, req, emit, &e);
+  teeny_client_mode mode = c->store ? TEENY_MODE_EMBEDDED : TEENY_MODE_OFFLINE;
+  teeny__core_from_eresult(k, &e, mode);
+  if (e.status)
+    teeny__core_set_error(k, e.status, first_error(&k->diags), mode);
+  *core = k;
+  return 0;
+}
+
 static int compile_locked(teeny_client *c, const teeny_compile_req *req,
                           unsigned emit, teeny__core **core) {
   teeny__client_maybe_return(c);
@@ -399,8 +444,7 @@ static int compile_locked(teeny_client *c, const teeny_compile_req *req,
     if (!give_up_daemon(c, rc))
       return rc;
   }
-  int rc = teeny__embedded_compile(c->store, req, emit, core);
-  return rc ? fail(c, rc, "out of memory") : 0;
+  return compile_local(c, req, emit, core);
 }
 
 /* The outcome of one request as the call's return value and message. */
@@ -545,8 +589,8 @@ static int batch_local(teeny_client *c, batch *b, const teeny_compile_req *reqs,
     if (out[i])
       continue;
     teeny__core *k = NULL;
-    if (teeny__embedded_compile(c->store, &reqs[i], emit, &k))
-      return fail(c, TEENY_E_NOMEM, "out of memory");
+    if (compile_local(c, &reqs[i], emit, &k))
+      return TEENY_E_NOMEM;
     memo_store(c, &reqs[i], emit, b->hash[i], k);
     if (hand_out(c, k, -1, &out[i]))
       return TEENY_E_NOMEM;

@@ -94,8 +94,11 @@ char *teeny__buf_take(teeny_buf *b, size_t *len) {
     teeny__buf_free(b);
     return NULL;
   }
-  if (!b->p && !buf_reserve(b, 0))
-    return NULL;
+  if (!b->p) { /* nothing was written: an empty string, terminated */
+    if (!buf_reserve(b, 0))
+      return NULL;
+    b->p[0] = '\0';
+  }
   char *p = b->p;
   if (len)
     *len = b->len;

@@ -213,10 +213,19 @@ static void do_purge(op_job *o, teeny_store *st) {
   pr.max_bytes = p->to_size;
   pr.on_removed = note_gone;
   pr.removed_ctx = o;
-  teeny_store_counts removed = {0, 0};
+  teeny_store_counts removed = {0, 0, 0};
   char err[TEENY_STORE_ERR_LEN];
   int rc = teeny_store_purge(st, &pr, &removed, err);
   o->clear_memcache |= p->all && removed.entries > 0;
+  if (!rc && removed.left) { /* never report files as freed that are not */
+    char msg[TEENY_STORE_ERR_LEN + 160];
+    snprintf(msg, sizeof msg,
+             "removed %llu entries (%llu bytes), but %llu could not be removed: %s",
+             (unsigned long long)removed.entries, (unsigned long long)removed.bytes,
+             (unsigned long long)removed.left, err);
+    encode_store_error(o, TEENY_E_STORE, msg);
+    return;
+  }
   if (rc) {
     encode_store_error(o, rc, err);
     return;

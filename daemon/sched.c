@@ -460,6 +460,7 @@ static void compile_done(teeny_job *j, int status) {
     s->stats->compile_ms_total += c->ms;
     s->stats->compile_timeouts += c->what.timed_out;
     s->stats->compiler_deaths += c->what.died;
+    s->stats->store_errors += c->not_stored; /* also an error: see stats.h */
   }
   TEENY_LOGD(s->log, "compile of %.16s... %s in %.1f ms", c->key,
              rc ? teeny_err_name(rc) : "done", c->ms);

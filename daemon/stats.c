@@ -22,7 +22,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->misses = s->misses;
   out->compiles = s->compiles;
   out->joins = s->joins;
-  out->errors = s->errors;
+  out->errors = s->errors + s->store_errors;
   out->entries = entries;
   out->bytes = bytes;
   out->evictions = s->evictions;
@@ -46,6 +46,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   extra[10] = (teeny_msg_counter){"memory_refused",
                                   (double)snap->memory_refused};
   extra[11] = (teeny_msg_counter){"index_rebuilds", (double)s->index_rebuilds};
+  extra[12] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

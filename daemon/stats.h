@@ -10,7 +10,9 @@
  * saved_ms_total, uptime_s; a few extras follow (compile_ms_avg,
  * memcache_entries, memcache_bytes, connections, uids, compile_timeouts,
  * compiler_deaths, memory_budget, memory_used, memory_peak,
- * memory_refused, index_rebuilds).
+ * memory_refused, index_rebuilds, store_errors).  "errors" counts failed
+ * replies and store write failures (a compile answered but not cached)
+ * together; store_errors counts the latter alone.
  */
 #ifndef TEENY_DAEMON_STATS_H
 #define TEENY_DAEMON_STATS_H
@@ -32,13 +34,14 @@ typedef struct teeny_stats {
   uint64_t compile_timeouts; /* compiles cancelled at --compile-timeout */
   uint64_t compiler_deaths;  /* compile processes that died mid-compile */
   uint64_t index_rebuilds;   /* damaged index.db moved aside and rebuilt */
+  uint64_t store_errors;     /* compiles whose artifacts the store refused */
   double compile_ms_total; /* wall time of all compiles */
   double saved_ms_total;   /* stored compile_ms of every hit */
   uint64_t start_ns;       /* teeny__now_ns() at startup */
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 12
+#define TEENY_STATS_NEXTRA 13
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */

@@ -77,11 +77,13 @@ static int delete_rows(teeny_store *s, teeny__store_victim *v, size_t n,
     int sr = sqlite3_step(st);
     if (sr != SQLITE_DONE)
       rc = teeny__store_sqlerr(s, sr, "delete", err);
-    else if (sqlite3_changes(s->db) > 0 && removed) {
-      removed->entries++;
-      removed->bytes += v[i].bytes;
+    else if (sqlite3_changes(s->db) > 0) {
+      v[i].deleted = true;
+      if (removed) {
+        removed->entries++;
+        removed->bytes += v[i].bytes;
+      }
     }
-    v[i].deleted = !rc && sqlite3_changes(s->db) > 0;
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);
@@ -94,7 +96,7 @@ static int delete_rows(teeny_store *s, teeny__store_victim *v, size_t n,
 #define UNLINK_BATCH 256
 
 static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
-                             size_t n) {
+                             size_t n, teeny_store_counts *removed) {
   if (s->test.between_phases)
     s->test.between_phases(s->test.ctx);
   sqlite3_stmt *st;
@@ -110,8 +112,12 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
       sqlite3_bind_text(st, 1, v[i].key, -1, SQLITE_STATIC);
       int sr = sqlite3_step(st);
       sqlite3_reset(st);
-      if (sr == SQLITE_DONE)
-        teeny__store_unlink_files(s, v[i].name, v[i].key);
+      if (sr == SQLITE_DONE && !teeny__store_unlink_files(s, v[i].name, v[i].key) &&
+          v[i].deleted && removed) { /* gone from the index, not from disk */
+        removed->entries--;
+        removed->bytes -= v[i].bytes;
+        removed->left++;
+      }
     }
     teeny__store_rollback(s); /* nothing written; releases the lock */
   }
@@ -138,8 +144,9 @@ static void tell_removed(const removal_sink *sink,
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
                            const removal_sink *sink,
-                           teeny_store_counts *removed, char *err) {
+                           teeny_store_counts *out, char *err) {
   victims vs = {0};
+  teeny_store_counts got = {0, 0, 0}, *removed = &got;
   int rc = sync_full(s, true, err);
   if (rc)
     return rc;
@@ -162,8 +169,12 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   int sr = SQLITE_DONE;
   while ((!cap || total > *cap) && (sr = sqlite3_step(st)) == SQLITE_ROW) {
     uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-    if ((rc = victims_add(&vs, (const char *)sqlite3_column_text(st, 0),
-                          (const char *)sqlite3_column_text(st, 1), bytes))) {
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    if (key && !teeny__store_shard_removable(s, key, removed->left ? NULL : err)) {
+      removed->left++; /* its files would stay: keep its row, say why */
+      continue;
+    }
+    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1), bytes))) {
       teeny__store_fail(err, rc, "out of memory");
       break;
     }
@@ -175,13 +186,18 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   if (!rc && !(rc = delete_rows(s, vs.v, vs.n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, vs.v, vs.n); /* phase 2 */
+    unlink_unclaimed(s, vs.v, vs.n, removed); /* phase 2 */
     tell_removed(sink, vs.v, vs.n);
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
   (void)sync_full(s, false, NULL);
   teeny__store_victims_free(vs.v, vs.n);
+  if (out) {
+    out->entries += got.entries;
+    out->bytes += got.bytes;
+    out->left += got.left;
+  }
   return rc;
 }
 
@@ -261,6 +277,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
     if (removed) {
       removed->entries += more.entries;
       removed->bytes += more.bytes;
+      removed->left += more.left;
     }
   }
   return TEENY_OK;
@@ -277,13 +294,15 @@ int teeny_store_remove(teeny_store *s, const char *key,
   int frc = teeny__store_index_fresh(s, err);
   if (frc)
     return frc;
-  teeny_store_counts got = {0, 0};
+  teeny_store_counts got = {0, 0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
                            bind_key, key, NULL, NULL, &got, err);
   if (removed)
     *removed = got;
+  if (!rc && got.left)
+    return TEENY_E_PERM; /* err says which directory */
   if (!rc && got.entries == 0)
     return teeny__store_fail(err, TEENY_E_NOTFOUND, "no entry %.16s...", key);
   return rc;
@@ -302,7 +321,7 @@ int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
       !(rc = delete_rows(s, v, n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, v, n);
+    unlink_unclaimed(s, v, n, removed);
   }
   teeny__store_rollback(s);
   (void)sync_full(s, false, NULL);

@@ -243,6 +243,11 @@ static int migrate(teeny_store *s, char *err) {
     return rc;
   if (v == TEENY_STORE_SCHEMA_VERSION)
     return TEENY_OK; /* the common case: no write lock taken */
+  if (s->readonly)
+    return teeny__store_fail(err, TEENY_E_STORE,
+                             "%s/index.db has schema version %d, not %d, and this "
+                             "process may not upgrade it (%s)",
+                             s->root, v, TEENY_STORE_SCHEMA_VERSION, s->readonly);
   if ((rc = teeny__store_begin(s, err)))
     return rc;
   if ((rc = user_version(s, &v, err)))
@@ -290,13 +295,16 @@ static int check_companions(teeny_store *s, char *err) {
 /* Create index.db ourselves (mode, O_NOFOLLOW) so SQLite only ever opens an
  * existing regular file. */
 static int precreate_db(teeny_store *s, char *err) {
-  int fd =
-      openat(s->rootfd, "index.db",
-             O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, s->file_mode);
+  /* (a read-only handle creates nothing: it needs an index.db already) */
+  int fd = s->readonly ? -1
+                       : openat(s->rootfd, "index.db",
+                                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                s->file_mode);
   if (fd >= 0) {
     (void)fchmod(fd, s->file_mode);
+    teeny__store_share_adopt(s, fd);
     close(fd);
-  } else if (errno != EEXIST) {
+  } else if (!s->readonly && errno != EEXIST) {
     int e = errno;
     return teeny__store_fail(err, teeny__store_errno_code(e),
                              "cannot create %s/index.db: %s", s->root,
@@ -323,6 +331,24 @@ static int keep_wal(teeny_store *s, char *err) {
   return teeny__store_exec(s, "PRAGMA journal_size_limit = 4194304", err);
 }
 
+/* A read-only handle could not read the index: WAL needs index.db-shm,
+ * which only a writer creates (teenycd while it runs). */
+static int readonly_failed(teeny_store *s, int rc, char *err) {
+  struct stat st;
+  if (fstatat(s->rootfd, "index.db-shm", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return rc;
+  return teeny__store_fail(err, TEENY_E_STORE,
+                           "cannot read %s/index.db read-only while no writer has it "
+                           "open (%s)", s->root, s->readonly);
+}
+
+/* The cached lookup every get uses. */
+static int prepare_get(teeny_store *s, char *err) {
+  return teeny__store_prepare(
+      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
+      &s->get_stmt, err);
+}
+
 int teeny__store_index_open(teeny_store *s, char *err) {
   int rc = precreate_db(s, err);
   if (rc)
@@ -332,10 +358,14 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if (!path)
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
   snprintf(path, n, "%s/index.db", s->root);
-  /* NOMUTEX: a handle is used by one thread at a time (store.h). */
+  /* NOMUTEX: a handle is used by one thread at a time (store.h).  A
+   * read-only handle reads a WAL database without writing anything, even
+   * where it cannot create the -shm file. */
   int sr = sqlite3_open_v2(
       path, &s->db,
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+      (s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+          SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+      NULL);
   teeny__free(path);
   if (sr != SQLITE_OK)
     return teeny__store_sqlerr(s, sr, "open", err);
@@ -343,6 +373,8 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if (s->busy_ms > 0)
     sqlite3_busy_timeout(s->db, s->busy_ms);
 
+  if (s->readonly) /* the owner chose the journal mode; nothing to set */
+    return (rc = migrate(s, err)) ? readonly_failed(s, rc, err) : prepare_get(s, err);
   sqlite3_stmt *st;
   if ((rc = teeny__store_prepare(s, "PRAGMA journal_mode = WAL", &st, err)))
     return rc;
@@ -368,9 +400,7 @@ int teeny__store_index_open(teeny_store *s, char *err) {
     return rc;
   if ((rc = migrate(s, err)))
     return rc;
-  return teeny__store_prepare(
-      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
-      &s->get_stmt, err);
+  return prepare_get(s, err);
 }
 
 void teeny__store_index_close(teeny_store *s) {

@@ -107,6 +107,7 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
                              strerror(e));
   }
   (void)fchmod(fd, s->file_mode); /* exact mode, whatever the umask */
+  teeny__store_share_adopt(s, fd); /* renamed into objects/: the owner's */
   int rc = TEENY_OK;
   if (write_all(s, fd, f->data, f->len) != 0 || fsync(fd) != 0) {
     int e = errno;
@@ -320,6 +321,9 @@ int teeny_store_put(teeny_store *s, const teeny_artifact *a,
   int rc = check_artifact(a, err);
   if (rc)
     return rc;
+  if (s->readonly)
+    return teeny__store_fail(err, TEENY_E_PERM, "%s is read-only for this process: %s",
+                             s->root, s->readonly);
   /* Fast path: already stored (by us earlier, or by another process). */
   rc = existing(s, a->key, out, err);
   if (rc != TEENY_E_NOTFOUND)
@@ -343,9 +347,11 @@ int teeny_store_put(teeny_store *s, const teeny_artifact *a,
   }
   /* objects/ab/ after the temps, so a full disk leaves objects/ as it was. */
   int shardfd = teeny__store_open_shard(s, a->key, true, err);
-  if (shardfd < 0) {
+  if (shardfd < 0 || (rc = teeny__store_share_shard(s, shardfd, a->key, err))) {
     cleanup(s, f, -1);
-    return shardfd;
+    if (shardfd >= 0)
+      close(shardfd);
+    return shardfd < 0 ? shardfd : rc;
   }
   bool added;
   rc = commit(s, f, shardfd, &r, out, &added, err);

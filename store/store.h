@@ -46,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/common.h"
 #include "teeny/compile.h"
 #include "teeny/error.h"
 
@@ -56,7 +57,7 @@ extern "C" {
 #define TEENY_STORE_ERR_LEN 256      /* size of every err sink */
 #define TEENY_STORE_SCHEMA_VERSION 2 /* PRAGMA user_version we write */
 #define TEENY_STORE_KEY_LEN 64       /* hex digits in a key */
-#define TEENY_STORE_DEFAULT_ROOT "/var/cache/teenyc"
+#define TEENY_STORE_DEFAULT_ROOT TEENY_SYSTEM_STORE
 
 typedef struct teeny_store teeny_store;
 
@@ -123,6 +124,10 @@ typedef struct teeny_store_opts {
                           NORMAL, and FULL only for deletions) */
   int64_t (*clock)(void *ctx); /* unix seconds; NULL: time(NULL) */
   void *clock_ctx;             /* passed to clock */
+  bool shared;         /* embedded use of a store that may belong to
+                          someone else (store/share.c): create only what
+                          the store's owner can still manage, else write
+                          nothing (teeny_store_readonly says why) */
   teeny_store_test_hooks test; /* fault injection for tests */
   teeny_store_rebuild_report *heal; /* non-NULL (teenycd): an index.db
                                        that SQLite finds damaged at open is
@@ -145,6 +150,11 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
 void teeny_store_destroy(teeny_store *s);
 
 const char *teeny_store_root(const teeny_store *s); /* the resolved root */
+/* NULL when this handle may write; else one line saying why it may not (a
+ * shared handle on a store whose owner could not manage what it would
+ * create).  A read-only handle's puts fail with TEENY_E_PERM and that
+ * line, touches are dropped; gets, lists and verify work. */
+const char *teeny_store_readonly(const teeny_store *s);
 /* The index's PRAGMA user_version, or a negative teeny_err. */
 int teeny_store_schema_version(teeny_store *s);
 
@@ -264,7 +274,7 @@ int teeny_store_get(teeny_store *s, const char *key, unsigned what,
 /* ---- last-used batching -------------------------------------------------- */
 
 /* Record a use of key now (the store's clock): in memory only, O(1), no
- * I/O.  Pending uses of one key merge (hits add up, last_used is the
+ * I/O (a read-only handle records nothing).  Pending uses of one key merge (hits add up, last_used is the
  * latest).  Returns TEENY_E_INVAL for a bad key, TEENY_E_NOMEM. */
 int teeny_store_touch(teeny_store *s, const char *key);
 /* Write every pending use in one transaction (hits += n, last_used =
@@ -277,8 +287,12 @@ size_t teeny_store_pending(const teeny_store *s); /* distinct keys pending */
 /* ---- eviction, purge, stats ---------------------------------------------- */
 
 typedef struct teeny_store_counts {
-  uint64_t entries; /* rows removed */
-  uint64_t bytes;   /* file bytes of those rows */
+  uint64_t entries; /* entries removed, row and files */
+  uint64_t bytes;   /* file bytes of those entries */
+  uint64_t left;    /* entries chosen but not removed: their shard
+                       directory is not writable here (the row is kept), or
+                       a file would not unlink (the row went: verify sees
+                       orphans); err says why for the first */
 } teeny_store_counts;
 
 /* Flush this handle's touches, then delete least recently used rows
@@ -300,13 +314,15 @@ typedef struct teeny_store_purge_req {
 
 /* Delete the entries chosen by req: all; or those matching every filter
  * given (name_glob, older_than_s); then, with to_size, LRU entries down to
- * max_bytes.  A request with no filter at all is TEENY_E_INVAL (so an empty
+ * max_bytes.  Counts say what went; an entry whose files cannot be
+ * removed is not counted as removed (removed->left).  A request with no filter at all is TEENY_E_INVAL (so an empty
  * request never empties the store). */
 int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err);
 
 /* Delete the entry of key (its row, then its files: the same two phases).
- * TEENY_E_NOTFOUND if there is none.  The daemon uses it to drop an entry
+ * TEENY_E_NOTFOUND if there is none, TEENY_E_PERM if its files cannot be
+ * removed here (the row is kept, or the files stay as orphans).  The daemon uses it to drop an entry
  * that failed its checks on a lookup, without a whole-store verify. */
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err);

@@ -36,6 +36,14 @@ struct teeny_store {
   teeny_store_rebuild_report *heal; /* opts.heal: rebuild a damaged index */
   mode_t dir_mode;             /* mode of directories we create */
   mode_t file_mode;            /* mode of files we create */
+  mode_t shard_mode;           /* mode of shard directories we create:
+                                  objects/'s own unless dir_mode was given */
+  bool shared;                 /* opts.shared (share.c) */
+  bool chown_new;              /* shared, as root: what we create goes to
+                                  owner_uid:owner_gid */
+  uid_t owner_uid;             /* the root directory's owner */
+  gid_t owner_gid;             /* ... and group */
+  char *readonly;              /* why this handle may not write, or NULL */
   int busy_ms;                 /* busy timeout; <=0: none */
   bool sync_full;              /* synchronous=FULL always */
   int64_t (*clock)(void *ctx); /* unix seconds */
@@ -81,9 +89,12 @@ void teeny__store_file_name(const char *name, const char *key, const char *ext,
 #define TEENY__STORE_FNAME_MAX (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + 8)
 /* The three extensions, in the order ptx, mlir, src. */
 extern const char *const teeny__store_exts[3];
-/* Best-effort unlinkat of the three files of (name, key). */
-void teeny__store_unlink_files(teeny_store *s, const char *name,
+/* unlinkat the three files of (name, key); true when none is left. */
+bool teeny__store_unlink_files(teeny_store *s, const char *name,
                                const char *key);
+/* Can this process unlink files in objects/{key[0..1]}?  True, or false
+ * with why (TEENY_STORE_ERR_LEN bytes, may be NULL) filled. */
+bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why);
 
 /* ---- index.c: schema, transactions, rows --------------------------- */
 
@@ -136,12 +147,12 @@ typedef struct teeny__store_victim {
   char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
   char *name;                        /* its name (NULL if invalid) */
   uint64_t bytes;                    /* its file bytes */
-  bool deleted;                      /* its row went (phase 1) */
+  bool deleted;                      /* its row was deleted (phase 1) */
 } teeny__store_victim;
 
 /* Delete the rows of keys[0..n) (those still present) durably, then unlink
  * their files unless a row for the key reappeared.  Adds what went to
- * removed. */
+ * removed (an entry whose files stay counts in removed->left). */
 int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err);
 void teeny__store_victims_free(teeny__store_victim *v, size_t n);
@@ -157,6 +168,24 @@ bool teeny__store_is_damage(int sqlite_rc);
  * names with it. */
 bool teeny__store_parse_object(const char *shard, const char *fname,
                                char *name, char *key, int *ext);
+
+/* ---- share.c: a store that belongs to someone else ------------------ */
+
+/* After the root is open, before anything is created in it: record its
+ * owner and decide what this handle may create (modes, chown, or
+ * read-only).  0 or TEENY_E_NOMEM / an I/O error. */
+int teeny__store_share_begin(teeny_store *s, char *err);
+/* After objects/, tmp/ and index.db are open: a group member's handle
+ * turns read-only unless they are all shared with the group. */
+int teeny__store_share_finish(teeny_store *s, char *err);
+/* Give what fd names (just created by us) to the store's owner, if this
+ * handle does that (root, shared). */
+void teeny__store_share_adopt(const teeny_store *s, int fd);
+/* May a put go into shard directory shardfd (objects/{key[0..1]})?  0, or
+ * TEENY_E_PERM when the owner could not manage it afterwards (root gives
+ * the directory back to the owner instead). */
+int teeny__store_share_shard(const teeny_store *s, int shardfd, const char *key,
+                             char *err);
 
 /* ---- touch.c ------------------------------------------------------- */
 

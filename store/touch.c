@@ -44,6 +44,8 @@ static int grow(teeny_store *s) {
 int teeny_store_touch(teeny_store *s, const char *key) {
   if (teeny_store_key_check(key))
     return TEENY_E_INVAL;
+  if (s->readonly)
+    return TEENY_OK; /* a read-only handle writes no last-used times */
   if (2 * (s->touch_n + 1) > s->touch_cap && grow(s))
     return TEENY_E_NOMEM;
   int64_t now = teeny__store_now(s);

@@ -5,9 +5,11 @@
  * for people, or with --json one JSON value for programs.
  *
  * Exit status: 0 ok; 1 the daemon answered with an error (or verify found
- * problems it did not repair); 2 usage; 3 cannot reach the daemon; 4
- * permission denied (purge, verify --repair, stats --zero and shutdown are
- * for root, the daemon's user and its admin group).
+ * problems, with --repair: problems it did not repair); 2 usage; 3 cannot
+ * reach the daemon (no socket answers); 4 permission denied by the daemon
+ * (purge, verify --repair, stats --zero and shutdown are for root, the
+ * daemon's user and its admin group); 5 not allowed to connect (the
+ * socket's permissions: join its group).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -21,7 +23,10 @@
 
 #include "teeny/client.h"
 
-enum { EXIT_OK = 0, EXIT_REPLY = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_PERM = 4 };
+enum {
+  EXIT_OK = 0, EXIT_REPLY = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_PERM = 4,
+  EXIT_SOCKET_PERM = 5
+};
 
 static const char usage_text[] =
     "usage: teenyctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
@@ -46,9 +51,9 @@ static const char usage_text[] =
     "  shutdown                       stop teenycd (admin)\n"
     "\n"
     "options:\n"
-    "  -s, --socket PATH   teenycd's socket (default: $TEENYCD_SOCKET, else\n"
-    "                      $XDG_RUNTIME_DIR/teenycd.sock, else\n"
-    "                      /run/teenycd/teenycd.sock)\n"
+    "  -s, --socket PATH   teenycd's socket (default: the first that answers\n"
+    "                      of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/teenycd.sock\n"
+    "                      and /run/teenycd/teenycd.sock)\n"
     "  -j, --json          print JSON (one value; errors too, as\n"
     "                      {\"status\", \"error\", \"message\"})\n"
     "  -h, --help          show this help\n"
@@ -56,8 +61,9 @@ static const char usage_text[] =
     "DUR is a number with s, m, h, d or w (7d, 12h; plain: seconds).  SIZE is\n"
     "a number with K, M, G or T (powers of 1024: 1G, 500M; plain: bytes).\n"
     "\n"
-    "exit status: 0 ok, 1 error reply (or verify found problems), 2 usage,\n"
-    "3 cannot reach the daemon, 4 permission denied.\n"
+    "exit status: 0 ok, 1 error reply (or verify found problems; with --repair,\n"
+    "problems left unrepaired), 2 usage, 3 cannot reach the daemon, 4 permission\n"
+    "denied by the daemon, 5 not allowed to connect to its socket.\n"
     "\n"
     "examples:\n"
     "  teenyctl stats\n"
@@ -434,7 +440,10 @@ static int cmd_verify(const cli *o, const teeny_admin_reply *r) {
     for (size_t i = 0; i < r->nproblems; i++)
       printf("%-66s %s\n", r->problems[i].key, r->problems[i].problem);
   }
-  return left && !o->req.repair ? EXIT_REPLY : EXIT_OK;
+  if (left && o->req.repair && !o->json)
+    fprintf(stderr, "teenyctl: %zu problem%s could not be repaired\n", left,
+            left == 1 ? "" : "s");
+  return left ? EXIT_REPLY : EXIT_OK;
 }
 
 /* ---- purge: show what goes ---------------------------------------------------------- */
@@ -517,16 +526,18 @@ static int purge_report(const cli *o, const teeny_admin_reply *r, const teeny_ca
 
 /* ---- errors and the run ----------------------------------------------------------------- */
 
-static int exit_for(int rc) {
+/* at_open: the failure is the connection's (no request was answered). */
+static int exit_for(int rc, bool at_open) {
   if (rc == TEENY_E_CONNECT || rc == TEENY_E_CLOSED || rc == TEENY_E_TIMEOUT ||
       rc == TEENY_E_VERSION)
     return EXIT_CONNECT;
   if (rc == TEENY_E_PERM)
-    return EXIT_PERM;
+    return at_open ? EXIT_SOCKET_PERM : EXIT_PERM;
   return EXIT_REPLY;
 }
 
-static int report_error(const cli *o, int rc, const char *msg, const teeny_admin_reply *r) {
+static int report_error(const cli *o, int rc, const char *msg, const teeny_admin_reply *r,
+                        bool at_open) {
   if (o->json) {
     printf("{\"status\": %d, \"error\": ", rc);
     json_str(teeny_err_name(rc));
@@ -546,14 +557,14 @@ static int report_error(const cli *o, int rc, const char *msg, const teeny_admin
   if (rc == TEENY_E_CONNECT)
     fprintf(stderr, "teenyctl: is teenycd running? Start it, or point --socket / "
                     "$TEENYCD_SOCKET at it.\n");
-  if (rc == TEENY_E_PERM)
+  if (rc == TEENY_E_PERM && !at_open)
     fprintf(stderr, "teenyctl: this needs root, the daemon's user or its admin group.\n");
   if (!o->json && r && r->ncandidates) {
     fprintf(stderr, "candidates:\n");
     for (size_t i = 0; i < r->ncandidates; i++)
       fprintf(stderr, "  %s\n", r->candidates[i]);
   }
-  return exit_for(rc);
+  return exit_for(rc, at_open);
 }
 
 static int dispatch(const cli *o, teeny_client *c, const teeny_admin_reply *r,
@@ -597,12 +608,12 @@ static int run(const cli *o) {
   int status;
   int rc = teeny_client_open(&c, &co);
   if (rc) {
-    status = report_error(o, rc, teeny_client_errmsg(c), NULL);
+    status = report_error(o, rc, teeny_client_errmsg(c), NULL, true);
     goto done;
   }
   if (o->req.op == TEENY_ADMIN_LIST) {
     rc = list_all(c, &o->req, &all, &r);
-    status = rc ? report_error(o, rc, teeny_client_errmsg(c), r) : cmd_list(o, &all);
+    status = rc ? report_error(o, rc, teeny_client_errmsg(c), r, false) : cmd_list(o, &all);
     goto done;
   }
   if (o->req.op == TEENY_ADMIN_PURGE)
@@ -611,7 +622,7 @@ static int run(const cli *o) {
   rc = teeny_client_admin(c, &o->req, &r);
   double ms = now_ms() - t0;
   if (rc)
-    status = report_error(o, rc, teeny_client_errmsg(c), r);
+    status = report_error(o, rc, teeny_client_errmsg(c), r, false);
   else
     status = dispatch(o, c, r, purged, npurged, ms);
 done:

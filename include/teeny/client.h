@@ -33,6 +33,18 @@
  *             goes away mid-session, auto continues in process the same
  *             way at once, and goes back to the daemon as soon as it
  *             answers again (looked for at most every 100 ms, at a call).
+ *             teeny_client_notice() says which and why, in one line, for
+ *             the caller to show.
+ *
+ * The daemon is found by socket discovery: the explicit socket_path only;
+ * else $TEENYCD_SOCKET, then $XDG_RUNTIME_DIR/teenycd.sock, then
+ * /run/teenycd/teenycd.sock — the first that answers.  When none does, the
+ * message names each path and why it failed ("no such file", "permission
+ * denied (add yourself to group teenyc, then log in again)").
+ *
+ * Embedded and offline modes compile with libteenyc-embedded (LLVM and
+ * the store), which this library loads on first need from its own
+ * directory: a client in daemon mode never maps the compiler.
  *
  * Threads.  Every function here may be called from any thread.  A client
  * has a mutex: calls that talk to the daemon or the store are serialised
@@ -46,7 +58,8 @@
  *
  * Global state: the CUDA loader keeps the dlopen()ed libcuda handle, its
  * function table and the primary context in one structure initialised once
- * under pthread_once (it cannot be per client: modules outlive clients).
+ * under pthread_once (it cannot be per client: modules outlive clients);
+ * the embedded loader keeps libteenyc-embedded's handle the same way.
  * Nothing else is global.  The library never prints and never exits.
  *
  * Errors are teeny_err codes (teeny/error.h): 0 success, negative failure.
@@ -81,8 +94,10 @@ typedef enum teeny_client_mode {
 
 typedef struct teeny_client_opts {
   teeny_client_mode mode;  /* TEENY_MODE_DEFAULT: $TEENYC_MODE, else auto */
-  const char *socket_path; /* NULL: $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/
-                              teenycd.sock, /run/teenycd/teenycd.sock */
+  const char *socket_path; /* only this socket; NULL: discovery (the first
+                              of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/
+                              teenycd.sock, /run/teenycd/teenycd.sock
+                              that answers) */
   const char *cache_dir;   /* embedded store root; NULL: $TEENYC_CACHE_DIR,
                               $XDG_CACHE_HOME/teenyc, /var/cache/teenyc */
   const char *client_name; /* "program/version" sent in HELLO; NULL:
@@ -98,10 +113,12 @@ typedef struct teeny_client_opts {
 #define TEENY_CLIENT_RESTART_WAIT_MS 10000 /* default restart_wait_ms */
 
 /* Open a client (opts may be NULL: all defaults).  Returns 0, or
- * TEENY_E_CONNECT (daemon mode and no daemon at the socket), TEENY_E_VERSION
- * (the daemon speaks another protocol), TEENY_E_STORE/IO/PERM (embedded:
- * the store cannot be opened), TEENY_E_INVAL (bad opts or $TEENYC_MODE),
- * TEENY_E_NOMEM.  Whether or not it fails, *out gets a handle (NULL only
+ * TEENY_E_CONNECT (daemon mode and no daemon at any socket tried),
+ * TEENY_E_PERM (daemon mode, and a socket refused us: not in its group),
+ * TEENY_E_VERSION (the daemon speaks another protocol),
+ * TEENY_E_STORE/IO/PERM (embedded: the store cannot be opened),
+ * TEENY_E_UNSUPPORTED (embedded or offline: libteenyc-embedded cannot be
+ * loaded), TEENY_E_INVAL (bad opts or $TEENYC_MODE), TEENY_E_NOMEM.  Whether or not it fails, *out gets a handle (NULL only
  * when memory ran out) whose teeny_client_errmsg() explains a failure; a
  * failed handle can only be closed.  Close every handle. */
 int teeny_client_open(teeny_client **out, const teeny_client_opts *opts);
@@ -119,13 +136,17 @@ const char *teeny_client_mode_name(teeny_client_mode m);
 int teeny_client_mode_parse(const char *name);
 /* The socket path used (daemon mode) or that would be ("" if unknown). */
 const char *teeny_client_socket(const teeny_client *c);
+/* One line on how c came to its mode when that was not the plain first
+ * choice — auto mode fell back (why, and to what), or the store is
+ * read-only for this process — else "".  Tools print it once on stderr. */
+const char *teeny_client_notice(const teeny_client *c);
 /* The store root used in embedded mode ("" in the other modes). */
 const char *teeny_client_store_root(const teeny_client *c);
 
-/* The daemon's socket: explicit if non-empty, else $TEENYCD_SOCKET, else
- * $XDG_RUNTIME_DIR/teenycd.sock (absolute only), else
- * /run/teenycd/teenycd.sock.  Returns 0 or TEENY_E_LIMIT (does not fit in
- * size bytes, or longer than a Unix socket path may be). */
+/* The first socket discovery tries: explicit if non-empty, else
+ * $TEENYCD_SOCKET, else $XDG_RUNTIME_DIR/teenycd.sock (absolute only),
+ * else /run/teenycd/teenycd.sock.  Returns 0 or TEENY_E_LIMIT (does not
+ * fit in size bytes, or longer than a Unix socket path may be). */
 int teeny_client_socket_path(const char *explicit_path, char *out, size_t size);
 
 /* ---- compiling ----------------------------------------------------------------- */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -427,6 +428,11 @@ static void child_exec(const tdaemon *d, const char *const *args,
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LISTEN_PID", pid, 1);
     setenv("LISTEN_FDS", "1", 1);
+  }
+  if (d->run_uid && (setgroups(0, NULL) || setgid(d->run_gid) || setuid(d->run_uid))) {
+    fprintf(stderr, "cannot become %u:%u: %s\n", (unsigned)d->run_uid,
+            (unsigned)d->run_gid, strerror(errno));
+    _exit(126);
   }
   execv(argv[0], (char *const *)argv);
   fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));

@@ -106,6 +106,8 @@ typedef struct tdaemon {
   char sock[160];     /* dir/s.sock */
   char cache[160];    /* dir/cache */
   char log[160];      /* dir/teenycd.log */
+  uid_t run_uid;      /* run teenycd as this user (0: as we are) */
+  gid_t run_gid;      /* ... and group */
 } tdaemon;
 
 /* Make the temp directory (under $TMPDIR or /tmp).  0 or -1. */

@@ -17,6 +17,7 @@
 
 #include "teeny/client.h"
 #include "tests/integration/itest.h"
+#include "tests/integration/test_client.h"
 
 /* ---- helpers --------------------------------------------------------------------- */
 
@@ -603,6 +604,12 @@ static const it_test tests[] = {
     {"client_auto_return", it_client_auto_return},
     {"client_embedded_concurrent", it_client_embedded_concurrent},
     {"client_teenyctl", it_client_teenyctl},
+    {"client_thin_maps", it_client_thin_maps},
+    {"client_discovery", it_client_discovery},
+    {"client_socket_group", it_client_socket_group},
+    {"client_auto_notice", it_client_auto_notice},
+    {"client_embedded_root", it_client_embedded_root},
+    {"client_damaged_store", it_client_damaged_store},
 };
 
 int main(int argc, char **argv) {
