@@ -310,7 +310,7 @@ static char *dup_bytes(const char *s, size_t n) {
 }
 
 /* An owned copy of a decoded reply's artifact view. */
-static teeny_artifact *copy_artifact(const teeny_artifact *v) {
+teeny_artifact *teeny__artifact_copy(const teeny_artifact *v) {
   teeny_artifact *a = teeny__calloc(1, sizeof *a);
   if (!a)
     return NULL;
@@ -375,7 +375,7 @@ static int take_reply(const char *p, size_t n, const char *key,
              "%.16s...); restart teenycd",
              rep.u.compile.art.key, key);
     rc = TEENY_E_INTERNAL;
-  } else if (!(*out = copy_artifact(&rep.u.compile.art))) {
+  } else if (!(*out = teeny__artifact_copy(&rep.u.compile.art))) {
     rc = TEENY_E_NOMEM;
   }
   teeny_msg_reply_free(&rep);
