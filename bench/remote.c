@@ -294,6 +294,81 @@ static void bench_tput(bench *b, int ndaemons, int first_variant) {
   free(a), free(th), free(d);
 }
 
+/* ---- 3. Redis alone: N remote threads' worth of fetches -------------------------- */
+
+typedef struct raw_arg {
+  const bench *b;
+  char (*keys)[65];  /* the seeded keys */
+  int nkeys;
+  int start;         /* this connection's first key */
+  uint64_t until;    /* stop then (tc_now_us) */
+  long fetched;      /* verified fetches */
+} raw_arg;
+
+static void *raw_thread(void *arg) {
+  raw_arg *a = arg;
+  struct timeval tv = {5, 0};
+  redisContext *rc = redisConnectUnixWithTimeout(a->b->redis.sock, tv);
+  for (int i = a->start; rc && !rc->err && tc_now_us() < a->until; i++) {
+    const char *key = a->keys[i % a->nkeys];
+    redisReply *x = redisCommand(rc, "GETRANGE teenyc:v1:e:{%s} 0 16777216", key);
+    teeny_artifact *art = NULL;
+    if (x && x->type == REDIS_REPLY_STRING &&
+        teeny__remote_entry_verify(x->str, x->len, key, NULL, 0, 16u << 20, &art) ==
+            TEENY_REMOTE_OK)
+      a->fetched++;
+    teeny_artifact_destroy(art);
+    if (x)
+      freeReplyObject(x);
+  }
+  if (rc)
+    redisFree(rc);
+  return NULL;
+}
+
+static void bench_raw(bench *b, int nconn, char (*keys)[65], int nkeys) {
+  raw_arg *a = calloc((size_t)nconn, sizeof *a);
+  pthread_t *th = calloc((size_t)nconn, sizeof *th);
+  double cpu0 = redis_cpu_s(b);
+  uint64_t t0 = tc_now_us(), until = t0 + 2000000;
+  for (int i = 0; i < nconn; i++) {
+    a[i] = (raw_arg){b, keys, nkeys, i * 37, until, 0};
+    pthread_create(&th[i], NULL, raw_thread, &a[i]);
+  }
+  long total = 0;
+  for (int i = 0; i < nconn; i++) {
+    pthread_join(th[i], NULL);
+    total += a[i].fetched;
+  }
+  double s = (double)(tc_now_us() - t0) / 1e6, cpu = redis_cpu_s(b) - cpu0;
+  printf("| Redis alone: %d connection%s fetching + verifying (%s) | %.0f fetches/s, "
+         "%.0f MB/s; Redis CPU %.0f us/fetch |\n",
+         nconn, nconn == 1 ? "" : "s", b->k->name, total / s,
+         total * (double)b->entry_bytes / s / 1e6, total ? cpu / total * 1e6 : 0.0);
+  fflush(stdout);
+  free(a), free(th);
+}
+
+/* The keys of variants [lo, hi) (malloc'ed array). */
+static char (*variant_keys(const bench *b, int lo, int hi))[65] {
+  char (*keys)[65] = calloc((size_t)(hi - lo), 65);
+  for (int i = lo; keys && i < hi; i++) {
+    size_t n;
+    char *src = variant(b, i, &n);
+    tc_compile t;
+    fill_req(b, &t, src, n);
+    teeny_spec *spec = NULL;
+    teeny_diags d;
+    teeny_diags_init(&d);
+    if (!teeny_spec_create(&t.req.u.compile.req, &spec, &d))
+      snprintf(keys[i - lo], 65, "%s", teeny_spec_key(spec));
+    teeny_spec_destroy(spec);
+    teeny_diags_close(&d);
+    free(src);
+  }
+  return keys;
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   const char *daemons = "1,8,32", *kname = "softmax";
@@ -365,6 +440,14 @@ int main(int argc, char **argv) {
     }
     p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p);
   }
+  char(*keys)[65] = variant_keys(&b, 1, 1 + lat_n);
+  for (const char *p = daemons; keys && *p;) {
+    int n = atoi(p);
+    if (n > 0 && n <= MAX_DAEMONS)
+      bench_raw(&b, n, keys, lat_n);
+    p = strchr(p, ',') ? strchr(p, ',') + 1 : p + strlen(p);
+  }
+  free(keys);
   char *mem = NULL;
   tr_cmd(&b.redis, &mem, NULL, "INFO memory");
   const char *um = mem ? strstr(mem, "used_memory_human:") : NULL;
