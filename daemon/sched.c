@@ -479,6 +479,8 @@ static void put_done(teeny_job *j, int status) {
       (teeny_compile_job *)((char *)j - offsetof(teeny_compile_job, put));
   if (status == UV_ECANCELED) /* the stop: answer what was compiled */
     not_cached(c, "the daemon is stopping");
+  else /* the store refused the put: also an error (stats.h) */
+    c->s->stats->store_errors += c->not_stored;
   compile_finish(c, 0, NULL);
 }
 
@@ -491,7 +493,6 @@ static void compile_done(teeny_job *j, int status) {
     s->stats->compile_ms_total += c->ms;
     s->stats->compile_timeouts += c->what.timed_out;
     s->stats->compiler_deaths += c->what.died;
-    s->stats->store_errors += c->not_stored; /* also an error: see stats.h */
   }
   TEENY_LOGD(s->log, "compile of %.16s... %s in %.1f ms", c->key,
              rc ? teeny_err_name(rc) : "done", c->ms);

@@ -72,7 +72,7 @@ class Result(ctypes.Structure):
 class ClientOpts(ctypes.Structure):
     _fields_ = [("mode", ctypes.c_int), ("socket_path", c_char_p), ("cache_dir", c_char_p),
                 ("client_name", c_char_p), ("timeout_ms", ctypes.c_int),
-                ("memo_entries", ctypes.c_long)]
+                ("memo_entries", ctypes.c_long), ("restart_wait_ms", ctypes.c_int)]
 
 
 class GenericInfo(ctypes.Structure):
