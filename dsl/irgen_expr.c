@@ -106,7 +106,7 @@ static bool int_fits(teeny_dtype dt, int64_t v) {
 
 gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
   if (v.type.dt == TEENY_DT_PTR || dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, loc, "pointer casts are not supported");
+    teeny__gen_fail(g, loc, "a pointer does not convert implicitly; write (i64)p or (ptr(T))address");
   if (v.type.dt == dt && !v.weak)
     return v;
   if (v.is_const) /* a weak int is an i32 or i64 value, a weak float a double */
