@@ -18,7 +18,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->requests = s->requests;
   out->memory_hits = s->memory_hits;
   out->disk_hits = s->disk_hits;
-  out->hits = s->memory_hits + s->disk_hits;
+  out->hits = s->memory_hits + s->disk_hits + s->remote_hits;
   out->misses = s->misses;
   out->compiles = s->compiles;
   out->joins = s->joins;
@@ -47,6 +47,23 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
                                   (double)snap->memory_refused};
   extra[11] = (teeny_msg_counter){"index_rebuilds", (double)s->index_rebuilds};
   extra[12] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
+  const teeny_remote_counters *r = &snap->remote;
+  extra[13] = (teeny_msg_counter){"remote_hits", (double)s->remote_hits};
+  extra[14] = (teeny_msg_counter){"remote_misses", (double)r->misses};
+  extra[15] = (teeny_msg_counter){"remote_errors", (double)r->errors};
+  extra[16] = (teeny_msg_counter){"remote_bytes_in", (double)r->bytes_in};
+  extra[17] = (teeny_msg_counter){"remote_bytes_out", (double)r->bytes_out};
+  extra[18] = (teeny_msg_counter){"remote_leases_won", (double)r->leases_won};
+  extra[19] = (teeny_msg_counter){"remote_leases_waited", (double)r->leases_waited};
+  extra[20] = (teeny_msg_counter){"remote_lease_takeovers",
+                                  (double)r->lease_takeovers};
+  extra[21] = (teeny_msg_counter){"remote_wait_timeouts", (double)r->wait_timeouts};
+  extra[22] = (teeny_msg_counter){"remote_rejected", (double)r->rejected};
+  extra[23] = (teeny_msg_counter){"remote_uploads", (double)r->uploads};
+  extra[24] = (teeny_msg_counter){"remote_uploads_dropped",
+                                  (double)r->uploads_dropped};
+  extra[25] = (teeny_msg_counter){"remote_unavailable", (double)r->unavailable};
+  extra[26] = (teeny_msg_counter){"remote_up", (double)r->up};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

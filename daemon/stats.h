@@ -10,9 +10,15 @@
  * saved_ms_total, uptime_s; a few extras follow (compile_ms_avg,
  * memcache_entries, memcache_bytes, connections, uids, compile_timeouts,
  * compiler_deaths, memory_budget, memory_used, memory_peak,
- * memory_refused, index_rebuilds, store_errors).  "errors" counts failed
- * replies and store write failures (a compile answered but not cached)
- * together; store_errors counts the latter alone.
+ * memory_refused, index_rebuilds, store_errors, and the remote tier's:
+ * remote_hits, remote_misses, remote_errors, remote_bytes_in,
+ * remote_bytes_out, remote_leases_won, remote_leases_waited,
+ * remote_lease_takeovers, remote_wait_timeouts, remote_rejected,
+ * remote_uploads, remote_uploads_dropped, remote_unavailable, remote_up).
+ * "errors" counts failed replies and store write failures (a compile
+ * answered but not cached) together; store_errors counts the latter alone.
+ * "hits" is memory + disk + remote hits; remote_hits counts replies, the
+ * other remote_* count the tier's lookups and traffic (remote.h).
  */
 #ifndef TEENY_DAEMON_STATS_H
 #define TEENY_DAEMON_STATS_H
@@ -20,12 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/remote.h"
 #include "proto/msg.h"
 
 typedef struct teeny_stats {
   uint64_t requests;       /* requests answered (every op) */
   uint64_t memory_hits;    /* compile answers from the in-memory map */
   uint64_t disk_hits;      /* ... from the store */
+  uint64_t remote_hits;    /* ... from the remote tier (via the store) */
   uint64_t misses;         /* compile requests that needed a compile */
   uint64_t compiles;       /* compiles run */
   uint64_t joins;          /* requests that waited on another's work */
@@ -41,7 +49,7 @@ typedef struct teeny_stats {
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 13
+#define TEENY_STATS_NEXTRA 27
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */
@@ -55,6 +63,7 @@ typedef struct teeny_stats_snap {
   uint64_t memory_used;      /* charged to it now */
   uint64_t memory_peak;      /* the most ever charged */
   uint64_t memory_refused;   /* frames, replies, requests it refused */
+  teeny_remote_counters remote; /* the remote tier's (zero when off) */
 } teeny_stats_snap;
 
 void teeny__stats_init(teeny_stats *s);
