@@ -68,15 +68,31 @@ int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
 /* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
 void teeny__store_file_name(const char *name, const char *key, const char *ext,
                             char *out, size_t outsz);
-#define TEENY__STORE_FNAME_MAX (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + 8)
+#define TEENY__STORE_FNAME_MAX                                                 \
+  (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + TEENY_STORE_ARCH_MAX + 16)
 /* The three extensions, in the order ptx, mlir, src. */
 extern const char *const teeny__store_exts[3];
-/* unlinkat the three files of (name, key); true when none is left. */
+/* unlinkat the three files of (name, key) and its cubins of archs (a
+ * space-separated list, or NULL); true when none is left. */
 bool teeny__store_unlink_files(teeny_store *s, const char *name,
-                               const char *key);
+                               const char *key, const char *archs);
+/* "{name}_{key}.{arch}.cubin" into out (TEENY__STORE_FNAME_MAX bytes). */
+void teeny__store_cubin_name(const char *name, const char *key,
+                             const char *arch, char *out, size_t outsz);
 /* Can this process unlink files in objects/{key[0..1]}?  True, or false
  * with why (TEENY_STORE_ERR_LEN bytes, may be NULL) filled. */
 bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why);
+
+/* ---- put.c: temp files ---------------------------------------------- */
+
+#define TEENY__STORE_TMP_MAX 96 /* "{key}.{ext}.{16 hex}.tmp" and more */
+/* Create tmp/{key}.{ext}.{random}.tmp (O_EXCL, O_NOFOLLOW, the store's
+ * mode and owner), write data and fsync it; its name goes into tmp.  On
+ * failure tmp names what was created, if anything ("" else), for the
+ * caller to unlink.  The put test hooks apply. */
+int teeny__store_write_temp(teeny_store *s, const char *data, size_t len,
+                            const char *key, const char *ext,
+                            char tmp[TEENY__STORE_TMP_MAX], char *err);
 
 /* ---- index.c: schema, transactions, rows --------------------------- */
 
@@ -99,6 +115,12 @@ int teeny__store_prepare(teeny_store *s, const char *sql, sqlite3_stmt **st,
   "key, name, id, target, num_warps, entry, params, threads_per_block, "       \
   "shared_bytes, ptx_size, mlir_size, src_size, ptx_sha256, mlir_sha256, "     \
   "src_sha256, created, last_used, hits, compile_ms, compiler_version"
+/* Appended to TEENY__STORE_ROW_COLS in selects from entries (never in the
+ * insert): the entry's cubin count and bytes. */
+#define TEENY__STORE_CUBIN_COLS                                                \
+  "(SELECT count(*) FROM cubins c WHERE c.key = entries.key), "                \
+  "(SELECT CAST(total(c.size) AS INTEGER) FROM cubins c "                     \
+  "WHERE c.key = entries.key)"
 /* Fill r (zeroed first) from the current row of st.  *params_ok (if
  * non-NULL) says whether the params text decoded; if not, r has none. */
 int teeny__store_row_from_stmt(sqlite3_stmt *st, teeny_store_rec *r,
@@ -124,6 +146,8 @@ int teeny__store_params_decode(const char *text, teeny_param **out, size_t *n);
 typedef struct teeny__store_victim {
   char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
   char *name;                        /* its name (NULL if invalid) */
+  char *archs;                       /* its cubins' archs, space-separated,
+                                        or NULL */
   uint64_t bytes;                    /* its file bytes */
   bool deleted;                      /* its row was deleted (phase 1) */
 } teeny__store_victim;
@@ -134,6 +158,13 @@ typedef struct teeny__store_victim {
 int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err);
 void teeny__store_victims_free(teeny__store_victim *v, size_t n);
+
+/* ---- cubin.c --------------------------------------------------------- */
+
+/* The archs of key's cubins, space-separated, in *out (teeny__free; NULL
+ * when there are none).  0 or an error. */
+int teeny__store_cubin_archs(teeny_store *s, const char *key, char **out,
+                             char *err);
 
 /* ---- share.c: a store that belongs to someone else ------------------ */
 
