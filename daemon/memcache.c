@@ -122,6 +122,7 @@ int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
   put_cstr(buf, r->target);
   put_u32(buf, (uint32_t)r->num_warps);
   put_u32(buf, c->emit);
+  put_cstr(buf, c->arch); /* replies carry that GPU's cubin */
   if (buf->oom)
     return TEENY_E_NOMEM;
   k->p = buf->p;
@@ -329,6 +330,18 @@ int teeny__memcache_put(teeny_memcache *mc, const teeny_reqkey *k,
 void teeny__memcache_clear(teeny_memcache *mc) {
   while (mc->tail)
     drop(mc, mc->tail);
+}
+
+size_t teeny__memcache_forget(teeny_memcache *mc, const char *key) {
+  size_t n = 0;
+  for (mc_entry *e = mc->head, *nx; e; e = nx) {
+    nx = e->next;
+    if (memcmp(e->key, key, 64) == 0) {
+      drop(mc, e);
+      n++;
+    }
+  }
+  return n;
 }
 
 size_t teeny__memcache_entries(const teeny_memcache *mc) { return mc->n; }

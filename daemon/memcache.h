@@ -34,7 +34,8 @@ typedef struct teeny_reqkey {
 
 /* The canonical encoding of c: source bytes, filename, kernel, dtype
  * bindings sorted by name, const bindings sorted by name, target,
- * num_warps and emit, each length-prefixed (absent strings are distinct
+ * num_warps, emit and arch (the GPU whose cubin the reply carries), each
+ * length-prefixed (absent strings are distinct
  * from empty ones).  flags are not part of it (force never reads the map).
  * buf is reset and filled; k points into it.  Returns 0 or TEENY_E_NOMEM. */
 int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
@@ -76,6 +77,10 @@ int teeny__memcache_put(teeny_memcache *mc, const teeny_reqkey *k,
 /* The offset of the id slot in a framed reply encoded with id 2^64-1, or 0
  * if the frame does not have one where expected. */
 size_t teeny__memcache_id_slot(const char *frame, size_t len);
+
+/* Forget the entries whose artifact key is key (its reply changed: a
+ * cubin arrived).  O(entries); once per cubin made.  Returns how many. */
+size_t teeny__memcache_forget(teeny_memcache *mc, const char *key);
 
 /* Forget everything (after the store lost entries: purge, eviction). */
 void teeny__memcache_clear(teeny_memcache *mc);

@@ -28,6 +28,14 @@
  * (teeny_store_remove: that key only) and replaced.  The same happens when
  * stage 3 finds corruption.
  *
+ * A request that names its client's GPU (arch) gets the stored cubin for
+ * it along with the PTX: stage 3 reads it with the entry (checked; a
+ * corrupt one is dropped), the memory map keeps it in the reply, and where
+ * there is none (or an outdated one) the SASS lane (sass.h) is asked for
+ * one after the reply is sent — compiles hand it their PTX — so no
+ * request ever waits for a cubin.  When one is stored the map forgets
+ * that key's replies (teeny__sched_forget).
+ *
  * All state here is touched only on the loop thread, except what a job's
  * worker part fills in before its done callback runs.
  */
@@ -43,6 +51,7 @@
 #include "daemon/log.h"
 #include "daemon/memcache.h"
 #include "daemon/pool.h"
+#include "daemon/sass.h"
 #include "daemon/stats.h"
 #include "daemon/uselog.h"
 #include "proto/frame.h"
@@ -73,6 +82,7 @@ typedef struct teeny_sched {
   teeny_pool *pool;          /* workers and their store handles */
   teeny_memcache *mc;        /* request -> reply frame */
   teeny_helpers *helpers;    /* compile processes, one per worker */
+  teeny_sass *sass;          /* the SASS lane (the server's; may be NULL) */
   teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
@@ -92,6 +102,8 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
  * server has checked the limits and the kernel name. */
 void teeny__sched_compile(teeny_sched *s, teeny_conn *c,
                           teeny_msg_request *req);
+/* key's replies changed (a cubin was stored): drop them from the map. */
+void teeny__sched_forget(teeny_sched *s, const char *key);
 /* Count a use of key for the batched last-used update. */
 void teeny__sched_touch(teeny_sched *s, const char *key);
 /* Jobs queued or running (shutdown waits for 0). */

@@ -68,6 +68,7 @@ struct teeny_server {
   teeny_admin_policy admin;     /* who may purge, repair, shut down */
   teeny_stats stats;            /* counters */
   teeny_sched *sched;           /* compiles, workers, memory map */
+  teeny_sass *sass;             /* cubins in the background */
   uv_pipe_t listener;           /* the listening socket */
   bool listener_open;           /* listener initialised and not closed */
   int listen_fd;                /* activated fd, or -1 */
@@ -392,6 +393,13 @@ static bool compile_refused(teeny_conn *c, const teeny_msg_request *req) {
     reply_error(c, req->id, TEENY_E_LIMIT, msg);
     return true;
   }
+  if (req->u.compile.arch && teeny_store_arch_check(req->u.compile.arch)) {
+    quote(req->u.compile.arch, q);
+    snprintf(msg, sizeof msg,
+             "field 'arch': '%s' is not a GPU architecture (sm_ and 2 or 3 digits)", q);
+    reply_error(c, req->id, TEENY_E_INVAL, msg);
+    return true;
+  }
   if (teeny_store_name_check(r->kernel, strlen(r->kernel))) {
     quote(r->kernel, q);
     snprintf(msg, sizeof msg,
@@ -409,6 +417,7 @@ static void snapshot(const teeny_server *s, teeny_stats_snap *snap) {
   snap->memcache_entries = teeny__memcache_entries(s->sched->mc);
   snap->memcache_bytes = teeny__memcache_bytes(s->sched->mc);
   snap->connections = s->nconns;
+  teeny__sass_counts(s->sass, &snap->sass);
 }
 
 /* stats with zero: counters restart from 0 (uptime does not). */
@@ -784,6 +793,7 @@ static void close_handles(teeny_server *s) {
   uv_close((uv_handle_t *)&s->writer, NULL);
   uv_close((uv_handle_t *)&s->spin, NULL);
   teeny__sched_close(s->sched);
+  teeny__sass_stop(s->sass);
 }
 
 /* Past the deadline: cancel what has not started and drop the
@@ -852,6 +862,13 @@ bool teeny__server_abandoned(const teeny_server *s) { return s->abandoned; }
 
 /* ---- lifetime ---------------------------------------------------------------- */
 
+/* A SASS job ended (loop thread): replies of its key now carry a cubin. */
+static void on_sass_done(void *ctx, const teeny_sass_done *d) {
+  teeny_server *s = ctx;
+  if (d->stored && s->sched)
+    teeny__sched_forget(s->sched, d->key);
+}
+
 int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
                          teeny_server **out, char *err, size_t errsz) {
   *out = NULL;
@@ -887,6 +904,13 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
     snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);
     goto fail;
   }
+  teeny_sass_opts ao = {loop, o->log, &so, o->cfg->sass, o->cfg->ptxas, exe,
+                        o->cfg->sass_timeout_ms, on_sass_done, s};
+  if ((rc = teeny__sass_create(&ao, &s->sass, serr))) { /* last: it starts a thread */
+    snprintf(err, errsz, "SASS lane: %s", serr);
+    goto fail;
+  }
+  s->sched->sass = s->sass;
   uv_timer_init(loop, &s->sweep);
   uv_timer_init(loop, &s->drain);
   uv_check_init(loop, &s->writer);
@@ -905,6 +929,7 @@ fail:
 void teeny__server_destroy(teeny_server *s) {
   if (!s)
     return;
+  teeny__sass_destroy(s->sass);
   teeny__sched_destroy(s->sched);
   if (s->bound && unlink(s->cfg->socket) && errno != ENOENT)
     TEENY_LOGW(s->log, "cannot remove %s: %s", s->cfg->socket,

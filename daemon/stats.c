@@ -10,8 +10,8 @@ void teeny__stats_init(teeny_stats *s) {
   s->start_ns = teeny__now_ns();
 }
 
-void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
-                        uint64_t bytes, teeny_msg_stats_reply *out,
+void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
+                        teeny_msg_stats_reply *out,
                         teeny_msg_counter extra[TEENY_STATS_NEXTRA]) {
   const teeny_stats *s = &snap->s;
   memset(out, 0, sizeof *out);
@@ -23,8 +23,8 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->compiles = s->compiles;
   out->joins = s->joins;
   out->errors = s->errors + s->store_errors;
-  out->entries = entries;
-  out->bytes = bytes;
+  out->entries = ss->entries;
+  out->bytes = ss->bytes;
   out->evictions = s->evictions;
   out->compile_ms_total = s->compile_ms_total;
   out->saved_ms_total = s->saved_ms_total;
@@ -40,6 +40,16 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
                                  (double)s->compile_timeouts};
   extra[5] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
   extra[6] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
+  extra[7] = (teeny_msg_counter){"cubins", (double)ss->cubins};
+  extra[8] = (teeny_msg_counter){"cubin_bytes", (double)ss->cubin_bytes};
+  extra[9] = (teeny_msg_counter){"sass_made", (double)snap->sass.made};
+  extra[10] = (teeny_msg_counter){"sass_failed", (double)snap->sass.failed};
+  extra[11] = (teeny_msg_counter){"sass_queued", (double)snap->sass.queued};
+  extra[12] = (teeny_msg_counter){"sass_ms_total", snap->sass.ms_total};
+  extra[13] = (teeny_msg_counter){"tuned", (double)ss->tuned};
+  extra[14] = (teeny_msg_counter){"tunings", (double)snap->tunings};
+  extra[15] = (teeny_msg_counter){"tune_hits", (double)snap->tune_hits};
+  extra[16] = (teeny_msg_counter){"tune_joins", (double)snap->tune_joins};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

@@ -9,7 +9,9 @@
  * compiles, joins, errors, entries, bytes, evictions, compile_ms_total,
  * saved_ms_total, uptime_s; a few extras follow (compile_ms_avg,
  * memcache_entries, memcache_bytes, connections, compile_timeouts,
- * compiler_deaths, store_errors).  "errors" counts failed replies and
+ * compiler_deaths, store_errors; cubins, cubin_bytes, sass_made,
+ * sass_failed, sass_queued, sass_ms_total; tuned, tunings, tune_hits,
+ * tune_joins).  "errors" counts failed replies and
  * store write failures (a compile answered but not cached) together;
  * store_errors counts the latter alone.
  */
@@ -19,7 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/sass.h"
 #include "proto/msg.h"
+#include "store/store.h"
 
 typedef struct teeny_stats {
   uint64_t requests;       /* requests answered (every op) */
@@ -39,7 +43,7 @@ typedef struct teeny_stats {
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 7
+#define TEENY_STATS_NEXTRA 17
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */
@@ -48,14 +52,18 @@ typedef struct teeny_stats_snap {
   uint64_t memcache_entries; /* entries in the in-memory map */
   uint64_t memcache_bytes;   /* bytes they hold */
   uint64_t connections;      /* open client connections */
+  teeny_sass_counts sass;    /* the SASS lane's */
+  uint64_t tunings;          /* tune requests answered "tune" */
+  uint64_t tune_hits;        /* ... answered with a record */
+  uint64_t tune_joins;       /* ... that waited on another's tuning */
 } teeny_stats_snap;
 
 void teeny__stats_init(teeny_stats *s);
 
 /* Fill out (and extra[TEENY_STATS_NEXTRA], which out points at) from snap
- * and the store's entries and bytes. */
-void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
-                        uint64_t bytes, teeny_msg_stats_reply *out,
+ * and the store's entries, bytes, cubins and tuning records. */
+void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
+                        teeny_msg_stats_reply *out,
                         teeny_msg_counter extra[TEENY_STATS_NEXTRA]);
 
 #endif /* TEENY_DAEMON_STATS_H */

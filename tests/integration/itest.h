@@ -88,5 +88,9 @@ int it_store_symlinks(void);
 int it_modes(void);
 int it_slow_clients(void);
 int it_nonadmin(void);
+/* it_sass.c (issue 16) */
+int it_sass_background(void);
+int it_sass_arch(void);
+int it_sass_corrupt(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

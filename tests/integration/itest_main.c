@@ -40,6 +40,9 @@ static const it_test tests[] = {
     {"modes", it_modes},
     {"slow_clients", it_slow_clients},
     {"nonadmin", it_nonadmin},
+    {"sass_background", it_sass_background},
+    {"sass_arch", it_sass_arch},
+    {"sass_corrupt", it_sass_corrupt},
 };
 
 int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
