@@ -26,6 +26,7 @@
 #include "daemon/sched.h"
 #include "daemon/server.h"
 #include "daemon/stats.h"
+#include "daemon/tune.h"
 
 #define READ_BUF_SIZE (256u * 1024) /* shared by all connections */
 #define OUT_PAUSE (16u << 20)       /* stop reading a peer that lags this much */
@@ -69,6 +70,7 @@ struct teeny_server {
   teeny_stats stats;            /* counters */
   teeny_sched *sched;           /* compiles, workers, memory map */
   teeny_sass *sass;             /* cubins in the background */
+  teeny_tuner *tuner;           /* shared autotuning */
   uv_pipe_t listener;           /* the listening socket */
   bool listener_open;           /* listener initialised and not closed */
   int listen_fd;                /* activated fd, or -1 */
@@ -133,10 +135,13 @@ static void list_remove(teeny_server *s, teeny_conn *c) {
   s->nconns--;
 }
 
+bool teeny__conn_closing(const teeny_conn *c) { return c->closing; }
+
 static void conn_close(teeny_conn *c) {
   if (c->closing)
     return;
   c->closing = true;
+  teeny__tuner_conn_closed(c->srv->tuner, c); /* a tuner may have died */
   list_remove(c->srv, c);
   TEENY_LOGD(c->srv->log, "connection %llu closed",
              (unsigned long long)c->serial);
@@ -418,6 +423,11 @@ static void snapshot(const teeny_server *s, teeny_stats_snap *snap) {
   snap->memcache_bytes = teeny__memcache_bytes(s->sched->mc);
   snap->connections = s->nconns;
   teeny__sass_counts(s->sass, &snap->sass);
+  teeny_tune_counts tc;
+  teeny__tuner_counts(s->tuner, &tc);
+  snap->tunings = tc.tunings;
+  snap->tune_hits = tc.hits;
+  snap->tune_joins = tc.joins;
 }
 
 /* stats with zero: counters restart from 0 (uptime does not). */
@@ -463,9 +473,15 @@ static void dispatch(teeny_conn *c, teeny_msg_request *req) {
     if (req->u.stats.zero)
       zero_counters(s);
     teeny__ops_stats(s->sched, c, req->id, &snap);
-  } else if ((req->op == TEENY_OP_PURGE ||
-              (req->op == TEENY_OP_VERIFY && req->u.verify.repair)) &&
-             refuse_non_admin(c, req)) {
+  } else if (req->op == TEENY_OP_TUNE || req->op == TEENY_OP_TUNE_DONE) {
+    teeny__tuner_request(s->tuner, c, req);
+  } else if (req->op == TEENY_OP_TUNED ||
+             (req->op == TEENY_OP_TUNED_PURGE && !refuse_non_admin(c, req))) {
+    teeny__tuner_admin(s->tuner, c, req);
+  } else if (req->op == TEENY_OP_TUNED_PURGE ||
+             ((req->op == TEENY_OP_PURGE ||
+               (req->op == TEENY_OP_VERIFY && req->u.verify.repair)) &&
+              refuse_non_admin(c, req))) {
     /* refused */
   } else {
     teeny__ops_store(s->sched, c, req);
@@ -851,6 +867,7 @@ void teeny__server_stop(teeny_server *s, const char *why) {
   TEENY_LOGI(s->log, "stopping (%s); %u job(s) in flight", why,
              teeny__sched_busy(s->sched));
   teeny__sd_notify(s->notify, "STOPPING=1\nSTATUS=stopping");
+  teeny__tuner_stop(s->tuner); /* its waiters would hold their connections */
   if (s->listener_open) {
     uv_close((uv_handle_t *)&s->listener, NULL);
     s->listener_open = false;
@@ -911,6 +928,11 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
     goto fail;
   }
   s->sched->sass = s->sass;
+  if ((rc = teeny__tuner_create(loop, o->log, s->sched->pool, o->cfg->tune_timeout_ms,
+                                &s->tuner))) {
+    snprintf(err, errsz, "out of memory");
+    goto fail;
+  }
   uv_timer_init(loop, &s->sweep);
   uv_timer_init(loop, &s->drain);
   uv_check_init(loop, &s->writer);
@@ -930,6 +952,7 @@ void teeny__server_destroy(teeny_server *s) {
   if (!s)
     return;
   teeny__sass_destroy(s->sass);
+  teeny__tuner_destroy(s->tuner);
   teeny__sched_destroy(s->sched);
   if (s->bound && unlink(s->cfg->socket) && errno != ENOENT)
     TEENY_LOGW(s->log, "cannot remove %s: %s", s->cfg->socket,
