@@ -4,7 +4,10 @@
  *
  * Locking: mu guards the queue, the job running, the done list, the
  * failed ring and the driver's toolchain and architecture (which the loop
- * reads in teeny__sass_outdated).  The store handle, the ptxas and the
+ * reads in teeny__sass_outdated).  The driver helper is first tried at the
+ * first job, not at start-up: a daemon whose clients never name a GPU
+ * never starts one.  Until then a stored ptxas cubin is wanted anyway, and
+ * the job, once the driver is known, does nothing if it is good enough.  The store handle, the ptxas and the
  * driver helper belong to the thread.  Jobs are deduplicated against the
  * queue and the running job by a linear scan (the queue holds at most
  * SASS_QUEUE_MAX), and against the failed ring the same way: wants come
@@ -46,6 +49,7 @@ struct teeny_sass {
   bool have_ptxas;             /* ptxas is usable */
   teeny_jit *jit;              /* the driver helper */
   bool driver_failed;          /* its hello failed: no driver or GPU */
+  bool driver_known;           /* the helper was tried (mu) */
   pthread_t thread;            /* the lane */
   bool started;                /* thread runs */
   pthread_mutex_t mu;          /* see the top of the file */
@@ -190,6 +194,17 @@ bool teeny__sass_outdated(teeny_sass *s, const char *arch, const char *tc) {
   return true;         /* same kind, another version */
 }
 
+/* The driver may be used but was not tried yet: a stored ptxas cubin may
+ * be the driver's to replace (the lane decides once it has tried). */
+static bool driver_untried(teeny_sass *s) {
+  if (!s || !uses_driver(s))
+    return false;
+  pthread_mutex_lock(&s->mu);
+  bool untried = !s->driver_known;
+  pthread_mutex_unlock(&s->mu);
+  return untried;
+}
+
 int teeny__sass_lookup(teeny_sass *s, teeny_store *st, const char *key,
                        const char *ptx_target, const char *arch,
                        teeny_store_cubin *out, bool *want) {
@@ -208,7 +223,8 @@ int teeny__sass_lookup(teeny_sass *s, teeny_store *st, const char *key,
     TEENY_LOGW(s ? s->o.log : NULL, "reading the %s cubin of %.16s...: %s", arch, key,
                err);
   }
-  *want = rc != 0 || teeny__sass_outdated(s, arch, out->toolchain);
+  *want = rc != 0 || teeny__sass_outdated(s, arch, out->toolchain) ||
+          (!rc && driver_untried(s) && strncmp(out->toolchain, "driver ", 7) != 0);
   return rc ? TEENY_E_NOTFOUND : 0;
 }
 
@@ -232,7 +248,7 @@ static void on_async(uv_async_t *h) {
   pthread_mutex_unlock(&s->mu);
   for (size_t i = 0; i < n; i++) {
     s->counts.made += v[i].stored;
-    s->counts.failed += !v[i].stored;
+    s->counts.failed += !v[i].stored && !v[i].skipped;
     s->counts.ms_total += v[i].ms;
     if (s->o.done)
       s->o.done(s->o.ctx, &v[i]);
@@ -272,6 +288,7 @@ static void driver_start(teeny_sass *s) {
   char why[512] = "";
   int rc = teeny__jit_start(s->jit, s->o.timeout_ms, why, sizeof why);
   pthread_mutex_lock(&s->mu);
+  s->driver_known = true;
   if (rc) {
     s->driver_failed = true;
     s->driver_tc[0] = s->driver_arch[0] = '\0';
@@ -307,7 +324,6 @@ static int job_ptx(teeny_sass *s, job *j, char *why, size_t n) {
 /* Make j's cubin with the best toolchain for its architecture. */
 static int make_cubin(teeny_sass *s, job *j, char **cubin, size_t *len, char *tc,
                       char *why, size_t n) {
-  driver_start(s);
   bool driver = teeny__jit_running(s->jit) && strcmp(teeny__jit_arch(s->jit), j->arch) == 0;
   if (driver) {
     snprintf(tc, TEENY_SASS_TC_LEN, "%s", teeny__jit_toolchain(s->jit));
@@ -325,12 +341,27 @@ static int make_cubin(teeny_sass *s, job *j, char **cubin, size_t *len, char *tc
                           &s->stop, cubin, len, why, n);
 }
 
-/* One job: make, check, store.  True when a cubin was stored. */
-static bool run_job(teeny_sass *s, job *j, double *ms) {
+/* Is a cubin as good as this lane would make stored already?  (A want
+ * may come before the driver was tried.) */
+static bool good_enough(teeny_sass *s, const job *j) {
+  teeny_store_cubin c;
+  if (teeny_store_cubin_get(s->st, j->key, j->arch, false, &c, NULL) != TEENY_OK)
+    return false;
+  bool fine = !teeny__sass_outdated(s, j->arch, c.toolchain);
+  teeny_store_cubin_close(&c);
+  return fine;
+}
+
+/* One job: make, check, store.  True when a cubin was stored; *skipped
+ * when the stored one needs no replacing after all. */
+static bool run_job(teeny_sass *s, job *j, double *ms, bool *skipped) {
   uint64_t t0 = teeny__now_ns();
   char why[640] = "", tc[TEENY_SASS_TC_LEN] = "", err[TEENY_STORE_ERR_LEN] = "";
   char *cubin = NULL;
   size_t len = 0;
+  driver_start(s); /* on the first job: learn what the driver offers */
+  if ((*skipped = good_enough(s, j)))
+    return false;
   int rc = job_ptx(s, j, why, sizeof why);
   if (!rc)
     rc = make_cubin(s, j, &cubin, &len, tc, why, sizeof why);
@@ -385,7 +416,6 @@ static void *lane(void *arg) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the loop's */
-  driver_start(s); /* learn the driver's toolchain now, for outdated() */
   pthread_mutex_lock(&s->mu);
   job *j;
   while ((j = next_job(s))) {
@@ -393,9 +423,9 @@ static void *lane(void *arg) {
     teeny_sass_done d = {.stored = false};
     snprintf(d.key, sizeof d.key, "%s", j->key);
     snprintf(d.arch, sizeof d.arch, "%s", j->arch);
-    d.stored = run_job(s, j, &d.ms);
+    d.stored = run_job(s, j, &d.ms, &d.skipped);
     pthread_mutex_lock(&s->mu);
-    if (!d.stored && !atomic_load(&s->stop))
+    if (!d.stored && !d.skipped && !atomic_load(&s->stop))
       remember_failure(s, j);
     s->running = NULL;
     job_free(j);

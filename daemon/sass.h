@@ -66,6 +66,7 @@ typedef struct teeny_sass_done {
   char key[TEENY_STORE_KEY_LEN + 1];   /* the entry */
   char arch[TEENY_STORE_ARCH_MAX + 1]; /* the GPU architecture */
   bool stored;                         /* a cubin was stored */
+  bool skipped;                        /* the stored one was good enough */
   double ms;                           /* making it took */
 } teeny_sass_done;
 

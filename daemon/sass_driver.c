@@ -23,19 +23,16 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/common.h"
 #include "daemon/sass.h"
+#include "daemon/subproc.h"
 #include "proto/frame.h"
-
-extern char **environ;
 
 #define JIT_MAX_FRAME (256u << 20) /* a PTX or a cubin */
 #define HELLO_MS 60000             /* a CUDA init can take long on a busy node */
@@ -178,46 +175,15 @@ void teeny__jit_destroy(teeny_jit *j) {
 }
 
 static int spawn_helper(teeny_jit *j, char *why, size_t n) {
-  int in[2] = {-1, -1}, out[2] = {-1, -1};
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-    snprintf(why, n, "pipe: %s", strerror(errno));
-    if (in[0] >= 0)
-      close(in[0]), close(in[1]);
-    return TEENY_E_INTERNAL;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  posix_spawnattr_init(&at);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   char ppid[24];
   snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
   char *argv[] = {j->exe, (char *)TEENY_SASS_HELPER_FLAG, ppid, NULL};
-  int e = posix_spawn(&j->pid, j->exe, &fa, &at, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  close(in[0]);
-  close(out[1]);
-  if (e) {
-    close(in[1]);
-    close(out[0]);
+  int rc = teeny__subproc_spawn(j->exe, argv, &j->pid, &j->to, &j->from, why, n);
+  if (rc)
     j->pid = 0;
-    snprintf(why, n, "cannot start %s %s: %s", j->exe, TEENY_SASS_HELPER_FLAG,
-             strerror(e));
-    return TEENY_E_INTERNAL;
-  }
-  fcntl(in[1], F_SETFL, O_NONBLOCK);
-  fcntl(out[0], F_SETFL, O_NONBLOCK);
-  j->to = in[1];
-  j->from = out[0];
-  teeny_frame_reader_init(&j->rd, JIT_MAX_FRAME);
-  return 0;
+  else
+    teeny_frame_reader_init(&j->rd, JIT_MAX_FRAME);
+  return rc;
 }
 
 /* The hello: toolchain and arch, or why the driver cannot be used. */
@@ -394,7 +360,8 @@ static void driver_toolchain(const driver *d, char *out, size_t n) {
 }
 
 /* JIT one PTX; the frame to send back goes into out. */
-static void jit_one(const driver *d, const char *ptx, size_t len, teeny_buf *out) {
+static void jit_one(void *ctx, const char *ptx, size_t len, teeny_buf *out) {
+  const driver *d = ctx;
   static char log[JIT_LOG];
   log[0] = '\0';
   int opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -420,19 +387,6 @@ static void jit_one(const driver *d, const char *ptx, size_t len, teeny_buf *out
   teeny__free(copy);
 }
 
-static int write_out(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* The hello frame: status, then toolchain "\0" arch, or the reason. */
 static void hello(teeny_buf *out, int st, const char *a, const char *b) {
   size_t at = teeny_frame_begin(out);
@@ -442,43 +396,13 @@ static void hello(teeny_buf *out, int st, const char *a, const char *b) {
   teeny_frame_end(out, at, 0);
 }
 
-/* Serve jobs on stdin until it closes. */
-static int serve(const driver *d, int out_fd) {
-  teeny_frame_reader rd;
-  teeny_frame_reader_init(&rd, JIT_MAX_FRAME);
-  teeny_buf out;
-  teeny__buf_init(&out);
-  static char buf[READ_CHUNK];
-  int status = 0;
-  for (;;) {
-    ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break;
-    const char *p;
-    size_t n;
-    int rc = teeny_frame_reader_feed(&rd, buf, (size_t)r);
-    while (!rc && (rc = teeny_frame_reader_next(&rd, &p, &n)) == 1) {
-      size_t tlen = strnlen(p, n);
-      out.len = 0;
-      if (tlen < n)
-        jit_one(d, p + tlen + 1, n - tlen - 1, &out);
-      if (out.oom || write_out(out_fd, out.p, out.len)) {
-        status = 1;
-        goto done;
-      }
-      rc = 0;
-    }
-    if (rc < 0) {
-      status = 1;
-      break;
-    }
-  }
-done:
-  teeny_frame_reader_free(&rd);
-  teeny__buf_free(&out);
-  return status;
+/* teeny_subproc_fn: one job frame, target "\0" PTX. */
+static void serve_job(void *ctx, const char *p, size_t n, teeny_buf *out) {
+  size_t tlen = strnlen(p, n);
+  if (tlen < n)
+    jit_one(ctx, p + tlen + 1, n - tlen - 1, out);
+  else
+    hello(out, TEENY_E_PROTO, "a job without a target", "");
 }
 
 int teeny__jit_helper_main(int argc, char **argv) {
@@ -486,13 +410,9 @@ int teeny__jit_helper_main(int argc, char **argv) {
     fprintf(stderr, "teenycd: %s is for teenycd's own use\n", TEENY_SASS_HELPER_FLAG);
     return 2;
   }
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if ((long)getppid() != strtol(argv[2], NULL, 10))
-    return 0; /* the daemon died before we got here */
-  close_range(3, ~0u, 0);
-  int out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-    return 1;
+  int out_fd = teeny__subproc_enter(argv[2]);
+  if (out_fd <= 0)
+    return out_fd == 0 ? 0 : 1;
   driver d;
   memset(&d, 0, sizeof d);
   char arch[16] = "", why[512] = "", tc[TEENY_SASS_TC_LEN];
@@ -505,9 +425,9 @@ int teeny__jit_helper_main(int argc, char **argv) {
     driver_toolchain(&d, tc, sizeof tc);
     hello(&out, 0, tc, arch);
   }
-  int status = out.oom || write_out(out_fd, out.p, out.len) ? 1 : 0;
+  int status = out.oom || teeny__subproc_write(out_fd, out.p, out.len) ? 1 : 0;
   teeny__buf_free(&out);
   if (rc || status)
     return rc ? 0 : 1;
-  return serve(&d, out_fd);
+  return teeny__subproc_serve(out_fd, JIT_MAX_FRAME, serve_job, &d);
 }
