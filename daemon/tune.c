@@ -129,12 +129,19 @@ static int config_parse(const char *text, record *r) {
 
 /* ---- records --------------------------------------------------------------------------- */
 
-static void record_free(record *r) {
-  if (!r)
-    return;
+/* Free r's consts (names too); r stays. */
+static void consts_free(record *r) {
   for (size_t i = 0; i < r->nconsts; i++)
     teeny__free((char *)r->consts[i].name);
   teeny__free(r->consts);
+  r->consts = NULL;
+  r->nconsts = 0;
+}
+
+static void record_free(record *r) {
+  if (!r)
+    return;
+  consts_free(r);
   teeny__free(r->rkey);
   teeny__free(r);
 }
@@ -586,7 +593,7 @@ static void list_work(teeny_job *jb, teeny_store *st) {
     if (list_item(&v[i], &m[k], &cfg[k]) == 0)
       k++;
     else
-      teeny__free(cfg[k].consts), memset(&cfg[k], 0, sizeof cfg[k]);
+      consts_free(&cfg[k]); /* a malformed record is left out */
   if (rc) {
     rep.status = rc;
     rep.error = j->err[0] ? j->err : NULL;
@@ -594,11 +601,8 @@ static void list_work(teeny_job *jb, teeny_store *st) {
   rep.u.tuned.records = m;
   rep.u.tuned.nrecords = k;
   encode_reply(j, &rep);
-  for (size_t i = 0; cfg && i < n; i++) {
-    for (size_t c = 0; c < cfg[i].nconsts; c++)
-      teeny__free((char *)cfg[i].consts[c].name);
-    teeny__free(cfg[i].consts);
-  }
+  for (size_t i = 0; cfg && i < n; i++)
+    consts_free(&cfg[i]);
   teeny__free(cfg);
   teeny__free(m);
   teeny_store_tuneds_free(v, n);
