@@ -204,7 +204,7 @@ static int tune_here(tune_ctx *t) {
       o->times[i] = NAN;
       if (!first_rc) {
         first_rc = rc;
-        snprintf(first_err, sizeof first_err, "configuration %zu: %s", i, err);
+        snprintf(first_err, sizeof first_err, "configuration %zu: %.900s", i, err);
       }
       continue;
     }
