@@ -1,7 +1,10 @@
 /*
  * client/client.c — the client handle: opening in one of the modes,
- * compile and batch compile, the memo in front of both, and the one
- * transparent reconnect after a lost connection.
+ * compile and batch compile, the memo in front of both, and riding out
+ * daemon restarts: a lost connection or a SHUTDOWN reply is followed by a
+ * reconnect and a resend (daemon mode: waiting with backoff up to
+ * restart_wait_ms), and an auto client that went in process returns to
+ * the daemon when it answers again.
  *
  * Invariants: c->active is the mode every call uses now (DAEMON with an
  * open or reopenable connection, EMBEDDED with c->store open, OFFLINE), or
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "client/client_int.h"
 #include "client/cuda_api.h"
@@ -24,6 +28,9 @@ _Static_assert(TEENY_EMIT_MLIR == TEENY_MSG_EMIT_MLIR, "emit bits differ");
 
 #define EMIT_MASK (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE)
 #define DEFAULT_MEMO_ENTRIES 4096
+#define BACKOFF_FIRST_MS 5  /* first wait for a restarting daemon */
+#define BACKOFF_MAX_MS 200  /* waits double up to this */
+#define PROBE_MS 100        /* auto in process: look for the daemon this often */
 
 /* ---- names and paths ------------------------------------------------------------ */
 
@@ -196,6 +203,9 @@ static int init_fields(teeny_client *c, const teeny_client_opts *o) {
   if (o->timeout_ms < 0)
     return fail(c, TEENY_E_INVAL, "negative timeout");
   c->timeout_ms = o->timeout_ms;
+  c->restart_wait_ms = o->restart_wait_ms < 0   ? 0
+                       : o->restart_wait_ms == 0 ? TEENY_CLIENT_RESTART_WAIT_MS
+                                                 : o->restart_wait_ms;
   c->socket_given = o->socket_path && *o->socket_path;
   if (teeny_client_socket_path(o->socket_path, c->socket, sizeof c->socket))
     return fail(c, TEENY_E_LIMIT, "socket path too long (%.64s...)",
@@ -251,22 +261,94 @@ int teeny__client_connect(teeny_client *c) {
                           sizeof c->err);
 }
 
-int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
-                           teeny_msg_reply **replies, bool *done, size_t n,
-                           bool may_retry) {
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Replies that say the daemon is stopping: their requests go again, to
+ * the daemon that comes next.  How many. */
+static size_t unanswer_shutdown(teeny_msg_reply **replies, bool *done,
+                                size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (done[i] && replies[i]->status == TEENY_E_SHUTDOWN) {
+      teeny_msg_reply_free(replies[i]);
+      memset(replies[i], 0, sizeof *replies[i]);
+      done[i] = false;
+      k++;
+    }
+  return k;
+}
+
+/* One attempt: connect if needed, exchange, and treat SHUTDOWN replies as
+ * a lost connection (when the caller may retry). */
+static int attempt(teeny_client *c, teeny_msg_request *reqs,
+                   teeny_msg_reply **replies, bool *done, size_t n,
+                   bool may_retry) {
   int rc = teeny__client_connect(c);
   if (!rc)
     rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
                               c->err, sizeof c->err);
-  if (rc != TEENY_E_CLOSED || !may_retry)
-    return rc;
-  /* The daemon went away (a restart?): reconnect once and resend what is
-   * unanswered.  Compiles are idempotent, so a resend is always safe. */
-  rc = teeny__client_connect(c);
-  if (!rc)
-    rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
-                              c->err, sizeof c->err);
+  if (!rc && may_retry && unanswer_shutdown(replies, done, n)) {
+    teeny__conn_close(&c->conn);
+    rc = fail(c, TEENY_E_SHUTDOWN, "teenycd at %s is shutting down", c->socket);
+  }
   return rc;
+}
+
+static bool restart_like(int rc) {
+  return rc == TEENY_E_CLOSED || rc == TEENY_E_CONNECT || rc == TEENY_E_SHUTDOWN;
+}
+
+int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
+                           teeny_msg_reply **replies, bool *done, size_t n,
+                           bool may_retry) {
+  int rc = attempt(c, reqs, replies, done, n, may_retry);
+  if (!may_retry || !restart_like(rc))
+    return rc;
+  /* The daemon went away or is stopping (a restart?): reconnect and send
+   * what is unanswered again, at once; compiles are idempotent, so a resend
+   * is always safe.  Daemon mode then waits for the next daemon. */
+  rc = attempt(c, reqs, replies, done, n, may_retry);
+  bool wait = c->requested == TEENY_MODE_DAEMON && c->restart_wait_ms > 0;
+  int64_t deadline = mono_ms() + c->restart_wait_ms;
+  for (int pause = BACKOFF_FIRST_MS; wait && restart_like(rc); ) {
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      char why[TEENY__ERR_LEN];
+      snprintf(why, sizeof why, "%s", c->err);
+      return fail(c, TEENY_E_CONNECT, "teenycd did not answer again within %d ms: %.400s",
+                  c->restart_wait_ms, why);
+    }
+    sleep_ms(pause < left ? pause : (int)left);
+    pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
+    rc = attempt(c, reqs, replies, done, n, may_retry);
+  }
+  return rc;
+}
+
+void teeny__client_maybe_return(teeny_client *c) {
+  if (c->requested != TEENY_MODE_AUTO || c->active == TEENY_MODE_DAEMON ||
+      c->active == TEENY_MODE_DEFAULT)
+    return;
+  int64_t now = mono_ms();
+  if (now < c->next_probe_ms)
+    return;
+  c->next_probe_ms = now + PROBE_MS;
+  char keep[TEENY__ERR_LEN];
+  snprintf(keep, sizeof keep, "%s", c->err); /* a failed look says nothing */
+  if (teeny__client_discover(c) == 0)
+    c->active = TEENY_MODE_DAEMON; /* the store stays open for next time */
+  else
+    snprintf(c->err, sizeof c->err, "%s", keep);
 }
 
 /* ---- compiling ---------------------------------------------------------------------- */
@@ -346,10 +428,16 @@ static const char *first_error(const teeny_diags *d) {
   return NULL;
 }
 
-/* auto mode lost its daemon for good: continue in process. */
+/* auto mode lost its daemon (for now): continue in process. */
 static bool give_up_daemon(teeny_client *c, int rc) {
-  if (c->requested != TEENY_MODE_AUTO || rc != TEENY_E_CONNECT)
+  if (c->requested != TEENY_MODE_AUTO ||
+      (rc != TEENY_E_CONNECT && rc != TEENY_E_CLOSED && rc != TEENY_E_SHUTDOWN))
     return false;
+  c->next_probe_ms = mono_ms() + PROBE_MS;
+  if (c->store) { /* open already, from an earlier fall back */
+    c->active = TEENY_MODE_EMBEDDED;
+    return true;
+  }
   return fall_back(c) == 0;
 }
 
@@ -394,6 +482,7 @@ static int compile_local(teeny_client *c, const teeny_compile_req *req,
 
 static int compile_locked(teeny_client *c, const teeny_compile_req *req,
                           unsigned emit, teeny__core **core) {
+  teeny__client_maybe_return(c);
   if (c->active == TEENY_MODE_DAEMON) {
     int rc = compile_daemon(c, req, emit, core);
     if (!give_up_daemon(c, rc))
@@ -580,6 +669,8 @@ int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
     reqs = b.effs; /* from here on, the requests as sent */
   if (!rc)
     rc = batch_plan(c, &b, reqs, n, emit, out);
+  if (!rc)
+    teeny__client_maybe_return(c);
   if (!rc && c->active == TEENY_MODE_DAEMON) {
     rc = batch_daemon(c, &b, reqs, emit, out);
     if (give_up_daemon(c, rc))

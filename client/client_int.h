@@ -162,6 +162,9 @@ struct teeny_client {
   char name[TEENY_PROTO_MAX_NAME + 1]; /* HELLO client name */
   char *cache_dir;               /* explicit store root, or NULL */
   int timeout_ms;                /* 0: none */
+  int restart_wait_ms;           /* daemon mode: wait for a restart; 0: none */
+  int64_t next_probe_ms;         /* auto mode in process: when to look for
+                                    the daemon again (monotonic ms) */
   teeny__conn conn;              /* daemon mode */
   const teeny__embedded_api *emb;/* embedded/offline: libteenyc-embedded */
   teeny__estore *store;          /* embedded mode */
@@ -185,10 +188,16 @@ int teeny__client_connect(teeny_client *c);
  * or the error of a daemon that answered and failed (TEENY_E_VERSION...). */
 int teeny__client_discover(teeny_client *c);
 
-/* Lock held: exchange with one reconnect-and-resend after a lost
- * connection (not for shutdown).  As teeny__conn_exchange. */
+/* Lock held: exchange, riding out a daemon restart when may_retry (not
+ * for shutdown): after a lost connection, and for requests answered
+ * SHUTDOWN, reconnect and send what is unanswered again — once at once,
+ * then (daemon mode) with backoff until restart_wait_ms have passed.  As
+ * teeny__conn_exchange otherwise. */
 int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
                            teeny_msg_reply **replies, bool *done, size_t n,
                            bool may_retry);
+/* Lock held: an auto client working in process goes back to the daemon
+ * when it answers (looked for at most every PROBE_MS). */
+void teeny__client_maybe_return(teeny_client *c);
 
 #endif /* TEENY_CLIENT_INT_H */

@@ -190,6 +190,8 @@ void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v) {
   case TEENY_DT_F16: s->half = f16_bits((float)v); break;
   case TEENY_DT_BF16: s->half = bf16_bits((float)v); break;
   case TEENY_DT_F64: s->f64 = v; break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: s->u8 = teeny__fp8_bits(dt, v); break;
   default: s->f32 = (float)v; break;
   }
   return s;

@@ -6,11 +6,11 @@
  * client's GPU (arch) and the store has no cubin of the key for it (or one
  * an older toolchain made), the scheduler asks the lane for one
  * (teeny__sass_want: O(1) on the loop thread) and answers with the PTX.
- * The lane is its own thread with its own store handle, outside libuv's
- * worker pool, so a 1-second ptxas of a large matmul never delays a cold
- * compile or a store hit; it takes one job at a time, in arrival order,
- * deduplicated by (key, arch), and a job that failed is not retried until
- * the daemon restarts.  When a cubin is stored the loop is told (uv_async)
+ * The lane is its own thread with its own store handle, outside the
+ * daemon's worker lanes (lanes.h), so a 1-second ptxas of a large matmul
+ * never delays a cold compile or a store hit; it takes one job at a time,
+ * in arrival order, deduplicated by (key, arch), and a job that failed is
+ * not retried until the daemon restarts.  When a cubin is stored the loop is told (uv_async)
  * and forgets the in-memory replies of that key, so the next request reads
  * the store and carries the cubin.
  *

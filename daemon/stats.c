@@ -36,20 +36,27 @@ void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *s
                                  (double)snap->memcache_entries};
   extra[2] = (teeny_msg_counter){"memcache_bytes", (double)snap->memcache_bytes};
   extra[3] = (teeny_msg_counter){"connections", (double)snap->connections};
-  extra[4] = (teeny_msg_counter){"compile_timeouts",
+  extra[4] = (teeny_msg_counter){"uids", (double)snap->uids};
+  extra[5] = (teeny_msg_counter){"compile_timeouts",
                                  (double)s->compile_timeouts};
-  extra[5] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
-  extra[6] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
-  extra[7] = (teeny_msg_counter){"cubins", (double)ss->cubins};
-  extra[8] = (teeny_msg_counter){"cubin_bytes", (double)ss->cubin_bytes};
-  extra[9] = (teeny_msg_counter){"sass_made", (double)snap->sass.made};
-  extra[10] = (teeny_msg_counter){"sass_failed", (double)snap->sass.failed};
-  extra[11] = (teeny_msg_counter){"sass_queued", (double)snap->sass.queued};
-  extra[12] = (teeny_msg_counter){"sass_ms_total", snap->sass.ms_total};
-  extra[13] = (teeny_msg_counter){"tuned", (double)ss->tuned};
-  extra[14] = (teeny_msg_counter){"tunings", (double)snap->tunings};
-  extra[15] = (teeny_msg_counter){"tune_hits", (double)snap->tune_hits};
-  extra[16] = (teeny_msg_counter){"tune_joins", (double)snap->tune_joins};
+  extra[6] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
+  extra[7] = (teeny_msg_counter){"memory_budget", (double)snap->memory_budget};
+  extra[8] = (teeny_msg_counter){"memory_used", (double)snap->memory_used};
+  extra[9] = (teeny_msg_counter){"memory_peak", (double)snap->memory_peak};
+  extra[10] = (teeny_msg_counter){"memory_refused",
+                                  (double)snap->memory_refused};
+  extra[11] = (teeny_msg_counter){"index_rebuilds", (double)s->index_rebuilds};
+  extra[12] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
+  extra[13] = (teeny_msg_counter){"cubins", (double)ss->cubins};
+  extra[14] = (teeny_msg_counter){"cubin_bytes", (double)ss->cubin_bytes};
+  extra[15] = (teeny_msg_counter){"sass_made", (double)snap->sass.made};
+  extra[16] = (teeny_msg_counter){"sass_failed", (double)snap->sass.failed};
+  extra[17] = (teeny_msg_counter){"sass_queued", (double)snap->sass.queued};
+  extra[18] = (teeny_msg_counter){"sass_ms_total", snap->sass.ms_total};
+  extra[19] = (teeny_msg_counter){"tuned", (double)ss->tuned};
+  extra[20] = (teeny_msg_counter){"tunings", (double)snap->tunings};
+  extra[21] = (teeny_msg_counter){"tune_hits", (double)snap->tune_hits};
+  extra[22] = (teeny_msg_counter){"tune_joins", (double)snap->tune_joins};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

@@ -64,7 +64,7 @@ typedef struct tuning {
 struct teeny_tuner {
   uv_loop_t *loop;
   teeny_log *log;
-  teeny_pool *pool;             /* store handles */
+  teeny_lanes *lanes;           /* store handles: the store and admin lanes */
   uint64_t timeout_ms;          /* --tune-timeout */
   record *records[BUCKETS];
   size_t nrecords;
@@ -359,20 +359,15 @@ static void tjob_free(tjob *j) {
   teeny__free(j);
 }
 
-static int submit(teeny_tuner *t, tjob *j, teeny_job_work_fn work, teeny_job_done_fn done) {
+/* Queue j in lane as the work of who (a connection); done runs once. */
+static void submit(teeny_tuner *t, tjob *j, teeny_lane lane, const teeny_conn *who,
+                   teeny_job_work_fn work, teeny_job_done_fn done) {
   j->t = t;
   if (j->g)
     j->g->busy = true;
   if (j->c)
     teeny__conn_hold(j->c);
-  int rc = teeny__pool_submit(t->pool, &j->job, work, done);
-  if (rc) {
-    if (j->g)
-      j->g->busy = false;
-    if (j->c)
-      teeny__conn_release(j->c);
-  }
-  return rc;
+  teeny__lanes_submit(t->lanes, &j->job, lane, teeny__conn_owner(who), work, done);
 }
 
 /* A job's tuning, or NULL when the stop ended it meanwhile (then freed). */
@@ -483,16 +478,14 @@ static void do_tune(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req) {
   if (!fresh)
     return; /* it waits on the lookup or the tuner */
   tjob *j = teeny__calloc(1, sizeof *j);
-  if (j) {
-    j->g = g;
-    j->req = *req;
-    memset(req, 0, sizeof *req);
-  }
-  if (!j || submit(t, j, lookup_work, lookup_done)) {
-    if (j)
-      tjob_free(j);
+  if (!j) {
     promote(t, g); /* no store: the asker tunes */
+    return;
   }
+  j->g = g;
+  j->req = *req;
+  memset(req, 0, sizeof *req);
+  submit(t, j, TEENY_LANE_STORE, c, lookup_work, lookup_done);
 }
 
 static void do_tune_done(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req) {
@@ -526,10 +519,7 @@ static void do_tune_done(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req) 
     j->g->leader = c; /* whoever records it is the tuner now */
   j->req = *req;
   memset(req, 0, sizeof *req);
-  if (submit(t, j, put_work, put_done)) {
-    reply_status(c, TEENY_OP_TUNE_DONE, j->req.id, TEENY_E_INTERNAL, "cannot queue it");
-    tjob_free(j);
-  }
+  submit(t, j, TEENY_LANE_STORE, c, put_work, put_done);
 }
 
 void teeny__tuner_request(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req) {
@@ -628,7 +618,7 @@ static void admin_done(teeny_job *jb, int status) {
   if (status)
     reply_status(j->c, j->req.op, j->req.id, TEENY_E_SHUTDOWN, NULL);
   else
-    teeny__conn_send(j->c, j->frame.p, j->frame.len, j->status);
+    teeny__conn_send(j->c, j->req.id, j->frame.p, j->frame.len, j->status);
   teeny__conn_release(j->c);
   tjob_free(j);
 }
@@ -644,10 +634,7 @@ void teeny__tuner_admin(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req) {
   j->req = *req;
   memset(req, 0, sizeof *req);
   bool purge = j->req.op == TEENY_OP_TUNED_PURGE;
-  if (submit(t, j, purge ? purge_work : list_work, admin_done)) {
-    reply_status(c, j->req.op, j->req.id, TEENY_E_INTERNAL, "cannot queue it");
-    tjob_free(j);
-  }
+  submit(t, j, TEENY_LANE_ADMIN, c, purge ? purge_work : list_work, admin_done);
 }
 
 /* ---- connections, deadlines, lifetime --------------------------------------------------- */
@@ -693,14 +680,14 @@ static void on_sweep(uv_timer_t *h) {
     }
 }
 
-int teeny__tuner_create(uv_loop_t *loop, teeny_log *log, teeny_pool *pool,
+int teeny__tuner_create(uv_loop_t *loop, teeny_log *log, teeny_lanes *lanes,
                         uint64_t timeout_ms, teeny_tuner **out) {
   teeny_tuner *t = teeny__calloc(1, sizeof *t);
   if (!t)
     return TEENY_E_NOMEM;
   t->loop = loop;
   t->log = log;
-  t->pool = pool;
+  t->lanes = lanes;
   t->timeout_ms = timeout_ms;
   teeny__buf_init(&t->scratch);
   uv_timer_init(loop, &t->timer);

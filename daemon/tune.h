@@ -24,7 +24,7 @@
 #include <uv.h>
 
 #include "daemon/log.h"
-#include "daemon/pool.h"
+#include "daemon/lanes.h"
 #include "proto/msg.h"
 
 typedef struct teeny_conn teeny_conn; /* server.h */
@@ -36,9 +36,10 @@ typedef struct teeny_tune_counts {
   uint64_t joins;   /* ... after waiting on another's tuning */
 } teeny_tune_counts;
 
-/* A tuner over pool's store handles; timeout_ms is --tune-timeout.  0 or
- * TEENY_E_NOMEM. */
-int teeny__tuner_create(uv_loop_t *loop, teeny_log *log, teeny_pool *pool,
+/* A tuner whose store work runs in lanes (lookups and records in the store
+ * lane, list and purge in the admin lane, each as its connection's work);
+ * timeout_ms is --tune-timeout.  0 or TEENY_E_NOMEM. */
+int teeny__tuner_create(uv_loop_t *loop, teeny_log *log, teeny_lanes *lanes,
                         uint64_t timeout_ms, teeny_tuner **out);
 /* Answer tune or tune_done (req is moved: *req is zeroed). */
 void teeny__tuner_request(teeny_tuner *t, teeny_conn *c, teeny_msg_request *req);

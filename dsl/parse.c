@@ -50,6 +50,7 @@ static const struct {
     {"u64", TEENY_DT_U64},   {"f16", TEENY_DT_F16},    {"bf16", TEENY_DT_BF16},
     {"f32", TEENY_DT_F32},   {"f64", TEENY_DT_F64},    {"int", TEENY_DT_I32},
     {"float", TEENY_DT_F32}, {"double", TEENY_DT_F64},
+    {"f8e4m3", TEENY_DT_F8E4M3}, {"f8e5m2", TEENY_DT_F8E5M2},
 };
 
 /* Words of the language that cannot name anything. */
@@ -633,8 +634,6 @@ static teeny_expr *cast(parser *ps) {
   teeny_tyspec *ts = type(ps);
   if (ts->is_void)
     fail_at(ps, ts->loc, "casts to void are not supported");
-  if (ts->is_ptr)
-    fail_at(ps, ts->loc, "pointer casts are not supported");
   expect(ps, ")", "after the type of a cast");
   teeny_expr *e = new_expr(ps, EX_CAST, lp->loc);
   e->type = ts;

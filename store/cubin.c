@@ -238,6 +238,9 @@ int teeny_store_cubin_put(teeny_store *s, const char *key, const char *arch,
   bool repl = false;
   if (replaced)
     *replaced = false;
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = check_ids(key, arch, err);
   if (rc)
     return rc;
@@ -329,6 +332,9 @@ static int read_cubin(teeny_store *s, const char *name, teeny_store_cubin *c,
 int teeny_store_cubin_get(teeny_store *s, const char *key, const char *arch,
                           bool read, teeny_store_cubin *out, char *err) {
   memset(out, 0, sizeof *out);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = check_ids(key, arch, err);
   for (int attempt = 0; !rc; attempt++) {
     char name[TEENY_MAX_NAME_LEN + 1];
@@ -361,6 +367,9 @@ int teeny_store_cubin_get(teeny_store *s, const char *key, const char *arch,
 
 int teeny_store_cubin_remove(teeny_store *s, const char *key, const char *arch,
                              char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = check_ids(key, arch, err);
   if (rc)
     return rc;
@@ -411,6 +420,9 @@ int teeny_store_cubin_list(teeny_store *s, const char *key,
                            teeny_store_cubin **out, size_t *n, char *err) {
   *out = NULL;
   *n = 0;
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   sqlite3_stmt *st;

@@ -136,8 +136,22 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
  * cap is non-NULL, once the stored total would be <= *cap; then phase 2. */
 typedef void (*binder)(sqlite3_stmt *st, const void *ctx);
 
+/* Who hears of each row removed (purge's on_removed), or NULL. */
+typedef struct removal_sink {
+  void (*fn)(void *ctx, const char *key);
+  void *ctx;
+} removal_sink;
+
+static void tell_removed(const removal_sink *sink,
+                         const teeny__store_victim *v, size_t n) {
+  for (size_t i = 0; sink && sink->fn && i < n; i++)
+    if (v[i].deleted)
+      sink->fn(sink->ctx, v[i].key);
+}
+
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
+                           const removal_sink *sink,
                            teeny_store_counts *out, char *err) {
   victims vs = {0};
   teeny_store_counts got = {0, 0, 0}, *removed = &got;
@@ -182,6 +196,7 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
     unlink_unclaimed(s, vs.v, vs.n, removed); /* phase 2 */
+    tell_removed(sink, vs.v, vs.n);
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
@@ -201,10 +216,14 @@ out:
   "AS INTEGER) FROM cubins c WHERE c.key = entries.key), (SELECT "            \
   "group_concat(c.arch, ' ') FROM cubins c WHERE c.key = entries.key)"
 
-int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
-                         teeny_store_counts *removed, char *err) {
+static int evict_to(teeny_store *s, uint64_t max_bytes,
+                    const removal_sink *sink, teeny_store_counts *removed,
+                    char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = teeny_store_flush(s, err); /* our own recent uses count */
   if (rc)
     return rc;
@@ -213,7 +232,12 @@ int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
     return rc; /* the common case after a put: no write lock taken */
   return remove_selected(
       s, "SELECT " VICTIM_COLS " FROM entries ORDER BY last_used, key", NULL,
-      NULL, &max_bytes, removed, err);
+      NULL, &max_bytes, sink, removed, err);
+}
+
+int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
+                         teeny_store_counts *removed, char *err) {
+  return evict_to(s, max_bytes, NULL, removed, err);
 }
 
 /* ---- purge --------------------------------------------------------------- */
@@ -236,6 +260,9 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (!req ||
       (!req->all && !req->name_glob && req->older_than_s <= 0 && !req->to_size))
     return teeny__store_fail(err, TEENY_E_INVAL,
@@ -243,6 +270,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
   int rc = teeny_store_flush(s, err); /* ages must see our recent uses */
   if (rc)
     return rc;
+  removal_sink sink = {req->on_removed, req->removed_ctx};
   if (req->all || req->name_glob || req->older_than_s > 0) {
     purge_bind b = {req->all ? NULL : req->name_glob,
                     !req->all && req->older_than_s > 0,
@@ -251,13 +279,13 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
         s,
         "SELECT " VICTIM_COLS " FROM entries WHERE (?1 IS "
         "NULL OR name GLOB ?1) AND (?2 IS NULL OR last_used < ?2)",
-        bind_purge, &b, NULL, removed, err);
+        bind_purge, &b, NULL, &sink, removed, err);
     if (rc)
       return rc;
   }
   if (req->to_size) {
     teeny_store_counts more;
-    if ((rc = teeny_store_evict_to(s, req->max_bytes, &more, err)))
+    if ((rc = evict_to(s, req->max_bytes, &sink, &more, err)))
       return rc;
     if (removed) {
       removed->entries += more.entries;
@@ -276,11 +304,14 @@ static void bind_key(sqlite3_stmt *st, const void *ctx) {
 
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   teeny_store_counts got = {0, 0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
-                           bind_key, key, NULL, &got, err);
+                           bind_key, key, NULL, NULL, &got, err);
   if (removed)
     *removed = got;
   if (!rc && got.left)

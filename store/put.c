@@ -2,7 +2,8 @@
  * store/put.c — the commit protocol (teeny_store_put).
  *
  *   1. check the name and key (before any path exists), hash the contents
- *   2. write each file to tmp/{key}.{ext}.{random}.tmp (O_EXCL|O_NOFOLLOW),
+ *   2. write each file to tmp/{key}.{ext}.{pid}-{random}.tmp
+ *      (O_EXCL|O_NOFOLLOW; the pid tells a later start whose it was),
  *      fsync it
  *   3. BEGIN IMMEDIATE; if a row for the key appeared meanwhile, drop the
  *      temps and return that row
@@ -89,7 +90,8 @@ int teeny__store_write_temp(teeny_store *s, const char *data, size_t len,
   for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
     char rnd[17];
     random_hex(rnd);
-    snprintf(tmp, TEENY__STORE_TMP_MAX, "%s.%s.%s.tmp", key, ext, rnd);
+    snprintf(tmp, TEENY__STORE_TMP_MAX, "%s.%s.%ld-%s.tmp", key, ext, (long)getpid(),
+             rnd);
     fd = openat(s->tmpfd, tmp,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 s->file_mode);
@@ -315,6 +317,9 @@ fail:
 int teeny_store_put(teeny_store *s, const teeny_artifact *a,
                     const char *compiler_version, teeny_store_rec *out,
                     bool *created, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (created)
     *created = false;
   if (out)

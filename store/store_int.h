@@ -9,6 +9,7 @@
 #define TEENY_STORE_STORE_INT_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/common.h"
@@ -27,7 +28,12 @@ struct teeny_store {
   int objfd;                   /* O_DIRECTORY of root/objects */
   int tmpfd;                   /* O_DIRECTORY of root/tmp */
   int lockfd;                  /* root/daemon.lock while held, else -1 */
-  sqlite3 *db;                 /* this handle's connection to index.db */
+  sqlite3 *db;                 /* this handle's connection to index.db, or
+                                  NULL (released: reopened at next use) */
+  dev_t index_dev;             /* the index.db it opened: st_dev */
+  ino_t index_ino;             /* ... st_ino (another file there: reopen) */
+  bool index_damaged;          /* SQLite said corrupt / not a database */
+  teeny_store_rebuild_report *heal; /* opts.heal: rebuild a damaged index */
   mode_t dir_mode;             /* mode of directories we create */
   mode_t file_mode;            /* mode of files we create */
   mode_t shard_mode;           /* mode of shard directories we create:
@@ -65,6 +71,18 @@ int64_t teeny__store_now(const teeny_store *s);
  * or non-directory). */
 int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
                             char *err);
+/* Open dirfd/name (flags: O_RDONLY, or O_RDWR|O_CREAT with mode) without
+ * following a link and without blocking: O_NONBLOCK makes the open of a
+ * FIFO or device planted there return at once, and anything but a regular
+ * file is then refused before any read.  Returns the fd (st filled), -1
+ * with errno from openat (ELOOP: a symlink), or -2 when it is not a
+ * regular file (st filled). */
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st);
+/* The names in dirfd but "." and "..", copied (callers change the
+ * directory meanwhile).  Free with teeny__store_names_free. */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err);
+void teeny__store_names_free(char **names, size_t n);
 /* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
 void teeny__store_file_name(const char *name, const char *key, const char *ext,
                             char *out, size_t outsz);
@@ -85,8 +103,8 @@ bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why);
 
 /* ---- put.c: temp files ---------------------------------------------- */
 
-#define TEENY__STORE_TMP_MAX 96 /* "{key}.{ext}.{16 hex}.tmp" and more */
-/* Create tmp/{key}.{ext}.{random}.tmp (O_EXCL, O_NOFOLLOW, the store's
+#define TEENY__STORE_TMP_MAX 128 /* "{key}.{ext}.{pid}-{16 hex}.tmp" */
+/* Create tmp/{key}.{ext}.{pid}-{random}.tmp (O_EXCL, O_NOFOLLOW, the store's
  * mode and owner), write data and fsync it; its name goes into tmp.  On
  * failure tmp names what was created, if anything ("" else), for the
  * caller to unlink.  The put test hooks apply. */
@@ -99,6 +117,10 @@ int teeny__store_write_temp(teeny_store *s, const char *data, size_t len,
 /* Open index.db, set pragmas, migrate.  s->root and s->rootfd are set. */
 int teeny__store_index_open(teeny_store *s, char *err);
 void teeny__store_index_close(teeny_store *s);
+/* Before every operation: (re)open the index if this handle released it
+ * or if index.db is no longer the file it opened (a rebuild moved that
+ * one aside).  0 or an open error. */
+int teeny__store_index_fresh(teeny_store *s, char *err);
 /* Map a SQLite result code to a teeny_err and describe it in err. */
 int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err);
 /* BEGIN IMMEDIATE, retrying SQLITE_BUSY until the busy timeout passes. */
@@ -165,6 +187,19 @@ void teeny__store_victims_free(teeny__store_victim *v, size_t n);
  * when there are none).  0 or an error. */
 int teeny__store_cubin_archs(teeny_store *s, const char *key, char **out,
                              char *err);
+/* ---- heal.c: rebuilding a damaged index ---------------------------- */
+
+/* Is this SQLite result a damaged index (corrupt, not a database)? */
+bool teeny__store_is_damage(int sqlite_rc);
+
+/* Is fname (in shard, two hex digits) "{name}_{key}.{ext}" for a key in
+ * that shard?  Fills name (TEENY_MAX_NAME_LEN + 1), key (65) and *ext
+ * (0 o, 1 mlir, 2 c, 3 cubin; may be NULL).  With arch
+ * (TEENY_STORE_ARCH_MAX + 1) a cubin "{name}_{key}.{arch}.cubin" is one
+ * too and arch is filled ("" for the others); without, cubins are not
+ * objects.  verify.c and heal.c read the objects/ names with it. */
+bool teeny__store_parse_object(const char *shard, const char *fname,
+                               char *name, char *key, int *ext, char *arch);
 
 /* ---- share.c: a store that belongs to someone else ------------------ */
 

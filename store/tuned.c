@@ -87,6 +87,9 @@ int teeny_store_tuned_get(teeny_store *s, const char *digest,
                           const char *problem, const char *gpu,
                           const char *driver, teeny_store_tuned *out, char *err) {
   memset(out, 0, sizeof *out);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = check_key(digest, problem, gpu, driver, err);
   sqlite3_stmt *st;
   if (rc || (rc = teeny__store_prepare(s,
@@ -111,6 +114,9 @@ int teeny_store_tuned_get(teeny_store *s, const char *digest,
 }
 
 int teeny_store_tuned_put(teeny_store *s, const teeny_store_tuned *t, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = check_key(t->digest, t->problem, t->gpu, t->driver, err);
   if (rc)
     return rc;
@@ -146,6 +152,9 @@ int teeny_store_tuned_list(teeny_store *s, const char *kernel_glob,
                            teeny_store_tuned **out, size_t *n, char *err) {
   *out = NULL;
   *n = 0;
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   sqlite3_stmt *st;
   int rc = teeny__store_prepare(s,
                                 "SELECT " TUNED_COLS " FROM tuned WHERE ?1 IS NULL "
@@ -190,6 +199,9 @@ int teeny_store_tuned_purge(teeny_store *s, bool all, const char *kernel_glob,
                             uint64_t *removed, char *err) {
   if (removed)
     *removed = 0;
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (!all && !kernel_glob)
     return teeny__store_fail(err, TEENY_E_INVAL, "purge of tuning records needs all "
                              "or a kernel name");

@@ -323,20 +323,83 @@ static int cmd_stats(const cli *o, const teeny_admin_reply *r) {
   return EXIT_OK;
 }
 
-static int cmd_list(const cli *o, const teeny_admin_reply *r) {
+/* ---- list: page after page ------------------------------------------------------ */
+
+/* Entries gathered over several list replies (the daemon sends at most its
+ * page, 10 000, per reply, with a cursor for the next); v points into the
+ * replies kept in pages. */
+typedef struct listing {
+  teeny_admin_reply **pages; /* every reply, kept for v's strings */
+  size_t npages;             /* how many */
+  teeny_cache_entry *v;      /* the entries, in order */
+  size_t n;                  /* how many */
+} listing;
+
+static void listing_free(listing *l) {
+  for (size_t i = 0; i < l->npages; i++)
+    teeny_admin_reply_free(l->pages[i]);
+  free(l->pages);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static int listing_add(listing *l, teeny_admin_reply *r) {
+  teeny_admin_reply **np = realloc(l->pages, (l->npages + 1) * sizeof *np);
+  teeny_cache_entry *nv = np ? realloc(l->v, (l->n + r->nentries + 1) * sizeof *nv) : NULL;
+  if (np)
+    l->pages = np;
+  if (!nv) {
+    teeny_admin_reply_free(r);
+    return TEENY_E_NOMEM;
+  }
+  l->v = nv;
+  l->pages[l->npages++] = r;
+  if (r->nentries) /* an empty page has no entries array */
+    memcpy(l->v + l->n, r->entries, r->nentries * sizeof *nv);
+  l->n += r->nentries;
+  return 0;
+}
+
+/* Every entry q names (q->limit: at most that many; 0: all), following the
+ * daemon's cursors.  0, or the failed request's status with *bad its reply
+ * (or NULL: a transport error; teeny_client_errmsg says why). */
+static int list_all(teeny_client *c, const teeny_admin_req *q, listing *out,
+                    teeny_admin_reply **bad) {
+  teeny_admin_req page = *q;
+  memset(out, 0, sizeof *out);
+  *bad = NULL;
+  for (;;) {
+    if (q->limit)
+      page.limit = q->limit - (unsigned)out->n;
+    teeny_admin_reply *r = NULL;
+    int rc = teeny_client_admin(c, &page, &r);
+    if (rc) {
+      *bad = r;
+      return rc;
+    }
+    const char *next = r->next;
+    if ((rc = listing_add(out, r)))
+      return rc;
+    if (!next || (q->limit && out->n >= q->limit))
+      return 0;
+    page.after = next; /* lives in the kept reply */
+  }
+}
+
+static int cmd_list(const cli *o, const listing *l) {
   if (o->json) {
     printf("{\"entries\": ");
-    json_entries(r->entries, r->nentries);
+    json_entries(l->v, l->n);
     printf("}\n");
     return EXIT_OK;
   }
-  entries_table(r->entries, r->nentries);
+  entries_table(l->v, l->n);
   uint64_t total = 0;
-  for (size_t i = 0; i < r->nentries; i++)
-    total += r->entries[i].size;
+  for (size_t i = 0; i < l->n; i++)
+    total += l->v[i].size;
   char b[32];
   fmt_bytes(b, sizeof b, (double)total);
-  printf("%zu entr%s, %s\n", r->nentries, r->nentries == 1 ? "y" : "ies", b);
+  printf("%zu entr%s, %s\n", l->n, l->n == 1 ? "y" : "ies", b);
   return EXIT_OK;
 }
 
@@ -546,23 +609,25 @@ static size_t select_purged(const teeny_admin_req *q, teeny_cache_entry *v, size
 /* The entries the purge will remove, listed before it runs (NULL, 0 if the
  * list cannot be had: the purge reply's counts still tell). */
 static teeny_cache_entry *preview(teeny_client *c, const teeny_admin_req *q, size_t *n,
-                                  teeny_admin_reply **keep) {
+                                  listing *keep) {
   teeny_admin_req l = {.op = TEENY_ADMIN_LIST, .sort = TEENY_ADMIN_SORT_USED};
+  teeny_admin_reply *bad = NULL;
   *n = 0;
-  if (teeny_client_admin(c, &l, keep))
+  if (list_all(c, &l, keep, &bad)) {
+    teeny_admin_reply_free(bad);
     return NULL;
-  teeny_admin_reply *r = *keep;
-  bool *gone = calloc(r->nentries + 1, sizeof *gone);
-  teeny_cache_entry *out = calloc(r->nentries + 1, sizeof *out);
+  }
+  bool *gone = calloc(keep->n + 1, sizeof *gone);
+  teeny_cache_entry *out = calloc(keep->n + 1, sizeof *out);
   if (!gone || !out) {
     free(gone);
     free(out);
     return NULL;
   }
-  select_purged(q, r->entries, r->nentries, gone);
-  for (size_t i = 0; i < r->nentries; i++)
+  select_purged(q, keep->v, keep->n, gone);
+  for (size_t i = 0; i < keep->n; i++)
     if (gone[i])
-      out[(*n)++] = r->entries[i];
+      out[(*n)++] = keep->v[i];
   free(gone);
   return out;
 }
@@ -631,7 +696,6 @@ static int dispatch(const cli *o, teeny_client *c, const teeny_admin_reply *r,
                     const teeny_cache_entry *purged, size_t npurged, double ms) {
   switch (o->req.op) {
   case TEENY_ADMIN_STATS: return cmd_stats(o, r);
-  case TEENY_ADMIN_LIST: return cmd_list(o, r);
   case TEENY_ADMIN_SHOW: return cmd_show(o, r);
   case TEENY_ADMIN_VERIFY: return cmd_verify(o, r);
   case TEENY_ADMIN_PURGE: return purge_report(o, r, purged, npurged);
@@ -664,7 +728,8 @@ static int run(const cli *o) {
   teeny_client_opts co = {.mode = TEENY_MODE_DAEMON, .socket_path = o->socket,
                           .client_name = "teenyctl/" TEENY_VERSION_STRING, .memo_entries = -1};
   teeny_client *c = NULL;
-  teeny_admin_reply *r = NULL, *listing = NULL;
+  teeny_admin_reply *r = NULL;
+  listing all = {0};
   teeny_cache_entry *purged = NULL;
   size_t npurged = 0;
   int status;
@@ -673,8 +738,13 @@ static int run(const cli *o) {
     status = report_error(o, rc, teeny_client_errmsg(c), NULL, true);
     goto done;
   }
+  if (o->req.op == TEENY_ADMIN_LIST) {
+    rc = list_all(c, &o->req, &all, &r);
+    status = rc ? report_error(o, rc, teeny_client_errmsg(c), r, false) : cmd_list(o, &all);
+    goto done;
+  }
   if (o->req.op == TEENY_ADMIN_PURGE)
-    purged = preview(c, &o->req, &npurged, &listing);
+    purged = preview(c, &o->req, &npurged, &all);
   double t0 = now_ms();
   rc = o->cubin ? teeny_client_show_cubin(c, o->req.key, o->cubin, &r)
                 : teeny_client_admin(c, &o->req, &r);
@@ -685,7 +755,7 @@ static int run(const cli *o) {
     status = dispatch(o, c, r, purged, npurged, ms);
 done:
   free(purged);
-  teeny_admin_reply_free(listing);
+  listing_free(&all);
   teeny_admin_reply_free(r);
   teeny_client_close(c);
   return status;

@@ -85,6 +85,10 @@ static const char *mlir_elem_name(teeny_dtype dt) {
     return "f32";
   case TEENY_DT_F64:
     return "f64";
+  case TEENY_DT_F8E4M3:
+    return "f8E4M3FN";
+  case TEENY_DT_F8E5M2:
+    return "f8E5M2";
   default:
     return "none";
   }
@@ -302,7 +306,7 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
   }
   case IR_ATOMIC_RMW:
   case IR_ATOMIC_CAS: {
-    static const char *k[] = {"add", "max", "min", "xchg"};
+    static const char *k[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
     static const char *sem[] = {"acq_rel", "relaxed", "acquire", "release"};
     static const char *scope[] = {"gpu", "cta", "sys"};
     if (op->code == IR_ATOMIC_RMW)

@@ -57,7 +57,10 @@ enum {
   TT_SCOPE_GPU = 1,       /* MemSyncScope::GPU (tl's default) */
   TT_SCOPE_CTA = 2,       /* MemSyncScope::CTA */
   TT_SCOPE_SYS = 3,       /* MemSyncScope::SYSTEM */
-  TT_RMW_ADD = 4,         /* RMWOp: integer add */
+  TT_RMW_AND = 1,         /* RMWOp: bitwise and */
+  TT_RMW_OR = 2,          /* bitwise or */
+  TT_RMW_XOR = 3,         /* bitwise xor */
+  TT_RMW_ADD = 4,         /* integer add */
   TT_RMW_FADD = 5,        /* float add */
   TT_RMW_MAX = 6,         /* signed max */
   TT_RMW_MIN = 7,         /* signed min */
@@ -177,6 +180,10 @@ static void put_float_hex(teeny_buf *b, teeny_dtype dt, double x) {
     break;
   case TEENY_DT_F32:
     bits = nan ? 0x7FC00000 : 0x7F800000, sign = 0x80000000u, digits = 8;
+    break;
+  case TEENY_DT_F8E4M3: /* no infinities: the folded value saturated already */
+  case TEENY_DT_F8E5M2:
+    bits = nan || dt == TEENY_DT_F8E4M3 ? 0x7F : 0x7C, sign = 0x80, digits = 2;
     break;
   default:
     bits = nan ? UINT64_C(0x7FF8000000000000) : UINT64_C(0x7FF0000000000000);
@@ -487,6 +494,10 @@ static const char *libdevice_name(teeny_opcode code, bool f64) {
   case IR_SIN: return f64 ? "__nv_sin" : "__nv_sinf";
   case IR_COS: return f64 ? "__nv_cos" : "__nv_cosf";
   case IR_TANH: return f64 ? "__nv_tanh" : "__nv_tanhf";
+  case IR_ERFC: return f64 ? "__nv_erfc" : "__nv_erfcf";
+  case IR_LOG1P: return f64 ? "__nv_log1p" : "__nv_log1pf";
+  case IR_EXPM1: return f64 ? "__nv_expm1" : "__nv_expm1f";
+  case IR_POW: return f64 ? "__nv_pow" : "__nv_powf";
   default: return NULL;
   }
 }
@@ -502,12 +513,14 @@ static void emit_math(printer *p, const teeny_op *op, val r, const val *a, int n
              "asm_string = \"%s\", constraints = \"=f,f\", packed_element = 1 : i32, "
              "pure = true", fast_asm(op->code));
     emit_generic(p, op, &r, 1, "tt.elementwise_inline_asm", a, 1, props);
-  } else if (n == 1 && lib) {
+  } else if (lib) {
     snprintf(props, sizeof props,
              "libname = \"\", libpath = \"\", pure = true, symbol = \"%s\"", lib);
-    emit_generic(p, op, &r, 1, "tt.extern_elementwise", a, 1, props);
-  } else if (n == 2) {
-    emit_binary(p, op, r, "arith.divf", a[0], a[1]);
+    emit_generic(p, op, &r, 1, "tt.extern_elementwise", a, n, props);
+  } else if (n == 2 && (op->fast || r.type.dt == TEENY_DT_F64)) {
+    emit_binary(p, op, r, "arith.divf", a[0], a[1]); /* Triton: div.full (f32), div.rn (f64) */
+  } else if (n == 2) { /* `/` is correctly rounded: Triton's precise division */
+    emit_generic(p, op, &r, 1, "tt.precise_divf", a, 2, NULL);
   } else {
     emit_unary(p, op, r, math_mnemonic(op->code), a[0]);
   }
@@ -590,10 +603,24 @@ static void print_cast_to_bool(printer *p, const teeny_op *op, val a, val r) {
     emit_cmp(p, op, r, "arith.cmpi", "ne", a, z);
 }
 
-/* float -> float: extf/truncf; f16 <-> bf16 goes through f32. */
+/* tt.fp_to_fp, Triton's conversion to and from fp8 (rtne when it
+ * narrows; our rounding saturates, as Triton's lowering on Hopper does). */
+static void emit_fp_to_fp(printer *p, const teeny_op *op, val r, val a) {
+  bool narrows = teeny__dt_is_fp8(r.type.dt); /* never fp8 -> fp8 (see below) */
+  emit_generic(p, op, &r, 1, "tt.fp_to_fp", &a, 1, narrows ? "rounding = 1 : i32" : NULL);
+}
+
+/* float -> float: extf/truncf; f16 <-> bf16 goes through f32; fp8 by
+ * tt.fp_to_fp (fp8 to fp8 through f32, as the compiler computes it). */
 static void print_cast_float(printer *p, const teeny_op *op, val a, val r) {
   int sb = teeny__dt_bits(a.type.dt), db = teeny__dt_bits(r.type.dt);
-  if (sb < db) {
+  if (teeny__dt_is_fp8(a.type.dt) && teeny__dt_is_fp8(r.type.dt)) {
+    val w = tmp_of(p, teeny__type_with_dtype(a.type, TEENY_DT_F32));
+    emit_fp_to_fp(p, op, w, a);
+    emit_fp_to_fp(p, op, r, w);
+  } else if (teeny__dt_is_fp8(a.type.dt) || teeny__dt_is_fp8(r.type.dt)) {
+    emit_fp_to_fp(p, op, r, a);
+  } else if (sb < db) {
     emit_cast(p, op, r, "arith.extf", a);
   } else if (sb > db) {
     emit_cast(p, op, r, "arith.truncf", a);
@@ -761,6 +788,9 @@ static void print_atomic_rmw(printer *p, const teeny_op *op) {
     else
       kind = us ? TT_RMW_UMIN : TT_RMW_MIN;
     break;
+  case RMW_AND: kind = TT_RMW_AND; break;
+  case RMW_OR: kind = TT_RMW_OR; break;
+  case RMW_XOR: kind = TT_RMW_XOR; break;
   default:
     kind = TT_RMW_XCHG;
     break;
@@ -1024,6 +1054,7 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_POW:
     print_float_math(p, op);
     return;
   case IR_FLOOR: case IR_CEIL: /* exact in any precision */
@@ -1031,6 +1062,21 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_ABS:
     print_abs(p, op);
+    return;
+  case IR_UMULHI:
+    print_simple_tt(p, op, "tt.mulhiui", NULL);
+    return;
+  case IR_INTTOPTR:
+    print_simple_tt(p, op, "tt.int_to_ptr", NULL);
+    return;
+  case IR_PTRTOINT:
+    print_simple_tt(p, op, "tt.ptr_to_int", NULL);
+    return;
+  case IR_PTRCAST:
+    print_simple_tt(p, op, "tt.bitcast", NULL);
+    return;
+  case IR_BITCAST:
+    print_simple_tt(p, op, "tt.bitcast", NULL);
     return;
   case IR_FMA: {
     val r = res(p, op, 0);

@@ -17,7 +17,10 @@
  *
  * Modes (teeny_client_opts.mode, else $TEENYC_MODE, else auto):
  *   daemon    through teenycd's Unix socket (PROTOCOL.md); an error if it
- *             cannot be reached.
+ *             cannot be reached.  A call made while teenycd restarts
+ *             waits for it to answer again, with backoff, for up to
+ *             restart_wait_ms (default 10 s), and a request the stopping
+ *             daemon refused (SHUTDOWN) is sent again to the next one.
  *   embedded  in process with the compiler library, against the same store
  *             teenycd uses (safe alongside a running daemon and other
  *             embedded processes: atomic renames, SQLite locking).
@@ -27,9 +30,11 @@
  *             an error if it cannot be opened) or the default root
  *             /var/cache/teenyc already exists and opens; else offline
  *             (auto never creates the system-wide store).  If the daemon
- *             goes away mid-session and does not come back, auto
- *             continues in process the same way.  teeny_client_notice()
- *             says which and why, in one line, for the caller to show.
+ *             goes away mid-session, auto continues in process the same
+ *             way at once, and goes back to the daemon as soon as it
+ *             answers again (looked for at most every 100 ms, at a call).
+ *             teeny_client_notice() says which and why, in one line, for
+ *             the caller to show.
  *
  * The daemon is found by socket discovery: the explicit socket_path only;
  * else $TEENYCD_SOCKET, then $XDG_RUNTIME_DIR/teenycd.sock, then
@@ -99,7 +104,13 @@ typedef struct teeny_client_opts {
                               "libteenyc-client/<version>" */
   int timeout_ms;          /* connect and per-request limit; 0: none */
   long memo_entries;       /* memo capacity; 0: 4096; < 0: no memo */
+  int restart_wait_ms;     /* daemon mode: how long a call waits for teenycd
+                              to answer again (a restart) before it fails
+                              with TEENY_E_CONNECT, retrying with backoff;
+                              0: TEENY_CLIENT_RESTART_WAIT_MS; < 0: none */
 } teeny_client_opts;
+
+#define TEENY_CLIENT_RESTART_WAIT_MS 10000 /* default restart_wait_ms */
 
 /* Open a client (opts may be NULL: all defaults).  Returns 0, or
  * TEENY_E_CONNECT (daemon mode and no daemon at any socket tried),
@@ -260,7 +271,8 @@ typedef struct teeny_admin_req {
   teeny_admin_op op;      /* what to do */
   bool zero;              /* stats: reset the counters after reading */
   const char *name;       /* list, purge: glob on kernel names; NULL: all */
-  unsigned limit;         /* list: at most this many; 0: all */
+  unsigned limit;         /* list: at most this many in this reply; 0: the
+                             daemon's page (10 000); follow next for more */
   teeny_admin_sort sort;  /* list: order */
   const char *key;        /* show: a key or a prefix (hex) */
   unsigned emit;          /* show: TEENY_EMIT_PTX/MLIR/SOURCE to include */
@@ -269,6 +281,8 @@ typedef struct teeny_admin_req {
   int64_t to_size;        /* purge: >= 0 with has_to_size: LRU down to bytes */
   bool has_to_size;       /* purge: to_size given */
   bool repair;            /* verify: fix what it finds (admin) */
+  const char *after;      /* list: a previous reply's next (the page after
+                             it); NULL: the first page */
 } teeny_admin_req;
 
 typedef struct teeny_counter {
@@ -336,6 +350,8 @@ typedef struct teeny_admin_reply {
   uint64_t checked, repaired; /* verify */
   teeny_cache_problem *problems; /* verify: what was found */
   size_t nproblems;
+  const char *next;           /* list: more entries follow (pass it as
+                                 after); NULL: this was the last page */
   teeny_cache_cubin *cubins;  /* show: the entry's cubins */
   size_t ncubins;
   const char *cubin;          /* show with cubin_arch: that cubin */
@@ -609,8 +625,9 @@ typedef union teeny_scalar_slot {
   uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
   float f32; double f64; uint16_t half; bool b;
 } teeny_scalar_slot;
-/* Convert v to dt into s (f16/bf16 rounded to nearest even) and return a
- * pointer to it for the launch's argument array. */
+/* Convert v to dt into s (f16/bf16 rounded to nearest even, fp8 as the
+ * language converts: nearest even, saturating) and return a pointer to it
+ * for the launch's argument array. */
 void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v);
 
 #ifdef __cplusplus

@@ -113,7 +113,7 @@ class TuneResult(ctypes.Structure):
 class ClientOpts(ctypes.Structure):
     _fields_ = [("mode", ctypes.c_int), ("socket_path", c_char_p), ("cache_dir", c_char_p),
                 ("client_name", c_char_p), ("timeout_ms", ctypes.c_int),
-                ("memo_entries", ctypes.c_long)]
+                ("memo_entries", ctypes.c_long), ("restart_wait_ms", ctypes.c_int)]
 
 
 class GenericInfo(ctypes.Structure):
@@ -164,6 +164,7 @@ _PROTOTYPES = {
     "teeny_dtype_name": (c_char_p, [ctypes.c_int]),
     "teeny_dtype_parse": (ctypes.c_int, [c_char_p]),
     "teeny_dtype_size": (ctypes.c_int, [ctypes.c_int]),
+    "teeny_scalar_pack": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_double]),
     "teeny_strerror": (c_char_p, [ctypes.c_int]),
     "teeny_err_name": (c_char_p, [ctypes.c_int]),
     "teeny_version": (c_char_p, []),

@@ -273,6 +273,61 @@ def check_memory_model(drv, tc, quick):
     record(f"{k.id} gelu: elements outside 1e-6 + 1e-5 |ref|", float(bad), 0.0)
 
 
+def check_random(drv, tc, quick):
+    """rand/randint bit for bit with Triton's tl.rand/tl.randint; randn close;
+    the tutorial 04 dropout against a torch reference of the same mask."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def triton_rng(ri, r, rn, seed, base, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        o = base + i
+        tl.store(ri + i, tl.randint(seed, o), mask=m)
+        tl.store(r + i, tl.rand(seed, o), mask=m)
+        tl.store(rn + i, tl.randn(seed, o), mask=m)
+
+    k = Kernel(drv, tc, "tests/gpu/kernels/random.c", "rng", {"BLOCK": 1024})
+    n = 1 << 20
+    for seed, base in [(0, 0), (123, -5000), (2**31 - 1, 2**30)]:
+        mine = [torch.empty(n, device="cuda", dtype=t) for t in (torch.int32, torch.float32,
+                                                                  torch.float32)]
+        theirs = [torch.empty_like(t) for t in mine]
+        k((cdiv(n, 1024),), mine[0], mine[1], mine[2], seed, base, n)
+        triton_rng[(cdiv(n, 1024),)](theirs[0], theirs[1], theirs[2], seed, base, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        same_int = torch.equal(mine[0], theirs[0])
+        same_rand = torch.equal(mine[1].view(torch.int32), theirs[1].view(torch.int32))
+        record(f"randint/rand seed={seed} base={base} bit for bit with Triton",
+               0.0 if same_int and same_rand else 1.0, 0.0)
+        record(f"randn seed={seed} base={base} against Triton", rel_err(mine[2], theirs[2]), 1e-5)
+    d = Kernel(drv, tc, K + "dropout.c", "seeded_dropout", {"D": "f32", "BLOCK_SIZE": 1024})
+    x = torch.randn(1000003, device="cuda")
+    out = poison(torch.empty_like(x))
+    d((cdiv(x.numel(), 1024),), x, out, x.numel(), 0.3, 42)
+    r = torch.empty(x.numel(), device="cuda")
+    scratch = [torch.empty(x.numel(), device="cuda", dtype=torch.int32), r,
+               torch.empty(x.numel(), device="cuda")]
+    triton_rng[(cdiv(x.numel(), 1024),)](scratch[0], r, scratch[2], 42, 0, x.numel(), BLOCK=1024)
+    torch.cuda.synchronize()
+    ref = torch.where(r > 0.3, x / (1 - 0.3), torch.zeros_like(x))
+    record(f"{d.id} (tutorial 04) against tl.rand's mask", rel_err(out, ref), 1e-6)
+
+
+def check_pointer_table(drv, tc, quick):
+    """A table of device addresses (torch data_ptr) loaded and used as pointers."""
+    k = Kernel(drv, tc, "tests/gpu/kernels/gather_table.c", "gather", {"BLOCK": 1024})
+    n = 3001
+    srcs = [torch.randn(n, device="cuda") for _ in range(5)]
+    table = torch.tensor([t.data_ptr() for t in srcs], device="cuda", dtype=torch.int64)
+    out = poison(torch.empty(5 * n, device="cuda"))
+    k((5,), table, out, n)
+    torch.cuda.synchronize()
+    ref = torch.cat([t * 2 for t in srcs])
+    record(f"{k.id} 5 buffers through a pointer table", 0.0 if torch.equal(out, ref) else 1.0, 0.0)
+
+
 def check_dot_precision(drv, tc, quick):
     """f32 dot at tf32 / tf32x3 / ieee against float64, error over sum |a b|."""
     M = N = 64
@@ -293,6 +348,102 @@ def check_dot_precision(drv, tc, quick):
             record(f"{k.id} {target} error / sum|ab|", err, bound)
 
 
+def check_fp8(drv, tc, quick):
+    """f8e4m3/f8e5m2: all 256 codes up to f32 bit for bit with torch; f32 down
+    (directly and through f16) bit for bit with Triton's .to(tl.float8e4nv /
+    tl.float8e5) (saturating), and with torch where torch does not overflow;
+    the quantize/dequantize example; an fp8 dot against f32 on the upcast
+    values."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def triton_down(x, out, n, E5: tl.constexpr, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        v = tl.load(x + i, mask=m)
+        if E5:
+            tl.store(out + i, v.to(tl.float8e5), mask=m)
+        else:
+            tl.store(out + i, v.to(tl.float8e4nv), mask=m)
+
+    formats = {"f8e4m3": (torch.float8_e4m3fn, 448.0), "f8e5m2": (torch.float8_e5m2, 57344.0)}
+    for name, (tdt, fmax) in formats.items():
+        up = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "up", {"F": name, "BLOCK": 256})
+        codes = torch.arange(256, device="cuda", dtype=torch.int32).to(torch.uint8)
+        out = poison(torch.empty(256, device="cuda"))
+        up((1,), codes, out, 256)
+        ref = codes.view(tdt).float()
+        torch.cuda.synchronize()
+        same = torch.equal(torch.isnan(out), torch.isnan(ref)) and torch.equal(
+            torch.nan_to_num(out), torch.nan_to_num(ref))
+        record(f"{up.id} all 256 codes up to f32 against torch", 0.0 if same else 1.0, 0.0)
+        down = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "down", {"F": name, "BLOCK": 1024})
+        n = 1 << 20
+        bits = torch.randint(-2**31, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
+        x = bits.view(torch.float32).clone()
+        vals = codes.view(tdt).float()
+        vals = vals[torch.isfinite(vals)].sort().values
+        mids = (vals[1:] + vals[:-1]) / 2  # ties, and a hair either side
+        near = torch.cat([mids, torch.nextafter(mids, torch.zeros_like(mids)),
+                          torch.nextafter(mids, torch.full_like(mids, float("inf"))), vals,
+                          torch.tensor([float("inf"), -float("inf"), float("nan"), fmax * 1.03,
+                                        fmax * 1.2, 1e-45, -0.0], device="cuda")])
+        x[:near.numel()] = near
+        x[near.numel():near.numel() + 65536] = torch.randn(65536, device="cuda") * fmax / 4
+        mine = torch.empty(n, device="cuda", dtype=torch.uint8)
+        mine16 = torch.empty_like(mine)
+        down((cdiv(n, 1024),), x, mine, mine16, n)
+        theirs = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x, theirs.view(tdt), n, E5=name == "f8e5m2", BLOCK=1024)
+        torch.cuda.synchronize()
+        nan_mine = torch.isnan(mine.view(tdt).float())
+        nan_theirs = torch.isnan(theirs.view(tdt).float())
+        diff = (mine != theirs) & ~(nan_mine & nan_theirs)
+        record(f"{down.id} f32 -> {name} bit for bit with Triton ({int(diff.sum())} of {n} differ)",
+               float(diff.sum()), 0.0)
+        x16 = x.half().float()  # what the f16 path rounds first
+        theirs16 = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x16, theirs16.view(tdt), n, E5=name == "f8e5m2",
+                                      BLOCK=1024)
+        torch.cuda.synchronize()
+        nan16 = torch.isnan(mine16.view(tdt).float()) & torch.isnan(theirs16.view(tdt).float())
+        diff16 = (mine16 != theirs16) & ~nan16
+        record(f"{down.id} f32 -> f16 -> {name} with Triton ({int(diff16.sum())} differ)",
+               float(diff16.sum()), 0.0)
+        inr = torch.isfinite(x) & (x.abs() <= fmax)
+        tref = x.to(tdt).view(torch.uint8)
+        dt_ = (mine != tref) & inr
+        record(f"{down.id} f32 -> {name} with torch in range ({int(inr.sum())} values)",
+               float(dt_.sum()), 0.0)
+        q = Kernel(drv, tc, K + "fp8_quant.c", "quantize_rows",
+                   {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        dq = Kernel(drv, tc, K + "fp8_quant.c", "dequantize_rows",
+                    {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        rows, cols = 333, 1000
+        xs = (torch.randn(rows, cols, device="cuda") * 3).half()
+        qs = torch.empty(rows, cols, device="cuda", dtype=torch.uint8)
+        sc = poison(torch.empty(rows, device="cuda"))
+        ys = poison(torch.empty(rows, cols, device="cuda", dtype=torch.float16))
+        q((rows,), xs, qs, sc, cols, cols, fmax)
+        dq((rows,), qs, sc, ys, cols, cols)
+        torch.cuda.synchronize()
+        amax = xs.float().abs().amax(dim=1, keepdim=True)
+        qref = (xs.float() * (fmax / amax)).to(tdt)
+        same_q = torch.equal(qs, qref.view(torch.uint8))
+        record(f"{q.id} {rows}x{cols} codes against torch", 0.0 if same_q else 1.0, 0.0)
+        yref = qref.float() * (amax / fmax)
+        record(f"{dq.id} round trip against torch", rel_err(ys, yref.half()), 2e-3)
+        for t in (32, 64):
+            dk = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "dot8", {"F": name, "BLOCK": t})
+            a = torch.randn(t, t, device="cuda").to(tdt)
+            b = torch.randn(t, t, device="cuda").to(tdt)
+            c = poison(torch.empty(t, t, device="cuda"))
+            dk((1,), a.view(torch.uint8), b.view(torch.uint8), c)
+            torch.cuda.synchronize()
+            record(f"{dk.id} fp8 dot against f32", rel_err(c, a.float() @ b.float()), 1e-6)
+
+
 def main():
     quick = "--quick" in sys.argv
     tc = teenyc_path()
@@ -302,7 +453,9 @@ def main():
     # matmul last: a bad tensor-core instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
-                  check_cross_entropy, check_dot_precision, check_matmul):
+                  check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
+                  check_fp8,
+                  check_matmul):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

@@ -57,6 +57,7 @@ int main(void) {
   SIZE("ClientOpts", teeny_client_opts);
   OFF("ClientOpts", teeny_client_opts, timeout_ms);
   OFF("ClientOpts", teeny_client_opts, memo_entries);
+  OFF("ClientOpts", teeny_client_opts, restart_wait_ms);
   SIZE("GenericInfo", teeny_generic_info);
   OFF("GenericInfo", teeny_generic_info, allowed);
   SIZE("ParamInfo", teeny_param_info);

@@ -308,18 +308,18 @@ END_TEST
 
 /* ---- schema ------------------------------------------------------------------------- */
 
-START_TEST(migrates_a_v1_store) {
+START_TEST(migrates_a_v2_store) {
   teeny_store *s = open_store(NULL);
   art t;
   make_art(&t, "k", "x");
   put_ok(s, &t);
   teeny_store_destroy(s);
-  /* back to what a v1 build wrote */
+  /* back to what a v2 build (no cubins, no tuning records) wrote */
   sql_exec("DROP TABLE cubins; DROP TABLE tuned; DROP TRIGGER entries_del_cubins;"
            "DELETE FROM meta WHERE k IN ('cubins', 'cubin_bytes');"
-           "PRAGMA user_version = 1");
+           "PRAGMA user_version = 2");
   s = open_store(NULL);
-  ck_assert_int_eq(teeny_store_schema_version(s), 2);
+  ck_assert_int_eq(teeny_store_schema_version(s), 3);
   teeny_store_rec r;
   ck_assert_int_eq(teeny_store_get(s, t.a.key, TEENY_STORE_GET_ALL, &r, NULL), 0);
   teeny_store_rec_close(&r);
@@ -415,7 +415,7 @@ int main(void) {
   tcase_add_test(tc, missing_and_orphan_cubins);
   tcase_add_test(tc, cubins_go_with_their_entry);
   tcase_add_test(tc, eviction_counts_cubin_bytes);
-  tcase_add_test(tc, migrates_a_v1_store);
+  tcase_add_test(tc, migrates_a_v2_store);
   tcase_add_test(tc, tuned_records);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
