@@ -257,48 +257,6 @@ static int read_frame(helper *h, uint64_t deadline_ns, const char **p,
   }
 }
 
-static char *dup_bytes(const char *s, size_t n) {
-  if (!s)
-    return NULL;
-  char *d = teeny__malloc(n + 1);
-  if (d) {
-    memcpy(d, s, n);
-    d[n] = '\0';
-  }
-  return d;
-}
-
-/* An owned copy of a decoded reply's artifact view. */
-static teeny_artifact *copy_artifact(const teeny_artifact *v) {
-  teeny_artifact *a = teeny__calloc(1, sizeof *a);
-  if (!a)
-    return NULL;
-  memcpy(a->key, v->key, sizeof a->key);
-  a->num_warps = v->num_warps;
-  a->threads_per_block = v->threads_per_block;
-  a->shared_bytes = v->shared_bytes;
-  a->compile_ns = v->compile_ns;
-  a->name = teeny__strdup(v->name ? v->name : "");
-  a->id = teeny__strdup(v->id ? v->id : "");
-  a->entry = teeny__strdup(v->entry ? v->entry : "");
-  a->target = teeny__strdup(v->target ? v->target : "");
-  a->source = dup_bytes(v->source, v->source_len);
-  a->source_len = v->source_len;
-  a->mlir = dup_bytes(v->mlir, v->mlir_len);
-  a->mlir_len = v->mlir_len;
-  a->ptx = dup_bytes(v->ptx, v->ptx_len);
-  a->ptx_len = v->ptx_len;
-  a->params = teeny__params_dup(v->params, v->nparams);
-  a->nparams = a->params ? v->nparams : 0;
-  if (!a->name || !a->id || !a->entry || !a->target || !a->params ||
-      (v->source && !a->source) || (v->mlir && !a->mlir) ||
-      (v->ptx && !a->ptx)) {
-    teeny_artifact_destroy(a);
-    return NULL;
-  }
-  return a;
-}
-
 /* Decode the helper's reply into *out / diags.  The reply's status, or
  * INTERNAL (undecodable, another build) or NOMEM. */
 static int take_reply(const char *p, size_t n, const char *key,
@@ -334,7 +292,7 @@ static int take_reply(const char *p, size_t n, const char *key,
              "%.16s...); restart teenycd",
              rep.u.compile.art.key, key);
     rc = TEENY_E_INTERNAL;
-  } else if (!(*out = copy_artifact(&rep.u.compile.art))) {
+  } else if (!(*out = teeny__artifact_copy(&rep.u.compile.art))) {
     rc = TEENY_E_NOMEM;
   }
   teeny_msg_reply_free(&rep);

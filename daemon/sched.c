@@ -71,6 +71,8 @@ struct teeny_compile_job {
   teeny_resolution *rs;       /* waiting resolutions, the leader first */
   teeny_resolution **rtail;   /* where the next one goes */
   bool check;                 /* verify the stored entry (force, corrupt) */
+  bool remote_hit;            /* art came from the remote tier */
+  teeny_remote_lease *lease;  /* the cluster-wide lease we compile under */
   teeny_uselog touches;       /* replayed before the eviction */
   /* filled by the worker */
   int rc;                     /* teeny_spec_compile's result */
@@ -303,6 +305,14 @@ static void finish_disk(teeny_resolution *r) {
   resolution_free(r);
 }
 
+/* art (compiled or fetched for r) was stored (keep): the SASS lane may make
+ * its cubin for r's GPU from its PTX, after the replies went out. */
+static void want_cubin(teeny_resolution *r, const teeny_artifact *art, bool keep) {
+  if (keep && r->req.u.compile.arch)
+    teeny__sass_want(r->s->sass, art->key, art->target, r->req.u.compile.arch,
+                     art->ptx, art->ptx_len);
+}
+
 /* r's request was compiled by c; lead says r started the compile; keep:
  * remember the answer in the memory map. */
 static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
@@ -322,9 +332,28 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
   }
   if (keep)
     remember(s, r, &v);
-  if (keep && r->req.u.compile.arch) /* stored: the lane may make its cubin */
-    teeny__sass_want(s->sass, art->key, art->target, r->req.u.compile.arch, art->ptx,
-                     art->ptx_len);
+  want_cubin(r, art, keep);
+  resolution_free(r);
+}
+
+/* r's request was answered by a remote entry (now in the local store):
+ * like a disk hit for every waiter. */
+static void finish_remote(teeny_resolution *r, const teeny_artifact *art,
+                          bool keep) {
+  teeny_sched *s = r->s;
+  teeny_artifact v = *art;
+  view_trim(&v, r->emit);
+  teeny_msg_reply rep;
+  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags, NULL);
+  for (waiter *w = r->waiters; w; w = w->next) {
+    rep.id = w->id;
+    teeny__conn_reply(w->conn, &rep);
+    s->stats->remote_hits++;
+    s->stats->saved_ms_total += (double)art->compile_ns / 1e6;
+  }
+  if (keep)
+    remember(s, r, &v);
+  want_cubin(r, art, keep);
   resolution_free(r);
 }
 
@@ -451,9 +480,18 @@ static void compile_finish(teeny_compile_job *c, int rc, const char *msg) {
     append_diags(&r->diags, &c->diags);
     if (rc)
       finish_error(r, rc, msg);
+    else if (c->remote_hit)
+      finish_remote(r, c->art, !c->not_stored);
     else
       finish_compiled(r, c->art, lead, !c->not_stored);
   }
+  if (s->remote && !rc && c->art && !c->remote_hit) { /* write-behind */
+    teeny__remote_upload(s->remote, c->art, c->lease);
+    c->art = NULL;
+  } else if (s->remote) {
+    teeny__remote_release(s->remote, c->lease);
+  }
+  c->lease = NULL;
   compile_free(c);
 }
 
@@ -490,6 +528,37 @@ static void compile_done(teeny_job *j, int status) {
                       put_work, put_done);
 }
 
+static void submit_compile(teeny_compile_job *c) {
+  teeny__lanes_submit(c->s->lanes, &c->job, TEENY_LANE_COMPILE, c->rs->owner,
+                      compile_work, compile_done);
+}
+
+/* The remote tier's answer for c's key (loop thread). */
+static void remote_done(void *ctx, teeny_remote_outcome what,
+                        teeny_artifact *art, teeny_remote_lease *lease) {
+  teeny_compile_job *c = ctx;
+  teeny_sched *s = c->s;
+  switch (what) {
+  case TEENY_REMOTE_CANCELLED:
+    compile_finish(c, TEENY_E_SHUTDOWN, "daemon is shutting down");
+    return;
+  case TEENY_REMOTE_HIT: /* into the local store, then answered */
+    c->art = art;
+    c->remote_hit = true;
+    teeny__uselog_take(&s->touches, &c->touches);
+    teeny__lanes_submit(s->lanes, &c->put, TEENY_LANE_STORE, c->rs->owner,
+                        put_work, put_done);
+    return;
+  case TEENY_REMOTE_LEASED:
+    c->lease = lease;
+    submit_compile(c);
+    return;
+  case TEENY_REMOTE_COMPILE:
+    submit_compile(c);
+    return;
+  }
+}
+
 /* Start a compile of r's key, or join the one running. */
 static void compile_or_join(teeny_resolution *r) {
   teeny_sched *s = r->s;
@@ -516,8 +585,10 @@ static void compile_or_join(teeny_resolution *r) {
   teeny_compile_job **b = &s->compiling[bucket_of(key_hash(c->key))];
   c->hnext = *b;
   *b = c;
-  teeny__lanes_submit(s->lanes, &c->job, TEENY_LANE_COMPILE, r->owner,
-                      compile_work, compile_done);
+  if (s->remote && !r->force)
+    teeny__remote_lookup(s->remote, c->key, remote_done, c);
+  else
+    submit_compile(c);
 }
 
 /* ---- stage 3: spec and store ------------------------------------------------- */
@@ -709,6 +780,8 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   unsigned nhelpers = lo.threads[TEENY_LANE_COMPILE] + lo.threads[TEENY_LANE_STORE];
   if (!s->mc || teeny__helpers_create(&o->helper, nhelpers, &s->helpers))
     goto fail;
+  if (o->remote && (rc = teeny__remote_create(o->remote, &s->remote, err)))
+    goto fail;
   uv_timer_init(o->loop, &s->flush_timer);
   s->flush_timer.data = s;
   uv_timer_start(&s->flush_timer, on_flush_timer, o->flush_ms, o->flush_ms);
@@ -716,6 +789,7 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   return 0;
 fail:
   teeny__memcache_destroy(s->mc);
+  teeny__helpers_destroy(s->helpers);
   if (s->lanes) {
     teeny__lanes_close(s->lanes);
     uv_run(o->loop, UV_RUN_NOWAIT); /* let its handle close */
@@ -726,12 +800,15 @@ fail:
 }
 
 unsigned teeny__sched_busy(const teeny_sched *s) {
-  return teeny__lanes_outstanding(s->lanes);
+  return teeny__lanes_outstanding(s->lanes) +
+         (s->remote ? teeny__remote_pending(s->remote) : 0);
 }
 
 void teeny__sched_cancel(teeny_sched *s) {
   teeny__lanes_cancel(s->lanes);
   teeny__helpers_abort(s->helpers);
+  if (s->remote)
+    teeny__remote_cancel(s->remote);
 }
 
 void teeny__sched_close(teeny_sched *s) {
@@ -741,6 +818,7 @@ void teeny__sched_close(teeny_sched *s) {
   uv_timer_stop(&s->flush_timer);
   uv_close((uv_handle_t *)&s->flush_timer, NULL);
   teeny__lanes_close(s->lanes);
+  teeny__remote_close(s->remote);
 }
 
 void teeny__sched_destroy(teeny_sched *s) {
@@ -754,6 +832,7 @@ void teeny__sched_destroy(teeny_sched *s) {
       TEENY_LOGW(s->log, "writing last-used times: %s", err);
   }
   teeny__uselog_free(&s->touches);
+  teeny__remote_destroy(s->remote); /* its uploads, then its thread */
   teeny__lanes_destroy(s->lanes);
   teeny__helpers_destroy(s->helpers);
   teeny__memcache_destroy(s->mc);

@@ -12,10 +12,16 @@
  *               key) in a helper process (helper.h), then teeny_store_get
  *               by key (files re-hashed, so corruption is never served)
  *   4. compile  back on the loop: join a running compile of the same key,
- *               or start one — compile lane: teeny_spec_compile(MLIR|PTX)
- *               in a helper process under --compile-timeout (helper.h);
- *               then store lane: teeny_store_put, then evict to
- *               --max-size
+ *               or start one — with a remote tier (remote.h), first ask
+ *               it: a verified entry there is put in the local store and
+ *               answered ("disk", counted as a remote hit); else it gives
+ *               a cluster-wide lease (we compile) or waits on the node that
+ *               holds it, or says "compile here".  Then compile lane:
+ *               teeny_spec_compile(MLIR|PTX) in a helper process under
+ *               --compile-timeout (helper.h); then store lane:
+ *               teeny_store_put, then evict to --max-size; after the
+ *               replies, the artifact goes to the remote in the background
+ *               and the lease is released
  *
  * and every waiter gets the answer: "memory", "disk", "miss" (the request
  * that started the compile) or "joined".  So N identical cold requests cost
@@ -63,6 +69,7 @@
 #include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memcache.h"
+#include "daemon/remote.h"
 #include "daemon/sass.h"
 #include "daemon/stats.h"
 #include "daemon/uselog.h"
@@ -88,6 +95,7 @@ typedef struct teeny_sched_opts {
   uint64_t memcache_size;    /* byte cap of the in-memory map */
   uint64_t flush_ms;         /* last-used flush interval */
   teeny_helper_opts helper;  /* compile processes: binary, time, memory */
+  const teeny_remote_opts *remote; /* the remote tier, or NULL: off */
 } teeny_sched_opts;
 
 typedef struct teeny_sched {
@@ -98,6 +106,7 @@ typedef struct teeny_sched {
   teeny_budget *budget;      /* the server's memory budget */
   teeny_memcache *mc;        /* request -> reply frame */
   teeny_helpers *helpers;    /* compile processes, one per worker */
+  teeny_remote *remote;      /* the remote tier, or NULL */
   teeny_sass *sass;          /* the SASS lane (the server's; may be NULL) */
   teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */

@@ -599,6 +599,9 @@ static void snapshot(const teeny_server *s, teeny_stats_snap *snap) {
   snap->memory_used = s->budget.used;
   snap->memory_peak = s->budget.peak;
   snap->memory_refused = s->budget.refused;
+  memset(&snap->remote, 0, sizeof snap->remote);
+  if (s->sched->remote)
+    teeny__remote_counters(s->sched->remote, &snap->remote);
   teeny__sass_counts(s->sass, &snap->sass);
   teeny_tune_counts tc;
   teeny__tuner_counts(s->tuner, &tc);
@@ -1241,10 +1244,28 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
                             o->cfg->memcache_size,
                             o->cfg->flush_interval_ms,
                             {exe, o->cfg->compile_timeout_ms,
-                             o->cfg->compile_memory, o->log}};
+                             o->cfg->compile_memory, o->log},
+                            NULL};
+  const teeny_config *cf = o->cfg;
+  teeny_remote_opts ropts = {loop, o->log, cf->remote, cf->remote_timeout_ms,
+                             cf->remote_lease_ms, cf->remote_wait_ms, cf->remote_ttl_ms,
+                             cf->remote_max_entry, cf->remote_prefix,
+                             cf->remote_secret_file};
+  if (cf->remote) {
+    teeny_remote_addr addr;
+    char rerr[TEENY_REMOTE_ERR_LEN];
+    if ((rc = teeny__remote_url_parse(cf->remote, &addr, rerr))) {
+      snprintf(err, errsz, "--remote: %s", rerr);
+      goto fail;
+    }
+    sopts.remote = &ropts;
+  }
   char serr[TEENY_STORE_ERR_LEN] = "";
   if ((rc = teeny__sched_create(&sopts, &s->sched, serr))) {
-    snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);
+    if (strncmp(serr, "remote", 6) == 0) /* the remote tier's own message */
+      snprintf(err, errsz, "%s", serr);
+    else
+      snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);
     goto fail;
   }
   teeny_sass_opts ao = {loop, o->log, &so, o->cfg->sass, o->cfg->ptxas, exe,
