@@ -134,8 +134,8 @@ int teeny_kernel_launch(teeny_kernel *k, teeny_grid grid, void *stream, void **a
   }
   int rc = 0;
   if (!k->module &&
-      (rc = teeny_module_load(&k->result->art, &k->module, k->err, sizeof k->err)))
-    return rc;
+      (rc = teeny_module_load_result(k->result, &k->module, k->err, sizeof k->err)))
+    return rc; /* the cubin for this GPU when teenycd has one, else the PTX */
   const unsigned g[3] = {grid.x, grid.y, grid.z};
   return teeny_launch(k->module, g, stream, args, k->err, sizeof k->err);
 }

@@ -155,6 +155,24 @@ void teeny__group_name(gid_t g, char *out, size_t size);
  * when the system does not know u or g. */
 bool teeny__user_in_group(uid_t u, gid_t g);
 
+/* ---- GPU architectures and cubins (arch.c) -------------------------------------- */
+
+/* The number of "sm_90a" (90) and its suffix ('a', 'f' or '\0'); -1 when
+ * arch is not "sm_" + 2 or 3 digits + an optional 'a' or 'f'. */
+int teeny__arch_parse(const char *arch, char *suffix);
+/* The SASS target for PTX compiled for ptx_target on a GPU named arch
+ * ("sm_90", no suffix): ptx_target itself when arch-specific and the same
+ * number, else "sm_<arch's number>" when arch >= ptx_target; false (out
+ * untouched) when that GPU cannot run that PTX. */
+bool teeny__sass_target(const char *ptx_target, const char *arch, char *out,
+                        size_t n);
+/* The SM number a cubin's ELF header names (90 for sm_90 and sm_90a), or
+ * -1 when data is not a CUDA ELF. */
+int teeny__cubin_sm(const void *data, size_t len);
+/* The NVIDIA kernel driver's version ("580.65.06") from
+ * /proc/driver/nvidia/version; false where there is none. */
+bool teeny__driver_version(char *out, size_t n);
+
 /* ---- parameter lists (param.c) ----------------------------------------------- */
 
 /* An owned deep copy of v[0..n) (n + 1 entries, the last zeroed), or NULL

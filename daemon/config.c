@@ -19,6 +19,7 @@
 #include "common/common.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/sass.h"
 #include "store/store.h"
 
 #define LINE_MAX_LEN 4096
@@ -30,7 +31,8 @@ typedef enum opt_type {
   T_COUNT, /* a plain count */
   T_MS,    /* a duration, "10s" */
   T_MODE,  /* an octal mode, "0660" */
-  T_LEVEL  /* a log level */
+  T_LEVEL, /* a log level */
+  T_SASS   /* auto, driver, ptxas, off */
 } opt_type;
 
 typedef struct opt {
@@ -103,6 +105,19 @@ static const opt opts[] = {
     {"busy_poll_us", "busy-poll-us", T_COUNT, F(busy_poll_us), 0, 10000, "N",
      "after I/O, poll this many microseconds before sleeping (0: off)", "50",
      "0"},
+    {"sass", "sass", T_SASS, F(sass), 0, 0, "HOW",
+     "make cubins with: auto (the driver's JIT for its GPU, else ptxas), "
+     "driver, ptxas or off (stored ones are still served)",
+     "auto", "ptxas"},
+    {"ptxas", "ptxas", T_STR, F(ptxas), 0, 0, "PATH",
+     "the CUDA toolkit's ptxas for --sass auto or ptxas",
+     "ptxas on $PATH, else /usr/local/cuda/bin/ptxas", "/usr/local/cuda-13.0/bin/ptxas"},
+    {"sass_timeout", "sass-timeout", T_MS, F(sass_timeout_ms), 1, UINT64_MAX, "TIME",
+     "give up on one cubin after this long", "120s", "10m"},
+    {"tune_timeout", "tune-timeout", T_MS, F(tune_timeout_ms), 1, UINT64_MAX, "TIME",
+     "processes waiting on another's autotuning run stop waiting after this "
+     "long (it may be stuck) and one of them tunes instead",
+     "10m", "30m"},
     {"admin_group", "admin-group", T_STR, F(admin_group), 0, 0, "GROUP",
      "members may purge, repair and shut down (root and the daemon's "
      "user always may)",
@@ -165,6 +180,9 @@ void teeny__config_init(teeny_config *c) {
   c->compile_memory = 4ull << 30;
   c->flush_interval_ms = 2000;
   c->busy_poll_us = 50;
+  c->sass = 0; /* TEENY_SASS_AUTO */
+  c->sass_timeout_ms = 120000;
+  c->tune_timeout_ms = 600000;
   c->log_level = TEENY_LOG_INFO;
   c->remote_timeout_ms = 500;
   c->remote_lease_ms = 10000;
@@ -178,6 +196,7 @@ void teeny__config_close(teeny_config *c) {
   teeny__free(c->socket);
   teeny__free(c->cache_dir);
   teeny__free(c->admin_group);
+  teeny__free(c->ptxas);
   teeny__free(c->remote);
   teeny__free(c->remote_prefix);
   teeny__free(c->remote_secret_file);
@@ -330,6 +349,16 @@ int teeny__config_set(teeny_config *c, const char *key, const char *value,
       return TEENY_E_INVAL;
     }
     c->log_level = lv;
+    return 0;
+  }
+  if (o->type == T_SASS) {
+    int m = teeny__sass_mode_parse(value);
+    if (m < 0) {
+      snprintf(err, TEENY_CONFIG_ERR_LEN,
+               "%s: bad value '%.64s' (auto, driver, ptxas, off)", o->key, value);
+      return TEENY_E_INVAL;
+    }
+    c->sass = m;
     return 0;
   }
   uint64_t v;

@@ -51,6 +51,10 @@ typedef struct teeny_config {
   uint64_t compile_memory;      /* address-space cap of a compile process (0: none) */
   uint64_t flush_interval_ms;   /* batched last-used writes */
   uint64_t busy_poll_us;     /* keep polling this long after I/O (0: off) */
+  int sass;                  /* teeny_sass_mode: how cubins are made */
+  char *ptxas;               /* ptxas to use; NULL: $PATH, then the toolkit's */
+  uint64_t sass_timeout_ms;  /* give up on one cubin after this long */
+  uint64_t tune_timeout_ms;  /* waiters give up on a tuner after this long */
   char *admin_group;         /* group whose members are admins; NULL: none */
   char *remote;              /* remote tier URL (redis://, unix://); NULL: off */
   uint64_t remote_timeout_ms; /* a lookup's whole budget on the remote */

@@ -56,6 +56,8 @@ struct teeny_resolution {
   teeny_helper_outcome what;  /* of the spec step */
   teeny_diags diags;          /* its diagnostics (+ the compile's) */
   teeny_store_rec rec;        /* a disk hit */
+  teeny_store_cubin cubin;    /* ... and its cubin for the request's arch */
+  bool want_cubin;            /* ask the SASS lane for one after replying */
   bool disk;                  /* rec is the answer */
   bool corrupt;               /* the stored entry failed its checks */
 };
@@ -130,7 +132,7 @@ static void view_from_rec(teeny_artifact *v, teeny_store_rec *r,
 
 static void compile_reply(teeny_msg_reply *rep, uint64_t id,
                           const teeny_artifact *v, teeny_msg_cache cache,
-                          const teeny_diags *d) {
+                          const teeny_diags *d, const teeny_store_cubin *cb) {
   memset(rep, 0, sizeof *rep);
   rep->op = TEENY_OP_COMPILE;
   rep->id = id;
@@ -138,13 +140,19 @@ static void compile_reply(teeny_msg_reply *rep, uint64_t id,
   rep->u.compile.cache = cache;
   rep->diags = d->v;
   rep->ndiags = d->n;
+  if (cb && cb->data) {
+    rep->u.compile.cubin = cb->data;
+    rep->u.compile.cubin_len = cb->size;
+    rep->u.compile.cubin_arch = cb->arch;
+    rep->u.compile.cubin_toolchain = cb->toolchain;
+  }
 }
 
 /* Put r's answer into the in-memory map, as a frame with the id slot. */
 static void remember(teeny_sched *s, teeny_resolution *r,
                      const teeny_artifact *v) {
   teeny_msg_reply rep;
-  compile_reply(&rep, UINT64_MAX, v, TEENY_CACHE_MEMORY, &r->diags);
+  compile_reply(&rep, UINT64_MAX, v, TEENY_CACHE_MEMORY, &r->diags, &r->cubin);
   s->frame.len = 0;
   s->frame.oom = false;
   size_t b = teeny_frame_begin(&s->frame);
@@ -250,6 +258,7 @@ static void resolution_free(teeny_resolution *r) {
   }
   teeny_diags_close(&r->diags);
   teeny_store_rec_close(&r->rec);
+  teeny_store_cubin_close(&r->cubin);
   teeny_msg_request_free(&r->req);
   teeny__free(r->rkey);
   teeny__budget_give(r->s->budget, r->cost);
@@ -282,7 +291,7 @@ static void finish_disk(teeny_resolution *r) {
   teeny_artifact v;
   view_from_rec(&v, &r->rec, r->emit);
   teeny_msg_reply rep;
-  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags);
+  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags, &r->cubin);
   for (waiter *w = r->waiters; w; w = w->next) {
     rep.id = w->id;
     teeny__conn_reply(w->conn, &rep);
@@ -291,7 +300,17 @@ static void finish_disk(teeny_resolution *r) {
     teeny__sched_touch(s, r->rec.key);
   }
   remember(s, r, &v);
+  if (r->want_cubin) /* after the replies: nobody waits for it */
+    teeny__sass_want(s->sass, r->rec.key, r->rec.target, r->req.u.compile.arch, NULL, 0);
   resolution_free(r);
+}
+
+/* art (compiled or fetched for r) was stored (keep): the SASS lane may make
+ * its cubin for r's GPU from its PTX, after the replies went out. */
+static void want_cubin(teeny_resolution *r, const teeny_artifact *art, bool keep) {
+  if (keep && r->req.u.compile.arch)
+    teeny__sass_want(r->s->sass, art->key, art->target, r->req.u.compile.arch,
+                     art->ptx, art->ptx_len);
 }
 
 /* r's request was compiled by c; lead says r started the compile; keep:
@@ -302,7 +321,7 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
   teeny_artifact v = *art;
   view_trim(&v, r->emit);
   teeny_msg_reply rep;
-  compile_reply(&rep, 0, &v, TEENY_CACHE_MISS, &r->diags);
+  compile_reply(&rep, 0, &v, TEENY_CACHE_MISS, &r->diags, NULL);
   for (waiter *w = r->waiters; w; w = w->next) {
     bool first = lead && w == r->waiters;
     rep.id = w->id;
@@ -313,6 +332,7 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
   }
   if (keep)
     remember(s, r, &v);
+  want_cubin(r, art, keep);
   resolution_free(r);
 }
 
@@ -324,7 +344,7 @@ static void finish_remote(teeny_resolution *r, const teeny_artifact *art,
   teeny_artifact v = *art;
   view_trim(&v, r->emit);
   teeny_msg_reply rep;
-  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags);
+  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags, NULL);
   for (waiter *w = r->waiters; w; w = w->next) {
     rep.id = w->id;
     teeny__conn_reply(w->conn, &rep);
@@ -333,6 +353,7 @@ static void finish_remote(teeny_resolution *r, const teeny_artifact *art,
   }
   if (keep)
     remember(s, r, &v);
+  want_cubin(r, art, keep);
   resolution_free(r);
 }
 
@@ -587,6 +608,9 @@ static void resolve_work(teeny_job *j, teeny_store *st) {
   unsigned what = TEENY_STORE_GET_VERIFY |
                   teeny_store_get_for_emit(r->emit, TEENY_MSG_EMIT_SOURCE);
   int rc = teeny_store_get(st, key, what, &r->rec, err);
+  if (!rc && r->req.u.compile.arch)
+    teeny__sass_lookup(r->s->sass, st, key, r->rec.target, r->req.u.compile.arch,
+                       &r->cubin, &r->want_cubin);
   if (!rc)
     r->disk = true;
   else if (rc == TEENY_E_CORRUPT)
@@ -690,12 +714,12 @@ done:
 
 /* ---- touches and flushing ------------------------------------------------------ */
 
-void teeny__sched_touch(teeny_sched *s, const char *key) {
-  teeny__uselog_add(&s->touches, key);
-}
-
 void teeny__sched_forget(teeny_sched *s, const char *key) {
   teeny__memcache_forget(s->mc, key);
+}
+
+void teeny__sched_touch(teeny_sched *s, const char *key) {
+  teeny__uselog_add(&s->touches, key);
 }
 
 static void flush_work(teeny_job *j, teeny_store *st) {

@@ -35,6 +35,14 @@
  * (teeny_store_remove: that key only) and replaced.  The same happens when
  * stage 3 finds corruption.
  *
+ * A request that names its client's GPU (arch) gets the stored cubin for
+ * it along with the PTX: stage 3 reads it with the entry (checked; a
+ * corrupt one is dropped), the memory map keeps it in the reply, and where
+ * there is none (or an outdated one) the SASS lane (sass.h) is asked for
+ * one after the reply is sent — compiles hand it their PTX — so no
+ * request ever waits for a cubin.  When one is stored the map forgets
+ * that key's replies (teeny__sched_forget).
+ *
  * Every job is its first requester's (connection and uid, for the lanes'
  * fair share); a request that joins a job still queued may take it over
  * when its own queue is shorter (teeny__lanes_offer), so joining another
@@ -62,6 +70,7 @@
 #include "daemon/log.h"
 #include "daemon/memcache.h"
 #include "daemon/remote.h"
+#include "daemon/sass.h"
 #include "daemon/stats.h"
 #include "daemon/uselog.h"
 #include "proto/frame.h"
@@ -98,6 +107,7 @@ typedef struct teeny_sched {
   teeny_memcache *mc;        /* request -> reply frame */
   teeny_helpers *helpers;    /* compile processes, one per worker */
   teeny_remote *remote;      /* the remote tier, or NULL */
+  teeny_sass *sass;          /* the SASS lane (the server's; may be NULL) */
   teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
@@ -120,8 +130,8 @@ void teeny__sched_compile(teeny_sched *s, teeny_conn *c,
                           teeny_msg_request *req);
 /* Count a use of key for the batched last-used update. */
 void teeny__sched_touch(teeny_sched *s, const char *key);
-/* The store lost key (an admin's purge or repair): drop it from the
- * in-memory map. */
+/* The store lost key (an admin's purge or repair) or its replies changed
+ * (a cubin was stored): drop it from the in-memory map. */
 void teeny__sched_forget(teeny_sched *s, const char *key);
 /* Jobs queued or running (shutdown waits for 0). */
 unsigned teeny__sched_busy(const teeny_sched *s);

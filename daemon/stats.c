@@ -10,8 +10,8 @@ void teeny__stats_init(teeny_stats *s) {
   s->start_ns = teeny__now_ns();
 }
 
-void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
-                        uint64_t bytes, teeny_msg_stats_reply *out,
+void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
+                        teeny_msg_stats_reply *out,
                         teeny_msg_counter extra[TEENY_STATS_NEXTRA]) {
   const teeny_stats *s = &snap->s;
   memset(out, 0, sizeof *out);
@@ -23,8 +23,8 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->compiles = s->compiles;
   out->joins = s->joins;
   out->errors = s->errors + s->store_errors;
-  out->entries = entries;
-  out->bytes = bytes;
+  out->entries = ss->entries;
+  out->bytes = ss->bytes;
   out->evictions = s->evictions;
   out->compile_ms_total = s->compile_ms_total;
   out->saved_ms_total = s->saved_ms_total;
@@ -64,6 +64,16 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
                                   (double)r->uploads_dropped};
   extra[25] = (teeny_msg_counter){"remote_unavailable", (double)r->unavailable};
   extra[26] = (teeny_msg_counter){"remote_up", (double)r->up};
+  extra[27] = (teeny_msg_counter){"cubins", (double)ss->cubins};
+  extra[28] = (teeny_msg_counter){"cubin_bytes", (double)ss->cubin_bytes};
+  extra[29] = (teeny_msg_counter){"sass_made", (double)snap->sass.made};
+  extra[30] = (teeny_msg_counter){"sass_failed", (double)snap->sass.failed};
+  extra[31] = (teeny_msg_counter){"sass_queued", (double)snap->sass.queued};
+  extra[32] = (teeny_msg_counter){"sass_ms_total", snap->sass.ms_total};
+  extra[33] = (teeny_msg_counter){"tuned", (double)ss->tuned};
+  extra[34] = (teeny_msg_counter){"tunings", (double)snap->tunings};
+  extra[35] = (teeny_msg_counter){"tune_hits", (double)snap->tune_hits};
+  extra[36] = (teeny_msg_counter){"tune_joins", (double)snap->tune_joins};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

@@ -14,7 +14,9 @@
  * remote_hits, remote_misses, remote_errors, remote_bytes_in,
  * remote_bytes_out, remote_leases_won, remote_leases_waited,
  * remote_lease_takeovers, remote_wait_timeouts, remote_rejected,
- * remote_uploads, remote_uploads_dropped, remote_unavailable, remote_up).
+ * remote_uploads, remote_uploads_dropped, remote_unavailable, remote_up;
+ * cubins, cubin_bytes, sass_made, sass_failed, sass_queued,
+ * sass_ms_total; tuned, tunings, tune_hits, tune_joins).
  * "errors" counts failed replies and store write failures (a compile
  * answered but not cached) together; store_errors counts the latter alone.
  * "hits" is memory + disk + remote hits; remote_hits counts replies, the
@@ -27,7 +29,9 @@
 #include <stdint.h>
 
 #include "daemon/remote.h"
+#include "daemon/sass.h"
 #include "proto/msg.h"
+#include "store/store.h"
 
 typedef struct teeny_stats {
   uint64_t requests;       /* requests answered (every op) */
@@ -49,7 +53,7 @@ typedef struct teeny_stats {
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 27
+#define TEENY_STATS_NEXTRA 37
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */
@@ -64,14 +68,18 @@ typedef struct teeny_stats_snap {
   uint64_t memory_peak;      /* the most ever charged */
   uint64_t memory_refused;   /* frames, replies, requests it refused */
   teeny_remote_counters remote; /* the remote tier's (zero when off) */
+  teeny_sass_counts sass;    /* the SASS lane's */
+  uint64_t tunings;          /* tune requests answered "tune" */
+  uint64_t tune_hits;        /* ... answered with a record */
+  uint64_t tune_joins;       /* ... that waited on another's tuning */
 } teeny_stats_snap;
 
 void teeny__stats_init(teeny_stats *s);
 
 /* Fill out (and extra[TEENY_STATS_NEXTRA], which out points at) from snap
- * and the store's entries and bytes. */
-void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
-                        uint64_t bytes, teeny_msg_stats_reply *out,
+ * and the store's entries, bytes, cubins and tuning records. */
+void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
+                        teeny_msg_stats_reply *out,
                         teeny_msg_counter extra[TEENY_STATS_NEXTRA]);
 
 #endif /* TEENY_DAEMON_STATS_H */

@@ -339,10 +339,11 @@ def _grid(grid, meta):
 
 
 def _load_module(lib, compiled):
+    """The module of a compile result: its cubin when teenycd sent one for
+    this GPU (no JIT), else its PTX."""
     m = ctypes.c_void_p()
     err = ctypes.create_string_buffer(_ERR_LEN)
-    art = compiled.artifact()
-    rc = lib.teeny_module_load(ctypes.byref(art), ctypes.byref(m), err, _ERR_LEN)
+    rc = lib.teeny_module_load_result(compiled.result_ptr(), ctypes.byref(m), err, _ERR_LEN)
     if rc:
         raise CudaError(f"teenyc: {compiled.id}: {err.value.decode('utf-8', 'replace')}", rc,
                         _lib.text(lib.teeny_err_name(rc)))

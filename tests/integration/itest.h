@@ -130,5 +130,9 @@ int it_fair_lanes(void);
 int it_memory_budget(void);
 int it_memcache_lru(void);
 int it_uid_limits(void);
+/* it_sass.c (issue 16) */
+int it_sass_background(void);
+int it_sass_arch(void);
+int it_sass_corrupt(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

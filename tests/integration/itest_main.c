@@ -60,6 +60,9 @@ static const it_test tests[] = {
     {"remote_redis_killed", it_remote_redis_killed},
     {"remote_corrupt_entry", it_remote_corrupt_entry},
     {"remote_silent", it_remote_silent},
+    {"sass_background", it_sass_background},
+    {"sass_arch", it_sass_arch},
+    {"sass_corrupt", it_sass_corrupt},
 };
 
 int main(int argc, char **argv) {
