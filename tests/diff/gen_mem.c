@@ -1,0 +1,265 @@
+/*
+ * tests/diff/gen_mem.c — where generated kernels read and write: pointer
+ * expressions (a program's tile of a global array, its own slot of a
+ * per-program region, a region every program reads, data-dependent
+ * gathers), loads with masks and `other`, and stores that record their
+ * tolerance in the buffer they write.  Every address is in bounds by
+ * construction: a buffer's size is the largest extent any access needs,
+ * and accesses past a logical size are masked.  Address expressions are
+ * pinned, so the reducer never changes which elements a program touches.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tests/diff/gen_int.h"
+
+static dfz_expr *pin(dfz_expr *e) {
+  if (e)
+    e->pinned = true;
+  return e;
+}
+
+static dfz_expr *var_named(gen *g, const char *name) {
+  gvar *v = g_var_find(g, name);
+  return v ? gx_var(g, v) : NULL;
+}
+
+int g_shape_dim(gen *g, dfz_shape sh) {
+  if (sh.rank == 0)
+    return DFZ_DIM_ONE;
+  if (sh.rank == 1)
+    return sh.d[0];
+  if (sh.d[0] == DFZ_DIM_ONE)
+    return sh.d[1];
+  if (sh.d[1] == DFZ_DIM_ONE)
+    return sh.d[0];
+  return g_dim_mul(g, sh.d[0], sh.d[1]);
+}
+
+/* p + off as a pointer (tile) expression. */
+static dfz_expr *ptr_add(gen *g, gbuf *b, dfz_expr *off) {
+  dfz_expr *base = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
+  base->pointee = b->dt;
+  base->text = (char *)g_buf_name(g, b);
+  if (!off)
+    return pin(base);
+  dfz_expr *e = dfz_expr_new(g->p, EK_BIN, OP_ADD, TEENY_DT_PTR, off->sh);
+  e->pointee = b->dt;
+  e->a[0] = base;
+  e->a[1] = off;
+  e->n = 2;
+  return pin(e);
+}
+
+dfz_expr *g_local_offs(gen *g, dfz_shape sh) {
+  if (sh.rank == 0)
+    return gx_weak_lit(g, TEENY_DT_I32, 0);
+  if (sh.rank == 1)
+    return gx_arange(g, sh.d[0]);
+  if (sh.d[0] == DFZ_DIM_ONE)
+    return gx_row(g, gx_arange(g, sh.d[1]));
+  if (sh.d[1] == DFZ_DIM_ONE)
+    return gx_col(g, gx_arange(g, sh.d[0]));
+  dfz_expr *r = gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, sh.d[0])), gx_dim_lit(g, sh.d[1]));
+  return gx_bin(g, OP_ADD, r, gx_row(g, gx_arange(g, sh.d[1])));
+}
+
+dfz_expr *g_slot_ptr(gen *g, gbuf *b, dfz_shape sh, int elems_dim) {
+  dfz_expr *base = gx_bin(g, OP_MUL, var_named(g, "pid"), gx_dim_lit(g, elems_dim));
+  dfz_expr *off = sh.rank == 0 ? base : gx_bin(g, OP_ADD, base, g_local_offs(g, sh));
+  g_buf_need(b, g->nprog * g_dim_value(g, elems_dim));
+  return ptr_add(g, b, off);
+}
+
+/* The program's tile of a global array: [B] in 1-D, [BM, BN] in 2-D. */
+static dfz_expr *global_ptr(gen *g, gbuf *b, dfz_expr **mask) {
+  if (g->lay == LAY_1D) {
+    g_buf_need(b, g->n);
+    *mask = pin(var_named(g, "mask"));
+    return ptr_add(g, b, var_named(g, "offs"));
+  }
+  g_buf_need(b, (g->R - 1) * g->S + g->C);
+  *mask = pin(var_named(g, "mask"));
+  dfz_expr *r = gx_bin(g, OP_MUL, gx_col(g, var_named(g, "rm")), var_named(g, "S"));
+  return ptr_add(g, b, gx_bin(g, OP_ADD, r, gx_row(g, var_named(g, "rn"))));
+}
+
+/* Values a masked-off lane of a load may read instead (implicitly converted). */
+static dfz_expr *other_value(gen *g, gbuf *b, dfz_fact *f) {
+  long v = dfz_chance(&g->r, 50) ? 0 : dfz_range(&g->r, 1, 3);
+  if (b->dt == TEENY_DT_BOOL) {
+    *f = dfz_fact_const(v & 1);
+    return gx_int_lit(g, TEENY_DT_BOOL, v & 1);
+  }
+  if ((dfz_is_signed(b->dt) || dfz_is_float(b->dt)) && dfz_chance(&g->r, 30))
+    v = -v;
+  *f = dfz_fact_const((double)v);
+  return gx_weak_lit(g, b->dt, v);
+}
+
+static dfz_expr *load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other) {
+  dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD, b->dt, ptr->sh);
+  e->a[0] = ptr;
+  e->n = 1;
+  e->f = b->cls;
+  if (mask) {
+    if (!dfz_shape_eq(mask->sh, ptr->sh) && !g_fits(mask->sh, ptr->sh))
+      return NULL;
+    e->a[e->n++] = mask;
+    if (other) {
+      dfz_fact of;
+      e->a[e->n++] = other_value(g, b, &of);
+      e->f = dfz_fact_hull(e->f, of);
+    } else {
+      e->f = dfz_fact_hull(e->f, dfz_fact_const(0));
+    }
+  }
+  return e;
+}
+
+dfz_expr *g_index(gen *g, dfz_shape sh, long len) {
+  gwant w = g_want(TEENY_DT_I32, sh);
+  w.exact = true;
+  w.exact_shape = true;
+  dfz_expr *x = gx(g, w, 2);
+  dfz_expr *l = gx_weak_lit(g, TEENY_DT_I32, len);
+  dfz_expr *m = gx_bin(g, OP_REM, x, l);
+  m = gx_bin(g, OP_ADD, m, gx_weak_lit(g, TEENY_DT_I32, len));
+  return pin(gx_bin(g, OP_REM, m, gx_weak_lit(g, TEENY_DT_I32, len)));
+}
+
+/* A data-dependent mask of shape sh (exact). */
+static dfz_expr *data_mask(gen *g, dfz_shape sh) {
+  gwant w = g_want(TEENY_DT_BOOL, sh);
+  w.exact = true;
+  return gx(g, w, 2);
+}
+
+/* Shapes a slot load can have so that it broadcasts to sh. */
+static dfz_shape slot_shape(gen *g, dfz_shape sh) {
+  if (sh.rank == 2 && g_dim_mul(g, sh.d[0], sh.d[1]) < 0)
+    return dfz_shape1(sh.d[1]);
+  return sh;
+}
+
+dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
+  if (dfz_chance(&g->r, 25))
+    dt = g_rand_dtype(g); /* cast by the caller */
+  gbuf *b = g_buf_input(g, dt);
+  int k = dfz_below(&g->r, 10);
+  dfz_expr *mask = NULL, *p = NULL;
+  bool other = dfz_chance(&g->r, 60);
+  if (k < 4 && sh.rank > 0) {
+    /* the program's tile of the global array, masked at the edges */
+    dfz_shape gs = g->lay == LAY_1D ? dfz_shape1(g->dB) : dfz_shape2(g->dBM, g->dBN);
+    if (g_fits(gs, sh)) {
+      p = global_ptr(g, b, &mask);
+    } else if (g->lay == LAY_2D && g_fits(dfz_shape1(g->dBN), sh)) {
+      g_buf_need(b, g->C);
+      p = ptr_add(g, b, var_named(g, "rn"));
+      mask = pin(gx_bin(g, OP_LT, var_named(g, "rn"), var_named(g, "C")));
+    } else if (g->lay == LAY_2D && g_fits(dfz_shape2(g->dBM, DFZ_DIM_ONE), sh)) {
+      g_buf_need(b, g->R);
+      p = ptr_add(g, b, gx_col(g, var_named(g, "rm")));
+      mask = pin(gx_col(g, gx_bin(g, OP_LT, var_named(g, "rm"), var_named(g, "R"))));
+    }
+  }
+  if (!p && k >= 8 && g_on(g, DFZ_F_GATHER)) {
+    long len = 1 + dfz_below(&g->r, 300);
+    g_buf_need(b, len);
+    p = ptr_add(g, b, g_index(g, dfz_chance(&g->r, 30) ? dfz_scalar_shape() : sh, len));
+    g_use(g, DFZ_F_GATHER);
+  }
+  if (!p) {
+    dfz_shape ls = slot_shape(g, sh);
+    int ed = g_shape_dim(g, ls);
+    if (ed < 0)
+      return NULL;
+    if (dfz_chance(&g->r, 70)) {
+      p = g_slot_ptr(g, b, ls, ed);
+    } else { /* a region every program reads */
+      g_buf_need(b, g_dim_value(g, ed));
+      p = ptr_add(g, b, ls.rank ? g_local_offs(g, ls) : gx_weak_lit(g, TEENY_DT_I32, 0));
+    }
+    if (dfz_chance(&g->r, 25) && ls.rank > 0) {
+      mask = data_mask(g, ls);
+      if (mask && !g_fits(mask->sh, p->sh))
+        mask = NULL;
+    }
+  }
+  if (!p)
+    return NULL;
+  return load_node(g, b, p, mask, other);
+}
+
+void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
+  dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_STORE, TEENY_DT_VOID, ptr->sh);
+  e->a[0] = ptr;
+  e->a[1] = value;
+  e->n = 2;
+  if (mask)
+    e->a[e->n++] = mask;
+  double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
+  if (tol > b->tol)
+    b->tol = tol;
+  dfz_stmt *s = dfz_stmt_new(g->p, SK_EXPR);
+  s->e = e;
+  g_emit(g, s);
+}
+
+/* A value for buffer dtype dt: exact when dt is an integer (the store converts). */
+static dfz_expr *storable(gen *g, dfz_expr *v, teeny_dtype dt) {
+  if (!v)
+    return NULL;
+  if (!dfz_is_float(dt) && v->f.err > 0)
+    return NULL;
+  if (dfz_is_float(dt) && v->f.err > 0 && !dfz_fact_finite(v->f))
+    return NULL;
+  return v;
+}
+
+void g_store_slot(gen *g, dfz_expr *value, const char *cat) {
+  if (!value)
+    return;
+  dfz_shape sh = value->sh;
+  int ed = g_shape_dim(g, sh);
+  if (ed < 0) { /* not expressible as one dim: store a row of it */
+    return;
+  }
+  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
+  if (!storable(g, value, dt))
+    dt = value->dt;
+  if (!storable(g, value, dt))
+    return;
+  gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
+  g->p->meta.params[b->pi].cat[0] = '\0';
+  strncat(g->p->meta.params[b->pi].cat, cat, DFZ_NAME_LEN - 1);
+  dfz_expr *p = g_slot_ptr(g, b, sh, ed);
+  dfz_expr *mask = NULL;
+  if (sh.rank > 0 && dfz_chance(&g->r, 20))
+    mask = data_mask(g, sh);
+  if (mask && !g_fits(mask->sh, sh))
+    mask = NULL;
+  g_store(g, b, p, value, mask);
+}
+
+void g_store_global(gen *g, dfz_expr *value, const char *cat) {
+  if (!value)
+    return;
+  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
+  if (!storable(g, value, dt))
+    dt = value->dt;
+  if (!storable(g, value, dt))
+    return;
+  gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
+  strncat(g->p->meta.params[b->pi].cat, cat, DFZ_NAME_LEN - 1);
+  dfz_expr *mask = NULL;
+  dfz_expr *p = global_ptr(g, b, &mask);
+  if (dfz_chance(&g->r, 20)) {
+    dfz_expr *m2 = data_mask(g, p->sh);
+    dfz_expr *both = m2 && g_fits(m2->sh, p->sh) ? gx_bin(g, OP_AND, mask, m2) : NULL;
+    if (both)
+      mask = both;
+  }
+  g_store(g, b, p, value, mask);
+}
