@@ -481,7 +481,18 @@ char *dfz_prog_print(const dfz_prog *p) {
         sb_printf(&b, "%s%s", c ? ", " : "", p->meta.consts[c].name);
       sb_put(&b, ")\n");
     }
-    sb_printf(&b, "%s\n{\n", f->sig);
+    if (f->is_kernel) {
+      sb_printf(&b, "void %s(", f->name);
+      for (int k = 0; k < p->meta.nparams; k++) {
+        const dfz_param *pa = &p->meta.params[k];
+        char t[48];
+        dfz_type_text(pa->is_ptr ? TEENY_DT_PTR : pa->dt, pa->dt, false, t, sizeof t);
+        sb_printf(&b, "%s%s %s", k ? ", " : "", t, pa->name);
+      }
+      sb_put(&b, ")\n{\n");
+    } else {
+      sb_printf(&b, "%s\n{\n", f->sig);
+    }
     print_block(&b, p, &f->body, 1);
     sb_put(&b, "}\n\n");
   }

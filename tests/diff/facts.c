@@ -82,11 +82,10 @@ static bool fit_float(teeny_dtype dt, double lo, double hi, double err, bool int
   double m = fmax(fabs(lo), fabs(hi));
   bool exact_ints = intval && m <= ldexp(1.0, dfz_precision(dt));
   if (!exact_ints && isfinite(m)) {
-    double u = dfz_ulp(dt, m);
-    lo -= u;
-    hi += u;
+    lo -= dfz_ulp(dt, lo); /* each end rounds by its own ulp */
+    hi += dfz_ulp(dt, hi);
     if (err > 0)
-      err += u;
+      err += dfz_ulp(dt, m);
   }
   double maxf = dfz_max_finite(dt);
   if (lo < -maxf)

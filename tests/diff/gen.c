@@ -3,7 +3,7 @@
  * launch (target, num_warps, grid, odd problem sizes), the tile consts,
  * the index preamble (pid, offsets, edge masks), scalar parameters, the
  * sequence of statement patterns (gen_seg.c), and at the end the buffer
- * sizes, fills and the kernel signature.  Also the generator's scope and
+ * sizes and fills (the printer writes the signature from the parameters).  Also the generator's scope and
  * parameter bookkeeping and the feature names of --skip.
  */
 #include <math.h>
@@ -220,7 +220,7 @@ static void scalar_param(gen *g, const char *name, teeny_dtype dt, double v) {
     pa->fval = v;
   else
     pa->ival = (int64_t)v;
-  g_var_add(g, pa->name, dt, dfz_scalar_shape(), dfz_fact_const(dfz_is_float(dt) ? dfz_round(dt, v) : v),
+  g_var_add(g, dfz_strdup(&g->p->arena, pa->name), dt, dfz_scalar_shape(), dfz_fact_const(dfz_is_float(dt) ? dfz_round(dt, v) : v),
             true);
 }
 
@@ -230,8 +230,7 @@ static void decl(gen *g, const char *name, teeny_dtype dt, dfz_expr *e) {
   s->dt = dt;
   s->tile = e->sh.rank > 0;
   s->e = e;
-  s->pinned = true;
-  e->pinned = true;
+  e->pinned = true; /* the statement may go (if unused), its value stays */
   g_emit(g, s);
   g_var_add(g, name, dt, e->sh, e->f, true);
 }
@@ -366,19 +365,6 @@ static void extra_scalars(gen *g) {
   }
 }
 
-static void finish_signature(gen *g, dfz_func *k) {
-  char sig[4096];
-  int off = snprintf(sig, sizeof sig, "void %s(", g->p->meta.kernel);
-  for (int i = 0; i < g->p->meta.nparams && off < (int)sizeof sig; i++) {
-    const dfz_param *pa = &g->p->meta.params[i];
-    char t[40];
-    dfz_type_text(pa->is_ptr ? TEENY_DT_PTR : pa->dt, pa->dt, false, t, sizeof t);
-    off += snprintf(sig + off, sizeof sig - (size_t)off, "%s%s %s", i ? ", " : "", t, pa->name);
-  }
-  snprintf(sig + off, sizeof sig - (size_t)off, ")");
-  k->sig = dfz_strdup(&g->p->arena, sig);
-}
-
 static void finish_buffers(gen *g) {
   for (int i = 0; i < g->nbufs; i++) {
     gbuf *b = &g->bufs[i];
@@ -441,6 +427,5 @@ void dfz_generate(uint64_t seed, const dfz_gen_opts *opts, dfz_prog *out) {
     g_store_global(g, gx(g, w, 3), "store");
   }
   finish_buffers(g);
-  finish_signature(g, k);
   finish_features(g);
 }

@@ -35,6 +35,7 @@ typedef struct gbuf {
   long need;       /* elements its accesses need so far */
   double tol;      /* OUT: the largest tolerance of a store into it */
   int shared_ops;  /* SHARED: contributions per element bound (for sums) */
+  unsigned taint;  /* G_T_* of the values loads from it give */
 } gbuf;
 
 typedef struct gvar {
@@ -44,7 +45,15 @@ typedef struct gvar {
   dfz_fact f;
   bool fixed;      /* never assigned (index variables, loop counters) */
   bool hidden;     /* not a leaf for expressions (loop-carried while in the body) */
+  unsigned taint;  /* G_T_* bits: the patterns its value comes from */
 } gvar;
+
+/* Taints: a value read back from an ordering pattern, a flag, an atomic.
+ * A buffer's mismatch category follows the taints of what is stored in
+ * it (and of the branch conditions around the store). */
+#define G_T_ORDER 1u
+#define G_T_UNIFORM 2u
+#define G_T_ATOMIC 4u
 
 /* What an expression must be. */
 typedef struct gwant {
@@ -84,6 +93,7 @@ typedef struct gen {
   int nhelpers;
   int nest;           /* depth of segments inside branches and loops */
   int assign_floor;   /* variables below this index are not assigned (loop bodies) */
+  unsigned ctl_taint; /* taints of the branch conditions around the current statement */
 } gen;
 
 /* ---- gen.c: names, scope, parameters, buffers ------------------------------------ */
@@ -148,6 +158,8 @@ dfz_expr *g_local_offs(gen *g, dfz_shape sh);
 /* An exact i32 index in [0, len) of shape sh (scalar: uniform), computed
  * from data as ((x % len) + len) % len; pinned. */
 dfz_expr *g_index(gen *g, dfz_shape sh, long len);
+/* The same with len the dim `dim` (it follows the consts when reduced). */
+dfz_expr *g_index_dim(gen *g, dfz_shape sh, int dim);
 /* A load of dtype dt, shape broadcasting to sh, from a (new or reused) input. */
 dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh);
 /* store(p, value [, mask]) as a statement; records the tolerance in b. */
@@ -157,6 +169,8 @@ void g_store_slot(gen *g, dfz_expr *value, const char *cat);
 /* Store value (broadcasting to the program's tile) into a fresh output's
  * global tile, masked at the edges. */
 void g_store_global(gen *g, dfz_expr *value, const char *cat);
+/* The taints of what e reads (variables, loads, atomics). */
+unsigned g_taint(gen *g, const dfz_expr *e);
 /* The elements dim of a shape (-1 when not expressible). */
 int g_shape_dim(gen *g, dfz_shape sh);
 

@@ -9,6 +9,7 @@
  * pinned, so the reducer never changes which elements a program touches.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tests/diff/gen_int.h"
@@ -40,7 +41,7 @@ int g_shape_dim(gen *g, dfz_shape sh) {
 static dfz_expr *ptr_add(gen *g, gbuf *b, dfz_expr *off) {
   dfz_expr *base = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
   base->pointee = b->dt;
-  base->text = (char *)g_buf_name(g, b);
+  base->text = dfz_strdup(&g->p->arena, g_buf_name(g, b)); /* params move when reduced */
   if (!off)
     return pin(base);
   dfz_expr *e = dfz_expr_new(g->p, EK_BIN, OP_ADD, TEENY_DT_PTR, off->sh);
@@ -128,6 +129,16 @@ dfz_expr *g_index(gen *g, dfz_shape sh, long len) {
   return pin(gx_bin(g, OP_REM, m, gx_weak_lit(g, TEENY_DT_I32, len)));
 }
 
+dfz_expr *g_index_dim(gen *g, dfz_shape sh, int dim) {
+  gwant w = g_want(TEENY_DT_I32, sh);
+  w.exact = true;
+  w.exact_shape = true;
+  dfz_expr *x = gx(g, w, 2);
+  dfz_expr *m = gx_bin(g, OP_REM, x, gx_dim_lit(g, dim));
+  m = gx_bin(g, OP_ADD, m, gx_dim_lit(g, dim));
+  return pin(gx_bin(g, OP_REM, m, gx_dim_lit(g, dim)));
+}
+
 /* A data-dependent mask of shape sh (exact). */
 static dfz_expr *data_mask(gen *g, dfz_shape sh) {
   gwant w = g_want(TEENY_DT_BOOL, sh);
@@ -192,7 +203,46 @@ dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
   return load_node(g, b, p, mask, other);
 }
 
+static gbuf *buf_named(gen *g, const char *name) {
+  for (int i = 0; i < g->nbufs; i++)
+    if (strcmp(g_buf_name(g, &g->bufs[i]), name) == 0)
+      return &g->bufs[i];
+  return NULL;
+}
+
+unsigned g_taint(gen *g, const dfz_expr *e) {
+  if (!e)
+    return 0;
+  unsigned t = 0;
+  if (e->kind == EK_VAR) {
+    gvar *v = g_var_find(g, e->text);
+    return v ? v->taint : 0;
+  }
+  if (e->kind == EK_CALL && e->op >= OP_LOAD && e->op <= OP_ATOMIC_CAS && e->n > 0) {
+    const dfz_expr *p = e->a[0];
+    const dfz_expr *base = p->kind == EK_BIN ? p->a[0] : p;
+    gbuf *b = base && base->kind == EK_VAR ? buf_named(g, base->text) : NULL;
+    if (b)
+      t |= b->taint;
+    if (e->op != OP_LOAD)
+      t |= G_T_ATOMIC;
+  }
+  for (int i = 0; i < e->n; i++)
+    t |= g_taint(g, e->a[i]);
+  return t;
+}
+
+/* What a buffer's mismatch would be about, from the taints of its stores. */
+static void taint_cat(gen *g, gbuf *b, unsigned t) {
+  char *cat = g->p->meta.params[b->pi].cat;
+  if (t & G_T_ORDER)
+    snprintf(cat, DFZ_NAME_LEN, "order");
+  else if ((t & G_T_UNIFORM) && strcmp(cat, "order") != 0)
+    snprintf(cat, DFZ_NAME_LEN, "uniform");
+}
+
 void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
+  taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
   dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_STORE, TEENY_DT_VOID, ptr->sh);
   e->a[0] = ptr;
   e->a[1] = value;

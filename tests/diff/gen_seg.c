@@ -56,7 +56,9 @@ static dfz_stmt *decl_stmt(gen *g, const char *name, dfz_expr *e) {
 static gvar *declare(gen *g, const char *prefix, dfz_expr *e, bool fixed) {
   char *name = g_name(g, prefix);
   g_emit(g, decl_stmt(g, name, e));
-  return g_var_add(g, name, e->dt, e->sh, e->f, fixed);
+  gvar *v = g_var_add(g, name, e->dt, e->sh, e->f, fixed);
+  v->taint = g_taint(g, e) | g->ctl_taint;
+  return v;
 }
 
 static dfz_stmt *expr_stmt(gen *g, dfz_expr *e) {
@@ -74,7 +76,9 @@ static void set_cat(gen *g, gbuf *b, const char *cat) {
   snprintf(g->p->meta.params[b->pi].cat, DFZ_NAME_LEN, "%s", cat);
 }
 
-static dfz_expr *uniform_index(gen *g, long len) { return g_index(g, dfz_scalar_shape(), len); }
+/* A uniform index into a slot of `dim` elements: its range follows the dim
+ * when the reducer halves the consts. */
+static dfz_expr *uniform_index(gen *g, int dim) { return g_index_dim(g, dfz_scalar_shape(), dim); }
 
 /* The want for a value stored into a buffer whose every value has facts
  * cls (io buffers: exact integers in range, or any integer). */
@@ -94,7 +98,7 @@ static gwant class_want(teeny_dtype dt, dfz_shape sh, dfz_fact cls) {
 static dfz_expr *ptr_plus(gen *g, gbuf *b, dfz_expr *off) {
   dfz_expr *base = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
   base->pointee = b->dt;
-  base->text = (char *)g_buf_name(g, b);
+  base->text = dfz_strdup(&g->p->arena, g_buf_name(g, b));
   base->pinned = true;
   dfz_expr *e = dfz_expr_new(g->p, EK_BIN, OP_ADD, TEENY_DT_PTR, off ? off->sh : base->sh);
   e->pointee = b->dt;
@@ -171,6 +175,7 @@ static bool assign_some(gen *g) {
   s->e = e;
   g_emit(g, s);
   v->f = e->f;
+  v->taint |= g_taint(g, e) | g->ctl_taint;
   return true;
 }
 
@@ -254,6 +259,8 @@ static void seg_ctrl(gen *g) {
   facts_snap before, after_then;
   snap_take(g, &before);
   dfz_block *saved = g->cur;
+  unsigned saved_taint = g->ctl_taint;
+  g->ctl_taint |= g_taint(g, c);
   g->nest++;
   for (int branch = 0; branch < (has_else ? 2 : 1); branch++) {
     g->cur = branch == 0 ? &s->body : &s->els;
@@ -288,6 +295,7 @@ static void seg_ctrl(gen *g) {
   else
     snap_join(g, &before);
   g->nest--;
+  g->ctl_taint = saved_taint;
   g->cur = saved;
   g_emit(g, s);
   if (b)
@@ -393,11 +401,12 @@ static void seg_loop(gen *g) {
     g_var_find(g, kv)->f = kf;
   for (int i = 0; i < ncar; i++)
     car[i]->hidden = true;
+  gvar *cols_v = NULL, *cmask_v = NULL;
   if (kind == 1) {
     dfz_expr *cols = gx_bin(g, OP_ADD, var_expr(g, kv), gx_arange(g, g->dB));
-    gvar *cv = declare(g, "cols", cols, true);
-    dfz_expr *cm = gx_bin(g, OP_LT, gx_var(g, cv), var_expr(g, "n"));
-    declare(g, "cmask", cm, true);
+    cols_v = declare(g, "cols", cols, true);
+    dfz_expr *cm = gx_bin(g, OP_LT, gx_var(g, cols_v), var_expr(g, "n"));
+    cmask_v = declare(g, "cmask", cm, true);
   }
   /* the body: a local value, maybe nested patterns, the updates, a store */
   gwant xw = g_want(car[0]->dt, car[0]->sh);
@@ -447,6 +456,7 @@ static void seg_loop(gen *g) {
     as->name = a->name;
     as->e = rhs;
     a->f = fin;
+    a->taint |= g_taint(g, rhs) | g->ctl_taint;
     if (dfz_chance(&g->r, 25)) { /* only on some iterations */
       dfz_stmt *cond = dfz_stmt_new(g->p, SK_IF);
       cond->e = gx_bin(g, OP_EQ, gx_bin(g, OP_REM, var_expr(g, kv), gx_weak_lit(g, TEENY_DT_I32, 2)),
@@ -463,9 +473,9 @@ static void seg_loop(gen *g) {
       gbuf *b = g_buf_new(g, "out", x->dt, BR_OUT);
       set_cat(g, b, "loop");
       dfz_expr *row = gx_bin(g, OP_MUL, var_expr(g, "pid"), var_expr(g, "n"));
-      dfz_expr *p = ptr_plus(g, b, gx_bin(g, OP_ADD, row, var_expr(g, "cols")));
+      dfz_expr *p = ptr_plus(g, b, gx_bin(g, OP_ADD, row, gx_var(g, cols_v)));
       g_buf_need(b, g->nprog * g->n);
-      g_store(g, b, p, gx_var(g, xv), var_expr(g, "cmask"));
+      g_store(g, b, p, gx_var(g, xv), gx_var(g, cmask_v));
     } else if (kind == 0) {
       int ed = g_shape_dim(g, x->sh);
       if (ed >= 0) {
@@ -625,6 +635,7 @@ static void seg_order(gen *g) {
                                     TEENY_DT_U8, TEENY_DT_F64, TEENY_DT_BF16, TEENY_DT_I16};
   teeny_dtype dt = dts[dfz_below(&g->r, 8)];
   gbuf *io = g_buf_new(g, "io", dt, BR_IO);
+  io->taint = G_T_ORDER;
   dfz_param *pa = &g->p->meta.params[io->pi];
   pa->fill.kind = DFZ_FILL_INTS;
   pa->fill.lo = dfz_is_signed(dt) || dfz_is_float(dt) ? -8 : 0;
@@ -641,21 +652,20 @@ static void seg_order(gen *g) {
     if (ed < 0)
       return;
   }
-  long elems = g_dim_value(g, ed);
   /* the tile store */
   dfz_expr *v = gx(g, class_want(dt, sh, io->cls), depth_for(g));
   g_emit(g, expr_stmt(g, store_of(g, g_slot_ptr(g, io, sh, ed), v, NULL)));
   int k = dfz_below(&g->r, 4);
   if (k <= 1) {
     /* one element by another lane: a scalar load, then a scalar store */
-    dfz_expr *j = uniform_index(g, elems);
+    dfz_expr *j = uniform_index(g, ed);
     gvar *s = declare(g, "e", load_of(g, io, slot_elem(g, io, ed, j)), false);
     if (k == 0) {
       gwant w = class_want(dt, dfz_scalar_shape(), io->cls);
       dfz_expr *nv = gx_fix(g, gx_bin(g, OP_MUL, gx_var(g, s), gx_weak_lit(g, dt, dfz_range(&g->r, 2, 10))), w);
       if (!nv)
         nv = gx(g, w, 2);
-      g_emit(g, expr_stmt(g, store_of(g, slot_elem(g, io, ed, uniform_index(g, elems)), nv, NULL)));
+      g_emit(g, expr_stmt(g, store_of(g, slot_elem(g, io, ed, uniform_index(g, ed)), nv, NULL)));
     } else {
       g_store_slot(g, gx_var(g, s), "order");
     }
@@ -680,7 +690,7 @@ static void seg_order(gen *g) {
     g_store_slot(g, gx_var(g, zv), "order");
   } else {
     /* a second store over part of the first by other lanes (write after write) */
-    dfz_expr *j = uniform_index(g, elems);
+    dfz_expr *j = uniform_index(g, ed);
     gwant w = class_want(dt, dfz_scalar_shape(), io->cls);
     g_emit(g, expr_stmt(g, store_of(g, slot_elem(g, io, ed, j), gx(g, w, 2), NULL)));
     if (dfz_chance(&g->r, 50)) {
@@ -700,6 +710,7 @@ static void seg_uniform(gen *g) {
                                     TEENY_DT_F32};
   teeny_dtype dt = dts[dfz_below(&g->r, 5)];
   gbuf *fl = g_buf_new(g, "flag", dt, BR_IO);
+  fl->taint = G_T_UNIFORM;
   set_cat(g, fl, "uniform");
   dfz_param *pa = &g->p->meta.params[fl->pi];
   pa->fill.kind = dfz_chance(&g->r, 50) ? DFZ_FILL_ZEROS : DFZ_FILL_INTS;

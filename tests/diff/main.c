@@ -289,7 +289,8 @@ static bool run_jobs(const options *o, stats *total) {
 
 static void summary(const options *o, const stats *s, double secs) {
   printf("\ndifffuzz summary (%s engine, seeds from %llu):\n",
-         o->engine == DFZ_ENGINE_GPU ? "gpu" : "emu", (unsigned long long)o->seed);
+         o->engine == DFZ_ENGINE_GPU ? "gpu" : o->engine == DFZ_ENGINE_INTERP ? "interp" : "emu",
+         (unsigned long long)o->seed);
   printf("  kernels generated %ld, compiled %ld, run both ways %ld, agreed %ld\n", s->generated,
          s->compiled, s->ran, s->ok);
   printf("  mismatches %ld, code generator errors %ld, engine errors %ld, crashes %ld, "

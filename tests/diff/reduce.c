@@ -52,6 +52,8 @@ static bool still_fails(rctx *r, const char *what) {
   dfz_case_free(&c);
   r->st->runs++;
   bool same = o.status == r->want->status && strcmp(o.cat, r->want->cat) == 0;
+  if (getenv("DFZ_TRACE"))
+    fprintf(stderr, "  try %s: %s %s\n", what, dfz_status_name(o.status), o.cat);
   if (same) {
     r->last = o;
     r->st->accepted++;
@@ -228,6 +230,17 @@ static bool replaceable_by(const dfz_expr *e, const dfz_expr *by) {
          dfz_fact_within(by->f, e->f) && !(by->kind == EK_LIT && by->iarg >= 1);
 }
 
+/* A literal, a cast of one, or a full/zeros tile of one: nothing left to simplify. */
+static bool is_constant(const dfz_expr *e) {
+  if (e->kind == EK_LIT)
+    return true;
+  if (e->kind == EK_CALL && e->op == OP_ZEROS)
+    return true;
+  if ((e->kind == EK_CAST || (e->kind == EK_CALL && e->op == OP_FULL)) && e->n == 1)
+    return e->a[0]->kind == EK_LIT;
+  return false;
+}
+
 static bool try_slot(rctx *r, dfz_expr **slot, dfz_expr *by, const char *what) {
   dfz_expr *old = *slot;
   *slot = by;
@@ -241,9 +254,9 @@ static bool try_slot(rctx *r, dfz_expr **slot, dfz_expr *by, const char *what) {
 static bool reduce_expr(rctx *r, dfz_expr **slot, bool is_decl_init) {
   dfz_expr *e = *slot;
   bool progress = false;
-  if (!e || out_of_budget(r))
+  if (!e || e->pinned || out_of_budget(r))
     return false;
-  if (!e->pinned && e->kind != EK_LIT && e->kind != EK_VAR) {
+  if (e->kind != EK_VAR && !is_constant(e)) {
     bool done = false;
     for (int i = 0; i < e->n && !done; i++) {
       dfz_expr *c = e->a[i];
@@ -266,7 +279,7 @@ static bool reduce_expr(rctx *r, dfz_expr **slot, bool is_decl_init) {
   for (int i = 0; i < e->n; i++)
     progress |= reduce_expr(r, &e->a[i], false);
   /* a store's or an atomic's mask may go */
-  if (!e->pinned && e->kind == EK_CALL && (e->op == OP_STORE || e->op == OP_ATOMIC_ADD ||
+  if (e->kind == EK_CALL && (e->op == OP_STORE || e->op == OP_ATOMIC_ADD ||
                                            e->op == OP_ATOMIC_MAX || e->op == OP_ATOMIC_MIN ||
                                            e->op == OP_ATOMIC_XCHG)) {
     if (e->n == 3 && !e->a[2]->pinned) {
@@ -393,6 +406,26 @@ static bool pass_fills(rctx *r) {
   return progress;
 }
 
+/* Parameters nothing uses any more (the kernel would not compile otherwise). */
+static bool pass_params(rctx *r) {
+  bool progress = false;
+  dfz_case *m = &r->p->meta;
+  for (int i = m->nparams - 1; i >= 0 && !out_of_budget(r); i--) {
+    dfz_param saved[DFZ_MAX_PARAMS];
+    int n = m->nparams;
+    memcpy(saved, m->params, sizeof saved);
+    memmove(&m->params[i], &m->params[i + 1], sizeof m->params[0] * (size_t)(n - i - 1));
+    m->nparams--;
+    if (still_fails(r, "parameter removed")) {
+      progress = true;
+    } else {
+      memcpy(m->params, saved, sizeof saved);
+      m->nparams = n;
+    }
+  }
+  return progress;
+}
+
 static bool pass_helpers(rctx *r) {
   bool progress = false;
   for (int i = 0; i < r->p->nfuncs && !out_of_budget(r); i++) {
@@ -432,6 +465,7 @@ void dfz_reduce(dfz_prog *p, const dfz_outcome *want, const dfz_reduce_opts *o,
     progress |= pass_consts(&r);
     progress |= pass_launch(&r);
     progress |= pass_fills(&r);
+    progress |= pass_params(&r);
     if (!progress)
       break;
   }
