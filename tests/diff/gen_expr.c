@@ -655,9 +655,9 @@ static dfz_expr *p_math(gen *g, gwant w, int depth) {
     return NULL;
   static const dfz_op exact_ops[] = {OP_SQRT, OP_FLOOR, OP_CEIL, OP_ABS};
   static const dfz_op approx_ops[] = {OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_RSQRT, OP_SIN,
-                                      OP_COS, OP_SIGMOID, OP_ERF, OP_TANH, OP_SQRT};
-  bool approx = !w.exact && g->approx && g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 70);
-  dfz_op op = approx ? approx_ops[dfz_below(&g->r, 11)] : exact_ops[dfz_below(&g->r, 4)];
+                                      OP_COS, OP_SIGMOID, OP_ERF, OP_TANH, OP_TANH, OP_SQRT};
+  bool approx = !w.exact && g->approx && g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 80);
+  dfz_op op = approx ? approx_ops[dfz_below(&g->r, 12)] : exact_ops[dfz_below(&g->r, 4)];
   if (op == OP_TANH && !g_on(g, DFZ_F_TANH))
     op = OP_SIGMOID;
   gwant c = child(w, w.dt, w.sh);
@@ -1135,7 +1135,8 @@ static dfz_expr *gx_try(gen *g, gwant w, int depth) {
   if (k < 56) return p_minmax(g, w, depth);
   if (k < 62) return p_where(g, w, depth);
   if (k < 68) return p_cast(g, w, depth);
-  if (k < 76) return p_math(g, w, depth);
+  if (k < 76 || (g->approx && dfz_is_float(w.dt) && dfz_chance(&g->r, 15)))
+    return p_math(g, w, depth);
   if (k < 82) return p_reduce(g, w, depth);
   if (k < 85) return p_scan(g, w, depth);
   if (k < 91) return p_shape(g, w, depth);

@@ -278,7 +278,10 @@ static void seg_ctrl(gen *g) {
       else
         seg_decl(g);
     }
-    if (b && dfz_chance(&g->r, 85)) {
+    /* in a loop, the two branches' stores may meet at one address in
+     * different iterations, from lanes of different layouts: "order" */
+    bool may_store = branch == 0 || g->loop_depth == 0 || g_on(g, DFZ_F_ORDER);
+    if (b && may_store && dfz_chance(&g->r, 85)) {
       gwant w = g_want(dt, sh);
       dfz_expr *v = gx(g, w, depth_for(g));
       if (v)
@@ -533,8 +536,12 @@ static void seg_atomic(gen *g) {
   teeny_dtype dt = op == OP_ATOMIC_ADD ? add_dt[dfz_below(&g->r, 7)]
                  : op == OP_ATOMIC_MAX || op == OP_ATOMIC_MIN ? mm_dt[dfz_below(&g->r, 5)]
                  : x_dt[dfz_below(&g->r, 6)];
-  int nops = dfz_range(&g->r, 1, 3);
+  /* several atomics on one address from lanes of different layouts need
+   * the ordering of issue 11's defect 2: only when "order" is on */
+  int nops = g_on(g, DFZ_F_ORDER) ? dfz_range(&g->r, 1, 3) : 1;
   gbuf *at = g_buf_new(g, "at", dt, BR_ATOM);
+  if (nops > 1)
+    at->taint = G_T_ORDER;
   dfz_param *pa = &g->p->meta.params[at->pi];
   pa->fill.kind = DFZ_FILL_INTS;
   pa->fill.lo = dfz_is_signed(dt) || dfz_is_float(dt) ? -2 : 0;
@@ -571,12 +578,12 @@ static void seg_atomic(gen *g) {
     e->f = at->cls;
     if (dfz_chance(&g->r, 80)) {
       gvar *old = declare(g, "old", e, false);
-      g_store_slot(g, gx_var(g, old), "atomic");
+      g_store_slot(g, gx_var(g, old), nops > 1 ? "order" : "atomic");
     } else {
       g_emit(g, expr_stmt(g, e));
     }
   }
-  set_cat(g, at, "atomic");
+  set_cat(g, at, nops > 1 ? "order" : "atomic");
   g_use(g, DFZ_F_ATOMIC);
 }
 
@@ -867,6 +874,16 @@ static void seg_scan(gen *g) { seg_forced(g, GP_SCAN, rand_shape(g), "scan"); }
 static void seg_shape(gen *g) { seg_forced(g, GP_SHAPE, rand_shape(g), "shape"); }
 static void seg_math(gen *g) { seg_forced(g, GP_MATH, rand_shape(g), "math"); }
 
+/* The spin lock's scalar atomics and loads are only right once scalars are
+ * uniform (issue 11, defect 1): it needs "uniform" on as well. */
+static bool kind_on(gen *g, const seg_kind *k) {
+  if (k->feature < 0)
+    return true;
+  if (k->fn == seg_lock && !g_on(g, DFZ_F_UNIFORM))
+    return false;
+  return g_on(g, (dfz_feature)k->feature);
+}
+
 void g_segment(gen *g) {
   static const seg_kind kinds[] = {
       {seg_store, 16, -1},         {seg_decl, 12, -1},   /* the first 8 may nest in loops */
@@ -875,16 +892,16 @@ void g_segment(gen *g) {
       {seg_math, 5, DFZ_F_MATH},   {seg_ctrl, 9, DFZ_F_CTRL},
       {seg_loop, 9, DFZ_F_LOOP},   {seg_atomic, 6, DFZ_F_ATOMIC},
       {seg_atomic_shared, 5, DFZ_F_ATOMIC_SHARED}, {seg_order, 7, DFZ_F_ORDER},
-      {seg_uniform, 4, DFZ_F_UNIFORM}, {seg_lock, 2, DFZ_F_LOCK},
+      {seg_uniform, 4, DFZ_F_UNIFORM}, {seg_lock, 2, DFZ_F_LOCK},   /* lock: also needs uniform */
       {seg_store_helper, 3, DFZ_F_HELPER}};
   int n = (int)(sizeof kinds / sizeof kinds[0]);
   int total = 0;
   for (int i = 0; i < n; i++)
-    if (kinds[i].feature < 0 || g_on(g, (dfz_feature)kinds[i].feature))
+    if (kind_on(g, &kinds[i]))
       total += kinds[i].weight;
   int pick = dfz_below(&g->r, total);
   for (int i = 0; i < n; i++) {
-    if (kinds[i].feature >= 0 && !g_on(g, (dfz_feature)kinds[i].feature))
+    if (!kind_on(g, &kinds[i]))
       continue;
     if (pick < kinds[i].weight) {
       if (g->loop_depth > 0 && i >= 8)
