@@ -113,6 +113,7 @@ typedef struct dfz_block {
 struct dfz_stmt {
   dfz_skind kind;
   bool pinned; /* never deleted (loop counters, their updates) */
+  int group;   /* non-zero: deleted only together with the others of its group */
   bool dead;   /* deleted by the reducer: not printed */
   char *name;
   const char *aop;     /* "=", "+=", ... */

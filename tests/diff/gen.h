@@ -29,6 +29,7 @@ typedef enum dfz_feature {
   DFZ_F_TANH,          /* tanh (held to a few ulp) */
   DFZ_F_SPECIAL,       /* inf, NaN, -0, subnormals in float inputs */
   DFZ_F_LOCK,          /* a spin lock (atomic_cas/atomic_xchg) around a read-modify-write */
+  DFZ_F_FREM,          /* % on floats */
   DFZ_F__COUNT
 } dfz_feature;
 

@@ -237,6 +237,11 @@ dfz_expr *gx_bin(gen *g, dfz_op op, dfz_expr *a, dfz_expr *b) {
   default:
     return NULL;
   }
+  if (op == OP_REM && dfz_is_float(P)) {
+    if (!g_on(g, DFZ_F_FREM))
+      return NULL;
+    g_use(g, DFZ_F_FREM);
+  }
   dfz_shape sh;
   if (!g_broadcast(a->sh, b->sh, &sh))
     return NULL;

@@ -785,7 +785,8 @@ static void seg_lock(gen *g) {
   dfz_stmt *w = dfz_stmt_new(g->p, SK_WHILE);
   w->e = gx_bin(g, OP_EQ, cas, gx_weak_lit(g, TEENY_DT_I32, 1));
   w->e->pinned = true;
-  w->pinned = true;
+  int group = ++g->uniq; /* acquire, update, release: deleted together or not at all */
+  w->group = group;
   g_emit(g, w);
   dfz_expr *slot = gx_bin(g, OP_MUL, gx_bin(g, OP_REM, var_expr(g, "pid"), gx_weak_lit(g, TEENY_DT_I32, len)),
                           gx_weak_lit(g, TEENY_DT_I32, sh.rank ? g_dim_value(g, g->dE) : 1));
@@ -804,7 +805,7 @@ static void seg_lock(gen *g) {
   if (sum) {
     sum->pinned = true;
     dfz_stmt *st = expr_stmt(g, store_of(g, ptr_plus(g, acc, slot), sum, NULL));
-    st->pinned = true;
+    st->group = group;
     g_emit(g, st);
   }
   dfz_expr *rel = dfz_expr_new(g->p, EK_CALL, OP_ATOMIC_XCHG, TEENY_DT_I32, dfz_scalar_shape());
@@ -812,7 +813,7 @@ static void seg_lock(gen *g) {
   rel->a[rel->n++] = gx_weak_lit(g, TEENY_DT_I32, 0);
   rel->pinned = true;
   dfz_stmt *rs = expr_stmt(g, rel);
-  rs->pinned = true;
+  rs->group = group;
   g_emit(g, rs);
   g_use(g, DFZ_F_LOCK);
 }

@@ -43,6 +43,7 @@ static const char usage_text[] =
     "  --skip LIST       never generate these features (comma-separated):\n"
     "                    cast 2d shape reduce scan dot dot_f32 ctrl loop atomic\n"
     "                    atomic_shared helper order uniform gather math tanh special lock\n"
+    "                    frem\n"
     "  --no-reduce       report failures without reducing them\n"
     "  --reduce-max N    reduce at most N failures per category (default 2)\n"
     "  --timeout S       a kernel (or reduction candidate) may run S s (default 60)\n"
@@ -354,6 +355,25 @@ static int print_seed(const options *o, uint64_t seed) {
   return 0;
 }
 
+/* Is there a GPU?  Asked in a child: CUDA must not be initialised in a
+ * process that forks the executors afterwards. */
+static bool gpu_usable(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    char t[16];
+    if (!dfz_gpu_target(t, sizeof t)) {
+      fprintf(stderr, "difffuzz: --engine gpu: no usable GPU (libcuda missing or no device)\n");
+      _exit(1);
+    }
+    printf("difffuzz: GPU target %s\n", t);
+    fflush(stdout);
+    _exit(0);
+  }
+  int st = 0;
+  return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 /* ---- main -------------------------------------------------------------------------------------------------- */
 
 static int usage_error(const char *msg, const char *arg) {
@@ -429,13 +449,8 @@ int main(int argc, char **argv) {
     o.count = o.seconds > 0 ? -1 : 100;
   if (o.out && mkdir(o.out, 0755) != 0 && errno != EEXIST)
     return usage_error("cannot create --out directory '%s'", o.out);
-  if (o.engine == DFZ_ENGINE_GPU) {
-    char t[16];
-    if (!dfz_gpu_target(t, sizeof t)) {
-      fprintf(stderr, "difffuzz: --engine gpu: no usable GPU (libcuda missing or no device)\n");
-      return 2;
-    }
-  }
+  if (o.engine == DFZ_ENGINE_GPU && !gpu_usable())
+    return 2;
   signal(SIGTERM, on_stop);
   signal(SIGINT, on_stop);
   setvbuf(stdout, NULL, _IOLBF, 0);

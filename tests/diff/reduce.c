@@ -107,33 +107,41 @@ static void all_stmts(rctx *r, slist *l) {
 
 static dfz_stmt *at(sref s) { return s.b->v[s.i]; }
 
+/* Mark s dead, with the rest of its group; remember what was marked. */
+static void kill_stmt(const slist *l, dfz_stmt *s, dfz_stmt **marked, int *n, int cap) {
+  if (s->dead || s->pinned || *n == cap)
+    return;
+  s->dead = true;
+  marked[(*n)++] = s;
+  if (s->group)
+    for (int i = 0; i < l->n; i++) {
+      dfz_stmt *o = at(l->v[i]);
+      if (o->group == s->group && !o->dead && *n < cap) {
+        o->dead = true;
+        marked[(*n)++] = o;
+      }
+    }
+}
+
 /* Delete chunks of statements, large chunks first, from the end. */
 static bool pass_delete(rctx *r) {
   bool progress = false;
   slist l = {0};
+  dfz_stmt *marked[64];
   for (int size = 16; size >= 1; size /= 2) {
     all_stmts(r, &l);
     for (int end = l.n; end > 0 && !out_of_budget(r); end -= size) {
       int start = end - size < 0 ? 0 : end - size;
-      int marked = 0;
-      bool mark[16] = {false};
-      for (int i = start; i < end; i++) {
-        dfz_stmt *s = at(l.v[i]);
-        if (!s->pinned && !s->dead) {
-          s->dead = true;
-          mark[i - start] = true;
-          marked++;
-        }
-      }
-      if (!marked)
+      int n = 0;
+      for (int i = start; i < end; i++)
+        kill_stmt(&l, at(l.v[i]), marked, &n, 64);
+      if (!n)
         continue;
-      if (still_fails(r, "statements deleted")) {
+      if (still_fails(r, "statements deleted"))
         progress = true;
-      } else {
-        for (int i = start; i < end; i++)
-          if (mark[i - start])
-            at(l.v[i])->dead = false;
-      }
+      else
+        for (int i = 0; i < n; i++)
+          marked[i]->dead = false;
     }
   }
   free(l.v);
@@ -169,7 +177,7 @@ static bool pass_flatten(rctx *r) {
   all_stmts(r, &l);
   for (int i = l.n - 1; i >= 0 && !out_of_budget(r); i--) {
     dfz_stmt *s = at(l.v[i]);
-    if (s->dead || s->pinned)
+    if (s->dead || s->pinned || s->group)
       continue;
     if (s->kind == SK_IF && s->els.n > 0) {
       dfz_block els = s->els;
