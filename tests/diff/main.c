@@ -186,6 +186,11 @@ static bool one_kernel(const options *o, dfz_exec *x, uint64_t seed, stats *st) 
   dfz_prog_case(&p, &c);
   dfz_outcome out;
   dfz_exec_run(x, &c, o->timeout, &out);
+  /* a deadlock in a kernel with the flag pattern is issue 11's defect 1b:
+   * say so in the category (the reducer keeps it) */
+  if (out.status == DFZ_ENGINE_ERROR && strstr(p.features, " uniform") &&
+      strlen(out.cat) + 8 < sizeof out.cat)
+    strcat(out.cat, "+uniform");
   st->generated++;
   st->by_status[out.status]++;
   if (out.status != DFZ_INVALID)
