@@ -54,6 +54,8 @@ typedef struct gvar {
 #define G_T_ORDER 1u
 #define G_T_UNIFORM 2u
 #define G_T_ATOMIC 4u
+#define G_T_FREM 8u   /* a float remainder */
+#define G_T_TANH 16u  /* tanh */
 
 /* What an expression must be. */
 typedef struct gwant {

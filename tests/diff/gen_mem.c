@@ -218,6 +218,10 @@ unsigned g_taint(gen *g, const dfz_expr *e) {
     gvar *v = g_var_find(g, e->text);
     return v ? v->taint : 0;
   }
+  if (e->kind == EK_BIN && e->op == OP_REM && dfz_is_float(e->dt))
+    t |= G_T_FREM;
+  if (e->kind == EK_CALL && e->op == OP_TANH)
+    t |= G_T_TANH;
   if (e->kind == EK_CALL && e->op >= OP_LOAD && e->op <= OP_ATOMIC_CAS && e->n > 0) {
     const dfz_expr *p = e->a[0];
     const dfz_expr *base = p->kind == EK_BIN ? p->a[0] : p;
@@ -235,10 +239,18 @@ unsigned g_taint(gen *g, const dfz_expr *e) {
 /* What a buffer's mismatch would be about, from the taints of its stores. */
 static void taint_cat(gen *g, gbuf *b, unsigned t) {
   char *cat = g->p->meta.params[b->pi].cat;
-  if (t & G_T_ORDER)
-    snprintf(cat, DFZ_NAME_LEN, "order");
-  else if ((t & G_T_UNIFORM) && strcmp(cat, "order") != 0)
-    snprintf(cat, DFZ_NAME_LEN, "uniform");
+  static const struct { unsigned bit; const char *name; } order[] = {
+      {G_T_ORDER, "order"}, {G_T_UNIFORM, "uniform"}, {G_T_FREM, "frem"}, {G_T_TANH, "tanh"}};
+  /* the first taint in this order wins, and an earlier one is never replaced */
+  int have = 4;
+  for (int i = 0; i < 4; i++)
+    if (strcmp(cat, order[i].name) == 0)
+      have = i;
+  for (int i = 0; i < have; i++)
+    if (t & order[i].bit) {
+      snprintf(cat, DFZ_NAME_LEN, "%s", order[i].name);
+      return;
+    }
 }
 
 void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
