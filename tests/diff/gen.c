@@ -101,6 +101,17 @@ static dfz_param *param_new(gen *g, const char *prefix, bool is_ptr, teeny_dtype
   return pa;
 }
 
+dfz_func *g_helper_new(gen *g, const char *name, const char *sig) {
+  dfz_func *f = dfz_func_new(g->p, name, sig, false);
+  int n = g->p->nfuncs;
+  if (n >= 2 && g->p->funcs[n - 2]->is_kernel) { /* helpers come first */
+    dfz_func *k = g->p->funcs[n - 2];
+    g->p->funcs[n - 2] = f;
+    g->p->funcs[n - 1] = k;
+  }
+  return f;
+}
+
 gbuf *g_buf_new(gen *g, const char *prefix, teeny_dtype dt, gbuf_role role) {
   if (g->nbufs == DFZ_MAX_PARAMS - 8 || g->p->meta.nparams >= DFZ_MAX_PARAMS - 1) {
     /* out of parameters: reuse the last buffer of this role and dtype if any */

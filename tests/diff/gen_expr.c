@@ -725,7 +725,7 @@ static const char *combine_fn(gen *g, teeny_dtype dt, dfz_op *like) {
   const char *t = teeny_dtype_name(dt);
   char sig[160];
   snprintf(sig, sizeof sig, "static %s %s(%s a, %s b)", t, nm, t, t);
-  dfz_func *f = dfz_func_new(g->p, nm, sig, false);
+  dfz_func *f = g_helper_new(g, nm, sig);
   dfz_stmt *r = dfz_stmt_new(g->p, SK_RETURN);
   dfz_expr *e = dfz_expr_new(g->p, EK_LIT, OP_CALL, dt, dfz_scalar_shape());
   static const char *const bodies[] = {"a + b", "maximum(a, b)", "minimum(a, b)", "a ^ b",
@@ -734,12 +734,6 @@ static const char *combine_fn(gen *g, teeny_dtype dt, dfz_op *like) {
   r->e = e;
   r->pinned = true;
   dfz_block_add(g->p, &f->body, r);
-  /* helpers must come before the kernel: keep the kernel last */
-  if (g->p->nfuncs >= 2 && g->p->funcs[g->p->nfuncs - 2]->is_kernel) {
-    dfz_func *k2 = g->p->funcs[g->p->nfuncs - 2];
-    g->p->funcs[g->p->nfuncs - 2] = f;
-    g->p->funcs[g->p->nfuncs - 1] = k2;
-  }
   return f->name;
 }
 
@@ -851,6 +845,20 @@ static void combine_want(gen *g, gwant *c, teeny_dtype acc_dt, long n, bool exac
   }
 }
 
+/* The operand (meeting c) of a reduction or scan op over n elements along
+ * axis; acc_dt: the dtype sums accumulate in (VOID: not a sum). */
+static dfz_expr *combined(gen *g, gwant c, dfz_op op, teeny_dtype acc_dt, int axis, long n,
+                          int depth, dfz_feature f) {
+  if (acc_dt != TEENY_DT_VOID) {
+    combine_want(g, &c, acc_dt, n, c.exact);
+    if (dfz_is_float(c.dt) && c.bound < 1)
+      return NULL;
+  }
+  dfz_expr *x = gx(g, c, depth - 1);
+  g_use(g, f);
+  return reduction(g, op, x, axis, n);
+}
+
 static dfz_expr *p_reduce(gen *g, gwant w, int depth) {
   if (!g_on(g, DFZ_F_REDUCE) || g->in_helper || w.sh.rank > 1)
     return NULL;
@@ -867,16 +875,11 @@ static dfz_expr *p_reduce(gen *g, gwant w, int depth) {
   gwant c = g_want(dt, src);
   c.exact_shape = true;
   c.exact = w.exact || dfz_is_int(dt) || op == OP_ARGMAX || op == OP_ARGMIN;
-  if (op == OP_SUM || op == OP_REDUCE) {
-    combine_want(g, &c, op == OP_REDUCE ? dt : g_sum_dtype(dt), n, c.exact);
-    if (dfz_is_float(dt) && c.bound < 1)
-      return NULL;
-  } else if ((op == OP_ARGMAX || op == OP_ARGMIN) && dfz_is_float(dt)) {
+  if ((op == OP_ARGMAX || op == OP_ARGMIN) && dfz_is_float(dt))
     c.bound = 1000;
-  }
-  dfz_expr *x = gx(g, c, depth - 1);
-  g_use(g, DFZ_F_REDUCE);
-  return reduction(g, op, x, axis, n);
+  bool sums = op == OP_SUM || op == OP_REDUCE;
+  return combined(g, c, op, sums ? (op == OP_REDUCE ? dt : g_sum_dtype(dt)) : TEENY_DT_VOID,
+                  axis, n, depth, DFZ_F_REDUCE);
 }
 
 static dfz_expr *p_scan(gen *g, gwant w, int depth) {
@@ -896,12 +899,7 @@ static dfz_expr *p_scan(gen *g, gwant w, int depth) {
   gwant c = g_want(dt, src);
   c.exact_shape = true;
   c.exact = w.exact || dfz_is_int(dt);
-  combine_want(g, &c, op == OP_SCAN ? dt : g_sum_dtype(dt), n, c.exact);
-  if (dfz_is_float(dt) && c.bound < 1)
-    return NULL;
-  dfz_expr *x = gx(g, c, depth - 1);
-  g_use(g, DFZ_F_SCAN);
-  return reduction(g, op, x, axis, n);
+  return combined(g, c, op, op == OP_SCAN ? dt : g_sum_dtype(dt), axis, n, depth, DFZ_F_SCAN);
 }
 
 static dfz_expr *p_shape(gen *g, gwant w, int depth) {
@@ -1056,7 +1054,7 @@ static dfz_expr *p_helper(gen *g, gwant w, int depth) {
     off += snprintf(params + off, sizeof params - (size_t)off, "%s%s %s", i ? ", " : "", t, pn);
     g_var_add(g, pn, args[i]->dt, args[i]->sh, args[i]->f, false);
   }
-  dfz_func *f = dfz_func_new(g->p, name, "", false);
+  dfz_func *f = g_helper_new(g, name, "");
   g->cur = &f->body;
   gwant bw = w;
   bw.exact_shape = false;
@@ -1088,12 +1086,6 @@ static dfz_expr *p_helper(gen *g, gwant w, int depth) {
   g->nvars = saved_vars;
   g->in_helper = saved_in;
   g->cur = saved_cur;
-  /* helpers precede the kernel */
-  if (g->p->nfuncs >= 2 && g->p->funcs[g->p->nfuncs - 2]->is_kernel) {
-    dfz_func *k = g->p->funcs[g->p->nfuncs - 2];
-    g->p->funcs[g->p->nfuncs - 2] = f;
-    g->p->funcs[g->p->nfuncs - 1] = k;
-  }
   dfz_expr *e = node(g, EK_CALL, OP_CALL, w.dt, body->sh);
   e->text = name;
   for (int i = 0; i < na; i++)

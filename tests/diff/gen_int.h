@@ -108,6 +108,8 @@ void g_scope_pop(gen *g);
 void g_emit(gen *g, dfz_stmt *s);
 bool g_on(gen *g, dfz_feature f);          /* enabled? */
 void g_use(gen *g, dfz_feature f);         /* record its use */
+/* A new helper function, placed before the kernel. */
+dfz_func *g_helper_new(gen *g, const char *name, const char *sig);
 /* A new pointer parameter. */
 gbuf *g_buf_new(gen *g, const char *prefix, teeny_dtype dt, gbuf_role role);
 /* An existing input of dtype dt, or a new one (random fill by the mode). */
@@ -153,6 +155,12 @@ dfz_expr *gx_fix(gen *g, dfz_expr *e, gwant w);
 
 /* ---- gen_mem.c: addresses, loads, stores ---------------------------------------------- */
 
+/* b + off (off NULL: b itself), pinned. */
+dfz_expr *g_ptr(gen *g, gbuf *b, dfz_expr *off);
+/* load(ptr [, mask [, other]]) of b (its values have b's facts). */
+dfz_expr *g_load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other);
+/* store(ptr, value [, mask]) as an expression. */
+dfz_expr *g_store_node(gen *g, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask);
 /* The program's own slot of `elems` (a dim) in b: b + pid * elems + local(sh). */
 dfz_expr *g_slot_ptr(gen *g, gbuf *b, dfz_shape sh, int elems_dim);
 /* Local offsets of a row-major tile of shape sh: arange / col*D1+row. */

@@ -37,8 +37,7 @@ int g_shape_dim(gen *g, dfz_shape sh) {
   return g_dim_mul(g, sh.d[0], sh.d[1]);
 }
 
-/* p + off as a pointer (tile) expression. */
-static dfz_expr *ptr_add(gen *g, gbuf *b, dfz_expr *off) {
+dfz_expr *g_ptr(gen *g, gbuf *b, dfz_expr *off) {
   dfz_expr *base = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
   base->pointee = b->dt;
   base->text = dfz_strdup(&g->p->arena, g_buf_name(g, b)); /* params move when reduced */
@@ -69,7 +68,7 @@ dfz_expr *g_slot_ptr(gen *g, gbuf *b, dfz_shape sh, int elems_dim) {
   dfz_expr *base = gx_bin(g, OP_MUL, var_named(g, "pid"), gx_dim_lit(g, elems_dim));
   dfz_expr *off = sh.rank == 0 ? base : gx_bin(g, OP_ADD, base, g_local_offs(g, sh));
   g_buf_need(b, g->nprog * g_dim_value(g, elems_dim));
-  return ptr_add(g, b, off);
+  return g_ptr(g, b, off);
 }
 
 /* The program's tile of a global array: [B] in 1-D, [BM, BN] in 2-D. */
@@ -77,12 +76,12 @@ static dfz_expr *global_ptr(gen *g, gbuf *b, dfz_expr **mask) {
   if (g->lay == LAY_1D) {
     g_buf_need(b, g->n);
     *mask = pin(var_named(g, "mask"));
-    return ptr_add(g, b, var_named(g, "offs"));
+    return g_ptr(g, b, var_named(g, "offs"));
   }
   g_buf_need(b, (g->R - 1) * g->S + g->C);
   *mask = pin(var_named(g, "mask"));
   dfz_expr *r = gx_bin(g, OP_MUL, gx_col(g, var_named(g, "rm")), var_named(g, "S"));
-  return ptr_add(g, b, gx_bin(g, OP_ADD, r, gx_row(g, var_named(g, "rn"))));
+  return g_ptr(g, b, gx_bin(g, OP_ADD, r, gx_row(g, var_named(g, "rn"))));
 }
 
 /* Values a masked-off lane of a load may read instead (implicitly converted). */
@@ -98,7 +97,7 @@ static dfz_expr *other_value(gen *g, gbuf *b, dfz_fact *f) {
   return gx_weak_lit(g, b->dt, v);
 }
 
-static dfz_expr *load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other) {
+dfz_expr *g_load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other) {
   dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD, b->dt, ptr->sh);
   e->a[0] = ptr;
   e->n = 1;
@@ -167,18 +166,18 @@ dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
       p = global_ptr(g, b, &mask);
     } else if (g->lay == LAY_2D && g_fits(dfz_shape1(g->dBN), sh)) {
       g_buf_need(b, g->C);
-      p = ptr_add(g, b, var_named(g, "rn"));
+      p = g_ptr(g, b, var_named(g, "rn"));
       mask = pin(gx_bin(g, OP_LT, var_named(g, "rn"), var_named(g, "C")));
     } else if (g->lay == LAY_2D && g_fits(dfz_shape2(g->dBM, DFZ_DIM_ONE), sh)) {
       g_buf_need(b, g->R);
-      p = ptr_add(g, b, gx_col(g, var_named(g, "rm")));
+      p = g_ptr(g, b, gx_col(g, var_named(g, "rm")));
       mask = pin(gx_col(g, gx_bin(g, OP_LT, var_named(g, "rm"), var_named(g, "R"))));
     }
   }
   if (!p && k >= 8 && g_on(g, DFZ_F_GATHER)) {
     long len = 1 + dfz_below(&g->r, 300);
     g_buf_need(b, len);
-    p = ptr_add(g, b, g_index(g, dfz_chance(&g->r, 30) ? dfz_scalar_shape() : sh, len));
+    p = g_ptr(g, b, g_index(g, dfz_chance(&g->r, 30) ? dfz_scalar_shape() : sh, len));
     g_use(g, DFZ_F_GATHER);
   }
   if (!p) {
@@ -190,7 +189,7 @@ dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
       p = g_slot_ptr(g, b, ls, ed);
     } else { /* a region every program reads */
       g_buf_need(b, g_dim_value(g, ed));
-      p = ptr_add(g, b, ls.rank ? g_local_offs(g, ls) : gx_weak_lit(g, TEENY_DT_I32, 0));
+      p = g_ptr(g, b, ls.rank ? g_local_offs(g, ls) : gx_weak_lit(g, TEENY_DT_I32, 0));
     }
     if (dfz_chance(&g->r, 25) && ls.rank > 0) {
       mask = data_mask(g, ls);
@@ -200,7 +199,7 @@ dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
   }
   if (!p)
     return NULL;
-  return load_node(g, b, p, mask, other);
+  return g_load_node(g, b, p, mask, other);
 }
 
 static gbuf *buf_named(gen *g, const char *name) {
@@ -253,14 +252,19 @@ static void taint_cat(gen *g, gbuf *b, unsigned t) {
     }
 }
 
-void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
-  taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
+dfz_expr *g_store_node(gen *g, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
   dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_STORE, TEENY_DT_VOID, ptr->sh);
   e->a[0] = ptr;
   e->a[1] = value;
   e->n = 2;
   if (mask)
     e->a[e->n++] = mask;
+  return e;
+}
+
+void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
+  taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
+  dfz_expr *e = g_store_node(g, ptr, value, mask);
   double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
   if (tol > b->tol)
     b->tol = tol;
@@ -280,22 +284,27 @@ static dfz_expr *storable(gen *g, dfz_expr *v, teeny_dtype dt) {
   return v;
 }
 
+/* A fresh output for value (its dtype, or another one the store converts
+ * to), categorised as cat; NULL when value cannot be stored exactly. */
+static gbuf *fresh_out(gen *g, dfz_expr *value, const char *cat) {
+  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
+  if (!storable(g, value, dt))
+    dt = value->dt;
+  if (!storable(g, value, dt))
+    return NULL;
+  gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
+  snprintf(g->p->meta.params[b->pi].cat, DFZ_NAME_LEN, "%s", cat);
+  return b;
+}
+
 void g_store_slot(gen *g, dfz_expr *value, const char *cat) {
   if (!value)
     return;
   dfz_shape sh = value->sh;
   int ed = g_shape_dim(g, sh);
-  if (ed < 0) { /* not expressible as one dim: store a row of it */
+  gbuf *b = ed >= 0 ? fresh_out(g, value, cat) : NULL;
+  if (!b)
     return;
-  }
-  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
-  if (!storable(g, value, dt))
-    dt = value->dt;
-  if (!storable(g, value, dt))
-    return;
-  gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
-  g->p->meta.params[b->pi].cat[0] = '\0';
-  strncat(g->p->meta.params[b->pi].cat, cat, DFZ_NAME_LEN - 1);
   dfz_expr *p = g_slot_ptr(g, b, sh, ed);
   dfz_expr *mask = NULL;
   if (sh.rank > 0 && dfz_chance(&g->r, 20))
@@ -306,15 +315,9 @@ void g_store_slot(gen *g, dfz_expr *value, const char *cat) {
 }
 
 void g_store_global(gen *g, dfz_expr *value, const char *cat) {
-  if (!value)
+  gbuf *b = value ? fresh_out(g, value, cat) : NULL;
+  if (!b)
     return;
-  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
-  if (!storable(g, value, dt))
-    dt = value->dt;
-  if (!storable(g, value, dt))
-    return;
-  gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
-  strncat(g->p->meta.params[b->pi].cat, cat, DFZ_NAME_LEN - 1);
   dfz_expr *mask = NULL;
   dfz_expr *p = global_ptr(g, b, &mask);
   if (dfz_chance(&g->r, 20)) {

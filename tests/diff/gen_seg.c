@@ -94,44 +94,17 @@ static gwant class_want(teeny_dtype dt, dfz_shape sh, dfz_fact cls) {
   return w;
 }
 
-/* Pointer + offsets as a pinned expression. */
-static dfz_expr *ptr_plus(gen *g, gbuf *b, dfz_expr *off) {
-  dfz_expr *base = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
-  base->pointee = b->dt;
-  base->text = dfz_strdup(&g->p->arena, g_buf_name(g, b));
-  base->pinned = true;
-  dfz_expr *e = dfz_expr_new(g->p, EK_BIN, OP_ADD, TEENY_DT_PTR, off ? off->sh : base->sh);
-  e->pointee = b->dt;
-  e->a[0] = base;
-  e->a[1] = off;
-  e->n = 2;
-  e->pinned = true;
-  return off ? e : base;
-}
-
 /* pid * elems + extra (a scalar offset into the program's slot). */
 static dfz_expr *slot_elem(gen *g, gbuf *b, int elems_dim, dfz_expr *extra) {
   dfz_expr *base = gx_bin(g, OP_MUL, var_expr(g, "pid"), gx_dim_lit(g, elems_dim));
   g_buf_need(b, g->nprog * g_dim_value(g, elems_dim));
-  return ptr_plus(g, b, extra ? gx_bin(g, OP_ADD, base, extra) : base);
+  return g_ptr(g, b, extra ? gx_bin(g, OP_ADD, base, extra) : base);
 }
 
-static dfz_expr *load_of(gen *g, gbuf *b, dfz_expr *ptr) {
-  dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD, b->dt, ptr->sh);
-  e->a[0] = ptr;
-  e->n = 1;
-  e->f = b->cls;
-  return e;
-}
+static dfz_expr *load_of(gen *g, gbuf *b, dfz_expr *ptr) { return g_load_node(g, b, ptr, NULL, false); }
 
 static dfz_expr *store_of(gen *g, dfz_expr *ptr, dfz_expr *v, dfz_expr *mask) {
-  dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_STORE, TEENY_DT_VOID, ptr->sh);
-  e->a[0] = ptr;
-  e->a[1] = v;
-  e->n = 2;
-  if (mask)
-    e->a[e->n++] = mask;
-  return e;
+  return g_store_node(g, ptr, v, mask);
 }
 
 /* Facts snapshot of every variable in scope (for joining branches). */
@@ -476,7 +449,7 @@ static void seg_loop(gen *g) {
       gbuf *b = g_buf_new(g, "out", x->dt, BR_OUT);
       set_cat(g, b, "loop");
       dfz_expr *row = gx_bin(g, OP_MUL, var_expr(g, "pid"), var_expr(g, "n"));
-      dfz_expr *p = ptr_plus(g, b, gx_bin(g, OP_ADD, row, gx_var(g, cols_v)));
+      dfz_expr *p = g_ptr(g, b, gx_bin(g, OP_ADD, row, gx_var(g, cols_v)));
       g_buf_need(b, g->nprog * g->n);
       g_store(g, b, p, gx_var(g, xv), gx_var(g, cmask_v));
     } else if (kind == 0) {
@@ -492,7 +465,7 @@ static void seg_loop(gen *g) {
         if (x->sh.rank > 0)
           off = gx_bin(g, OP_ADD, off, g_local_offs(g, x->sh));
         g_buf_need(b, g->nprog * trips * g_dim_value(g, ed));
-        g_store(g, b, ptr_plus(g, b, off), gx_var(g, xv), NULL);
+        g_store(g, b, g_ptr(g, b, off), gx_var(g, xv), NULL);
       }
     }
   }
@@ -623,7 +596,7 @@ static void seg_atomic_shared(gen *g) {
       idx = gx_broadcast(g, idx, sh);
     if (idx)
       idx->pinned = true;
-    dfz_expr *p = ptr_plus(g, h, idx);
+    dfz_expr *p = g_ptr(g, h, idx);
     dfz_expr *e = dfz_expr_new(g->p, EK_CALL, op, dt, sh);
     e->a[e->n++] = p;
     e->a[e->n++] = v;
@@ -691,7 +664,7 @@ static void seg_order(gen *g) {
     dfz_expr *off = gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, var_expr(g, "pid"), gx_dim_lit(g, ed)),
                            gx_bin(g, OP_ADD, gx_col(g, gx_arange(g, sh.d[1])),
                                   gx_bin(g, OP_MUL, gx_row(g, gx_arange(g, sh.d[0])), gx_dim_lit(g, sh.d[1]))));
-    dfz_expr *z = load_of(g, io, ptr_plus(g, io, off));
+    dfz_expr *z = load_of(g, io, g_ptr(g, io, off));
     z->sh = tr;
     gvar *zv = declare(g, "z", z, false);
     g_store_slot(g, gx_var(g, zv), "order");
@@ -726,7 +699,7 @@ static void seg_uniform(gen *g) {
   fl->cls = dfz_is_float(dt) ? dfz_fact_range(0, 64, true) : dfz_fact_any(dt);
   if (dfz_is_float(dt))
     fl->cls = dfz_fact_range(-64, 64, true);
-  dfz_expr *fp = ptr_plus(g, fl, var_expr(g, "pid"));
+  dfz_expr *fp = g_ptr(g, fl, var_expr(g, "pid"));
   g_buf_need(fl, g->nprog);
   gvar *c = declare(g, "c", load_of(g, fl, fp), false);
   int k = dfz_below(&g->r, 3);
@@ -735,7 +708,7 @@ static void seg_uniform(gen *g) {
     dfz_expr *nv = gx_fix(g, gx_bin(g, OP_ADD, gx_var(g, c), gx_weak_lit(g, dt, 1)), w);
     if (!nv)
       nv = gx(g, w, 1);
-    g_emit(g, expr_stmt(g, store_of(g, ptr_plus(g, fl, var_expr(g, "pid")), nv, NULL)));
+    g_emit(g, expr_stmt(g, store_of(g, g_ptr(g, fl, var_expr(g, "pid")), nv, NULL)));
   }
   if (k >= 1) {
     dfz_stmt *s = dfz_stmt_new(g->p, SK_IF);
@@ -745,7 +718,7 @@ static void seg_uniform(gen *g) {
     if (dt != TEENY_DT_F32 || dfz_chance(&g->r, 50)) {
       dfz_expr *e = dfz_expr_new(g->p, EK_CALL, dt == TEENY_DT_F32 ? OP_ATOMIC_ADD : OP_ATOMIC_XCHG,
                                  dt, dfz_scalar_shape());
-      e->a[e->n++] = ptr_plus(g, fl, var_expr(g, "pid"));
+      e->a[e->n++] = g_ptr(g, fl, var_expr(g, "pid"));
       e->a[e->n++] = gx_int_lit(g, dt, dfz_range(&g->r, 1, 5));
       e->f = fl->cls;
       g_emit(g, expr_stmt(g, e));
@@ -777,7 +750,7 @@ static void seg_lock(gen *g) {
   g_buf_need(acc, len * (sh.rank ? g_dim_value(g, g->dE) : 1));
   /* while (atomic_cas(lock, 0, 1) == 1) { } */
   dfz_expr *cas = dfz_expr_new(g->p, EK_CALL, OP_ATOMIC_CAS, TEENY_DT_I32, dfz_scalar_shape());
-  cas->a[cas->n++] = ptr_plus(g, lock, NULL);
+  cas->a[cas->n++] = g_ptr(g, lock, NULL);
   cas->a[cas->n++] = gx_weak_lit(g, TEENY_DT_I32, 0);
   cas->a[cas->n++] = gx_weak_lit(g, TEENY_DT_I32, 1);
   cas->f = dfz_fact_range(0, 1, true);
@@ -795,7 +768,7 @@ static void seg_lock(gen *g) {
   slot->pinned = true;
   dfz_fact any = dfz_fact_range(-1e6, 1e6, true);
   acc->cls = any;
-  dfz_expr *old = load_of(g, acc, ptr_plus(g, acc, slot));
+  dfz_expr *old = load_of(g, acc, g_ptr(g, acc, slot));
   old->pinned = true;
   gwant xw = g_want(dt, sh);
   xw.exact = true;
@@ -804,12 +777,12 @@ static void seg_lock(gen *g) {
   dfz_expr *sum = gx_bin(g, OP_ADD, old, gx(g, xw, 2));
   if (sum) {
     sum->pinned = true;
-    dfz_stmt *st = expr_stmt(g, store_of(g, ptr_plus(g, acc, slot), sum, NULL));
+    dfz_stmt *st = expr_stmt(g, store_of(g, g_ptr(g, acc, slot), sum, NULL));
     st->group = group;
     g_emit(g, st);
   }
   dfz_expr *rel = dfz_expr_new(g->p, EK_CALL, OP_ATOMIC_XCHG, TEENY_DT_I32, dfz_scalar_shape());
-  rel->a[rel->n++] = ptr_plus(g, lock, NULL);
+  rel->a[rel->n++] = g_ptr(g, lock, NULL);
   rel->a[rel->n++] = gx_weak_lit(g, TEENY_DT_I32, 0);
   rel->pinned = true;
   dfz_stmt *rs = expr_stmt(g, rel);
@@ -840,18 +813,13 @@ static void seg_store_helper(gen *g) {
   dfz_type_text(TEENY_DT_I32, TEENY_DT_VOID, off->sh.rank > 0, t_off, sizeof t_off);
   dfz_type_text(v->dt, TEENY_DT_VOID, v->sh.rank > 0, t_v, sizeof t_v);
   snprintf(sig, sizeof sig, "static void %s(ptr(%s) p, %s o, %s v)", name, teeny_dtype_name(dt), t_off, t_v);
-  dfz_func *f = dfz_func_new(g->p, name, sig, false);
+  dfz_func *f = g_helper_new(g, name, sig);
   dfz_stmt *body = dfz_stmt_new(g->p, SK_EXPR);
   body->pinned = true;
   dfz_expr *txt = dfz_expr_new(g->p, EK_LIT, OP_CALL, TEENY_DT_VOID, dfz_scalar_shape());
   txt->text = "store(p + o, v)";
   body->e = txt;
   dfz_block_add(g->p, &f->body, body);
-  if (g->p->nfuncs >= 2 && g->p->funcs[g->p->nfuncs - 2]->is_kernel) {
-    dfz_func *k = g->p->funcs[g->p->nfuncs - 2];
-    g->p->funcs[g->p->nfuncs - 2] = f;
-    g->p->funcs[g->p->nfuncs - 1] = k;
-  }
   dfz_expr *call = dfz_expr_new(g->p, EK_CALL, OP_CALL, TEENY_DT_VOID, dfz_scalar_shape());
   call->text = name;
   call->a[0] = base;

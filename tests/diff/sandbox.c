@@ -27,10 +27,12 @@ struct dfz_exec {
   int to_child, from_child;
 };
 
-static bool write_all(int fd, const void *buf, size_t n) {
-  const char *p = buf;
+/* Move n bytes through fd (a write when out, else a read), whatever the
+ * pipe's chunking; false on EOF or error. */
+static bool transfer(int fd, void *buf, size_t n, bool out) {
+  char *p = buf;
   while (n > 0) {
-    ssize_t k = write(fd, p, n);
+    ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
     if (k < 0 && errno == EINTR)
       continue;
     if (k <= 0)
@@ -41,19 +43,8 @@ static bool write_all(int fd, const void *buf, size_t n) {
   return true;
 }
 
-static bool read_all(int fd, void *buf, size_t n) {
-  char *p = buf;
-  while (n > 0) {
-    ssize_t k = read(fd, p, n);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k <= 0)
-      return false;
-    p += k;
-    n -= (size_t)k;
-  }
-  return true;
-}
+static bool write_all(int fd, const void *buf, size_t n) { return transfer(fd, (void *)buf, n, true); }
+static bool read_all(int fd, void *buf, size_t n) { return transfer(fd, buf, n, false); }
 
 /* The child: read a case, run it, answer; until the pipe closes. */
 static void child_loop(dfz_engine eng, int in, int out) {
