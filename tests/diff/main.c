@@ -36,7 +36,8 @@ static const char usage_text[] =
     "  --count N         generate N kernels (default 100, or no limit with --seconds)\n"
     "  --seconds T       stop starting kernels after T seconds\n"
     "  --engine E        emu: the code generator's output on the host emulator\n"
-    "                    (default); gpu: PTX on the GPU through libcuda\n"
+    "                    (default; the device bundle's build has gpu only);\n"
+    "                    gpu: PTX on the GPU through libcuda\n"
     "  -j, --jobs N      N worker processes (default 1)\n"
     "  --out DIR         write reduced reproducers (NAME.c, NAME.txt, NAME.ARG.npy)\n"
     "  --keep-going      go on after a failure (default: stop at the first)\n"
@@ -407,6 +408,9 @@ int main(int argc, char **argv) {
   o.reduce = true;
   o.reduce_max = 2;
   o.timeout = 60;
+#ifdef DFZ_NO_EMULATOR
+  o.engine = DFZ_ENGINE_GPU; /* the device bundle has no host emulator */
+#endif
   bool do_replay = false, do_print = false;
   uint64_t print_which = 0;
   int ch;
@@ -416,6 +420,10 @@ int main(int argc, char **argv) {
     case 'n': o.count = strtol(optarg, NULL, 10); if (o.count < 0) return usage_error("bad --count '%s'", optarg); break;
     case 't': o.seconds = strtod(optarg, NULL); break;
     case 'e':
+#ifdef DFZ_NO_EMULATOR
+      if (strcmp(optarg, "emu") == 0)
+        return usage_error("%s", "this build (the device bundle) has no emulator: --engine gpu");
+#endif
       if (strcmp(optarg, "emu") == 0) o.engine = DFZ_ENGINE_EMU;
       else if (strcmp(optarg, "gpu") == 0) o.engine = DFZ_ENGINE_GPU;
       else if (strcmp(optarg, "interp") == 0) o.engine = DFZ_ENGINE_INTERP;

@@ -101,7 +101,11 @@ void dfz_run_case(const dfz_case *c, dfz_engine eng, dfz_outcome *out) {
       goto done;
     }
   } else {
+#ifdef DFZ_NO_EMULATOR
+    rc = eng == DFZ_ENGINE_EMU ? TEENY_E_UNSUPPORTED /* built without the emulator */
+#else
     rc = eng == DFZ_ENGINE_EMU ? teeny_spec_emulate(spec, c->grid, args, (size_t)c->nparams, &d)
+#endif
                                : teeny_spec_interpret(spec, c->grid, args, (size_t)c->nparams, &d);
     out->engine_s = now_s() - t0;
     if (rc) {
