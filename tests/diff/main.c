@@ -57,7 +57,9 @@ static const char usage_text[] =
     "front end rejected: a generator bug), 2 for a usage error.\n"
     "\n"
     "Replay: difffuzz --replay R.txt [--engine gpu] runs a reproducer again and\n"
-    "exits 1 if it still fails.  On the GPU machine (static bundle):\n"
+    "exits 1 if it still fails; with --out DIR it is written there again with\n"
+    "its inputs as .npy and the `teenyc run` command lines that replay it.\n"
+    "On the GPU machine (static bundle; scripts/difffuzz-gpu does two passes):\n"
     "  bin/difffuzz --engine gpu --seed 1 --count 10000 -j 1 --keep-going --out repro\n";
 
 /* ---- options and statistics ----------------------------------------------------------------------- */
@@ -317,6 +319,22 @@ static void summary(const options *o, const stats *s, double secs) {
 
 /* ---- replay and print ---------------------------------------------------------------------------------- */
 
+/* --replay with --out: the reproducer again, with its .npy inputs and the
+ * teenyc run command lines, under --out. */
+static void rewrite_repro(const options *o, const char *file, const dfz_case *c,
+                          const dfz_outcome *out) {
+  char name[256], err[512];
+  const char *base = strrchr(file, '/');
+  snprintf(name, sizeof name, "%s", base ? base + 1 : file);
+  char *dot = strrchr(name, '.');
+  if (dot)
+    *dot = '\0';
+  if (dfz_repro_write(o->out, name, c, out, err, sizeof err))
+    printf("  written to %s/%s.{c,txt}\n", o->out, name);
+  else
+    printf("  %s\n", err);
+}
+
 static int replay(const options *o, int nfiles, char **files) {
   dfz_exec *x = dfz_exec_start(o->engine);
   int bad = 0;
@@ -338,6 +356,8 @@ static int replay(const options *o, int nfiles, char **files) {
     if (failed || o->verbose)
       printf("  %s%s", out.detail, out.detail[0] && out.detail[strlen(out.detail) - 1] != '\n' ? "\n" : "");
     bad += failed;
+    if (o->out)
+      rewrite_repro(o, files[i], &c, &out);
     dfz_case_free(&c);
   }
   dfz_exec_stop(x);
@@ -451,6 +471,8 @@ int main(int argc, char **argv) {
   }
   if (do_print)
     return print_seed(&o, print_which);
+  if (o.out && mkdir(o.out, 0755) != 0 && errno != EEXIST)
+    return usage_error("cannot create --out directory '%s'", o.out);
   if (do_replay) {
     if (optind >= argc)
       return usage_error("%s", "--replay needs reproducer files (NAME.txt)");
@@ -460,8 +482,6 @@ int main(int argc, char **argv) {
     return usage_error("unexpected argument '%s'", argv[optind]);
   if (o.count == -2)
     o.count = o.seconds > 0 ? -1 : 100;
-  if (o.out && mkdir(o.out, 0755) != 0 && errno != EEXIST)
-    return usage_error("cannot create --out directory '%s'", o.out);
   if (o.engine == DFZ_ENGINE_GPU && !gpu_usable())
     return 2;
   signal(SIGTERM, on_stop);
