@@ -36,7 +36,7 @@ typedef struct dfz_shape {
 /* A dim is mul * consts[ca] * consts[cb] (an index of -1 counts as 1). */
 typedef struct dfz_dim {
   int ca, cb, mul;
-  char text[48]; /* how a shape argument spells it: "1", "BM", "BM * BN", "2 * B" */
+  char text[80]; /* how a shape argument spells it: "1", "BM", "BM * BN", "2 * B" */
   int value;     /* its value under the current bindings */
 } dfz_dim;
 
