@@ -100,7 +100,9 @@ typedef enum teeny_sym_kind {
   SYM_GENERIC, /* a TEENY_CONST: sym_index into program generics */
   SYM_FUNC,    /* a helper function: sym_index into program funcs */
   SYM_BUILTIN, /* a builtin: sym_index is a teeny_builtin */
-  SYM_DTYPE    /* a dtype name used as a call argument (zeros(f32, ...)) */
+  SYM_DTYPE,   /* a dtype name used as a call argument (zeros(f32, ...)) */
+  SYM_OPTION   /* an option constant as a trailing builtin argument:
+                  sym_index is a teeny_option */
 } teeny_sym_kind;
 
 typedef struct teeny_expr teeny_expr;
@@ -232,6 +234,36 @@ typedef struct teeny_builtin_info {
 } teeny_builtin_info;
 
 const teeny_builtin_info *teeny__builtin_info(teeny_builtin b);
+
+/* Option constants (dsl/options.def) and the groups they come in. */
+typedef enum teeny_option_group {
+  OPTG_SEM = 1,   /* memory semantics of an atomic */
+  OPTG_SCOPE = 2, /* the threads an atomic synchronises with */
+  OPTG_PREC = 4   /* input precision of an f32 dot */
+} teeny_option_group;
+
+typedef enum teeny_option {
+#define TEENY_OPTION(id, name, group, value) OPT_##id,
+#include "dsl/options.def"
+#undef TEENY_OPTION
+  OPT__COUNT
+} teeny_option;
+
+typedef struct teeny_option_info {
+  const char *name;         /* as written: "sem_relaxed" */
+  teeny_option_group group; /* one of OPTG_* */
+  int value;                /* the IR attribute: a teeny_sem, teeny_scope or teeny_prec */
+} teeny_option_info;
+
+const teeny_option_info *teeny__option_info(teeny_option o);
+/* The option named name, or -1. */
+int teeny__option_find(const char *name);
+/* The option groups builtin b accepts after its positional arguments (an
+ * OR of OPTG_*; 0: none). */
+unsigned teeny__builtin_option_groups(teeny_builtin b);
+/* Positional arguments of a resolved builtin call: e->nargs less the
+ * trailing option arguments. */
+int teeny__call_positional(const teeny_expr *e);
 /* The builtin named name, or -1. */
 int teeny__builtin_find(const char *name);
 

@@ -301,16 +301,25 @@ static gval gen_atomic(gen *g, const teeny_expr *e, teeny_rmw_kind k) {
 }
 
 static gval gen_atomic_cas(gen *g, const teeny_expr *e) {
-  gval v[3];
+  gval v[4];
+  int n = e->nargs;
   v[0] = need_ptr(g, e, "atomic_cas");
   teeny_dtype elem = v[0].type.pointee;
   if (!atomic_dtype_ok(RMW_XCHG, elem))
     teeny__gen_fail(g, e->loc, "atomic_cas is not available for %s", teeny_dtype_name(elem));
   v[1] = value_for(g, e, 1, elem, "atomic_cas");
   v[2] = value_for(g, e, 2, elem, "atomic_cas");
-  unify(g, v, 3, e->loc, "atomic_cas");
-  return teeny__gen_op(g, IR_ATOMIC_CAS, v, 3, teeny__type_with_dtype(v[0].type, elem),
+  if (n == 4)
+    v[3] = need_mask(g, e, 3, "atomic_cas");
+  unify(g, v, n, e->loc, "atomic_cas");
+  return teeny__gen_op(g, IR_ATOMIC_CAS, v, n, teeny__type_with_dtype(v[0].type, elem),
                        e->loc);
+}
+
+static gval gen_barrier(gen *g, const teeny_expr *e) {
+  if (!teeny__ir_op_add(g->f, g->cur, IR_BARRIER, e->loc, NULL, 0, NULL, 0))
+    teeny__gen_fail(g, e->loc, "kernel too large");
+  return void_value();
 }
 
 /* ---- element-wise ----------------------------------------------------------------------- */
@@ -349,6 +358,15 @@ static gval float_operand(gen *g, gval x, teeny_loc loc, const char *name) {
 static gval gen_math(gen *g, const teeny_expr *e, teeny_opcode code) {
   gval x = float_operand(g, arg(g, e, 0), e->args[0]->loc, e->name);
   return teeny__gen_op(g, code, &x, 1, x.type, e->loc);
+}
+
+/* fast_exp ...: the op of the accurate function, marked for the hardware
+ * approximation (f32 and narrower; f64 has none and stays accurate). */
+static gval gen_fast_math(gen *g, const teeny_expr *e, teeny_opcode code) {
+  gval r = gen_math(g, e, code);
+  if (r.id >= 0 && g->f->values[r.id].def && g->f->values[r.id].def->code == code)
+    g->f->values[r.id].def->fast = r.type.dt != TEENY_DT_F64;
+  return r;
 }
 
 static gval gen_sigmoid(gen *g, const teeny_expr *e) {
@@ -600,10 +618,9 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
 
-gval teeny__gen_builtin(gen *g, const teeny_expr *e) {
-  const teeny_builtin_info *bi = teeny__builtin_info((teeny_builtin)e->sym_index);
-  if (!bi || e->nargs < bi->minargs || (bi->maxargs >= 0 && e->nargs > bi->maxargs))
-    teeny__gen_fail(g, e->loc, "wrong number of arguments to '%s'", e->name);
+/* The builtin call e with its positional arguments only (options are
+ * applied by teeny__gen_builtin). */
+static gval gen_positional(gen *g, const teeny_expr *e) {
   switch ((teeny_builtin)e->sym_index) {
   case BI_PROGRAM_ID: return gen_program(g, e, IR_PROGRAM_ID);
   case BI_NUM_PROGRAMS: return gen_program(g, e, IR_NUM_PROGRAMS);
@@ -640,6 +657,13 @@ gval teeny__gen_builtin(gen *g, const teeny_expr *e) {
   case BI_ERF: return gen_math(g, e, IR_ERF);
   case BI_FLOOR: return gen_math(g, e, IR_FLOOR);
   case BI_CEIL: return gen_math(g, e, IR_CEIL);
+  case BI_FAST_EXP: return gen_fast_math(g, e, IR_EXP);
+  case BI_FAST_EXP2: return gen_fast_math(g, e, IR_EXP2);
+  case BI_FAST_LOG: return gen_fast_math(g, e, IR_LOG);
+  case BI_FAST_LOG2: return gen_fast_math(g, e, IR_LOG2);
+  case BI_FAST_SIN: return gen_fast_math(g, e, IR_SIN);
+  case BI_FAST_COS: return gen_fast_math(g, e, IR_COS);
+  case BI_FAST_TANH: return gen_fast_math(g, e, IR_TANH);
   case BI_FMA: return gen_fma(g, e);
   case BI_CDIV: return gen_cdiv(g, e);
   case BI_SUM: return gen_simple_combine(g, e, IR_ADD, IR_REDUCE, true);
@@ -651,7 +675,39 @@ gval teeny__gen_builtin(gen *g, const teeny_expr *e) {
   case BI_CUMSUM: return gen_simple_combine(g, e, IR_ADD, IR_SCAN, true);
   case BI_SCAN: return gen_fn_combine(g, e, IR_SCAN);
   case BI_DOT: return gen_dot(g, e);
+  case BI_BARRIER: return gen_barrier(g, e);
   case BI__COUNT: break;
   }
   teeny__gen_fail(g, e->loc, "internal error: unknown builtin '%s'", e->name);
+}
+
+/* Set the attributes the trailing options of e name on the op that made r
+ * (an atomic: sem, scope; a dot: prec). */
+static void apply_options(gen *g, const teeny_expr *e, int npos, gval r) {
+  teeny_op *op = r.id >= 0 ? g->f->values[r.id].def : NULL;
+  if (!op)
+    teeny__gen_fail(g, e->loc, "internal error: options of '%s' have no op", e->name);
+  for (int i = npos; i < e->nargs; i++) {
+    const teeny_option_info *oi = teeny__option_info((teeny_option)e->args[i]->sym_index);
+    if (oi->group == OPTG_SEM)
+      op->sem = (teeny_sem)oi->value;
+    else if (oi->group == OPTG_SCOPE)
+      op->scope = (teeny_scope)oi->value;
+    else
+      op->prec = (teeny_prec)oi->value;
+  }
+}
+
+gval teeny__gen_builtin(gen *g, const teeny_expr *e) {
+  const teeny_builtin_info *bi = teeny__builtin_info((teeny_builtin)e->sym_index);
+  int npos = teeny__call_positional(e);
+  if (!bi || npos < bi->minargs || (bi->maxargs >= 0 && npos > bi->maxargs))
+    teeny__gen_fail(g, e->loc, "wrong number of arguments to '%s'", e->name);
+  if (npos == e->nargs)
+    return gen_positional(g, e);
+  teeny_expr pe = *e;
+  pe.nargs = npos;
+  gval r = gen_positional(g, &pe);
+  apply_options(g, e, npos, r);
+  return r;
 }

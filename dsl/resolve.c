@@ -49,6 +49,51 @@ int teeny__builtin_find(const char *name) {
   return -1;
 }
 
+/* ---- options ---------------------------------------------------------------------- */
+
+static const teeny_option_info options[OPT__COUNT] = {
+#define TEENY_OPTION(id, name, group, value) [OPT_##id] = {name, OPTG_##group, value},
+#include "dsl/options.def"
+#undef TEENY_OPTION
+};
+
+const teeny_option_info *teeny__option_info(teeny_option o) {
+  if ((int)o < 0 || o >= OPT__COUNT)
+    return NULL;
+  return &options[o];
+}
+
+int teeny__option_find(const char *name) {
+  for (int i = 0; i < OPT__COUNT; i++)
+    if (strcmp(options[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+unsigned teeny__builtin_option_groups(teeny_builtin b) {
+  switch (b) {
+  case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN: case BI_ATOMIC_XCHG:
+  case BI_ATOMIC_CAS:
+    return OPTG_SEM | OPTG_SCOPE;
+  case BI_DOT:
+    return OPTG_PREC;
+  default:
+    return 0;
+  }
+}
+
+int teeny__call_positional(const teeny_expr *e) {
+  int n = e->nargs;
+  while (n > 0 && e->args[n - 1]->kind == EX_NAME && e->args[n - 1]->sym == SYM_OPTION)
+    n--;
+  return n;
+}
+
+static const char *group_name(unsigned g) {
+  return g == OPTG_SEM ? "memory semantics (sem_*)"
+         : g == OPTG_SCOPE ? "scope (scope_*)" : "input precision (prec_*)";
+}
+
 /* ---- state ----------------------------------------------------------------------- */
 
 /* String -> int hash map (open addressing; keys are never removed). */
@@ -321,6 +366,17 @@ static bool predefined_constant(const char *name) {
   return strcmp(name, "INFINITY") == 0 || strcmp(name, "NAN") == 0;
 }
 
+/* An option constant where a value belongs. */
+static bool misplaced_option(resolver *r, const teeny_expr *e) {
+  int o = teeny__option_find(e->name);
+  if (o < 0)
+    return false;
+  err(r, e->loc, "'%s' is an option, not a value: write it as the last "
+                 "argument of %s", e->name,
+      options[o].group == OPTG_PREC ? "dot" : "an atomic");
+  return true;
+}
+
 static void push_scope(resolver *r) { r->scope++; }
 
 static void pop_scope(resolver *r) {
@@ -409,7 +465,7 @@ static void name_expr(resolver *r, teeny_expr *e, use_ctx ctx) {
   } else if (s.kind == SYM_BUILTIN) {
     err(r, e->loc, "'%s' is a builtin function, not a value", e->name);
   } else if (s.kind == SYM_NONE) {
-    if (predefined_constant(e->name))
+    if (predefined_constant(e->name) || misplaced_option(r, e))
       return;
     suggestion sg = {e->name, NULL, 0};
     consider_values(r, &sg);
@@ -515,13 +571,54 @@ static void dtype_arg(resolver *r, const teeny_expr *call, teeny_expr *a) {
         call->name, a->name);
 }
 
+/* Option constants at the end of e's arguments: mark them SYM_OPTION and
+ * check them (allowed for the builtin, one per group, nothing after them).
+ * A name that is a variable or generic in scope is not an option. */
+static void trailing_options(resolver *r, teeny_expr *e, int b) {
+  unsigned allowed = teeny__builtin_option_groups((teeny_builtin)b), seen = 0;
+  int first = -1;
+  for (int i = 0; i < e->nargs; i++) {
+    teeny_expr *a = e->args[i];
+    int o = a->kind == EX_NAME && !a->type ? teeny__option_find(a->name) : -1;
+    if (o < 0 || lookup(r, a->name).kind != SYM_NONE) {
+      if (first >= 0)
+        err(r, a->loc, "argument '%s' of %s comes after an option; options "
+                       "(%s) go last", a->kind == EX_NAME ? a->name : "...",
+            e->name, e->args[first]->name);
+      continue;
+    }
+    const teeny_option_info *oi = &options[o];
+    if (!(allowed & oi->group)) {
+      if (allowed)
+        err(r, a->loc, "%s takes no %s option; '%s' does not apply", e->name,
+            group_name(oi->group), a->name);
+      else
+        err(r, a->loc, "%s takes no options; '%s' is an option of %s", e->name,
+            a->name, oi->group == OPTG_PREC ? "dot" : "the atomics");
+    } else if (seen & oi->group) {
+      err(r, a->loc, "a second %s option ('%s') in one call of %s",
+          group_name(oi->group), a->name, e->name);
+    }
+    seen |= oi->group;
+    a->sym = SYM_OPTION;
+    a->sym_index = o;
+    if (first < 0)
+      first = i;
+  }
+}
+
 static void builtin_call(resolver *r, teeny_expr *e, int b) {
   e->sym = SYM_BUILTIN;
   e->sym_index = b;
+  trailing_options(r, e, b);
+  int npos = teeny__call_positional(e);
+  int given = e->nargs;
+  e->nargs = npos; /* arity counts positional arguments */
   check_arity(r, e, builtins[b].minargs, builtins[b].maxargs);
+  e->nargs = given;
   bool dtype_first = b == BI_ZEROS || b == BI_FULL;
   bool fn_third = b == BI_REDUCE || b == BI_SCAN;
-  for (int i = 0; i < e->nargs && !stopped(r); i++) {
+  for (int i = 0; i < npos && !stopped(r); i++) {
     if (i == 0 && dtype_first)
       dtype_arg(r, e, e->args[i]);
     else if (i == 2 && fn_third)

@@ -336,16 +336,21 @@ static int exec_atomic_rmw(interp *it, const teeny_op *op) {
   return TEENY_OK;
 }
 
-/* (ptr, cmp, value) -> old.  The comparison is on the stored bits (as the
- * GPU's atom.cas does), so for floats -0 != +0 and a NaN matches itself. */
+/* (ptr, cmp, value [, mask]) -> old.  The comparison is on the stored bits
+ * (as the GPU's atom.cas does), so for floats -0 != +0 and a NaN matches
+ * itself; off lanes give 0 and touch nothing. */
 static int exec_atomic_cas(interp *it, const teeny_op *op) {
   teeny_dtype dt = type_of(it, op->args[0]).pointee;
   size_t size = (size_t)teeny_dtype_size(dt);
   const elem *p = val(it, op->args[0]), *c = val(it, op->args[1]);
   const elem *v = val(it, op->args[2]);
+  const elem *mask = op->nargs >= 4 ? val(it, op->args[3]) : NULL;
   elem *r = val(it, op->res[0]);
   long n = numel(it, op->args[0]);
   for (long i = 0; i < n; i++) {
+    r[i].u = 0;
+    if (mask && !mask[i].u)
+      continue;
     unsigned char *m = mem_at(it, op, p[i].u, size, i);
     if (!m)
       return TEENY_E_RUNTIME;
@@ -746,6 +751,7 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_STORE: return exec_store(it, op);
   case IR_ATOMIC_RMW: return exec_atomic_rmw(it, op);
   case IR_ATOMIC_CAS: return exec_atomic_cas(it, op);
+  case IR_BARRIER: return TEENY_OK; /* lanes run in op order already */
   case IR_REDUCE:
   case IR_SCAN: return exec_combine(it, op);
   case IR_DOT: return exec_dot(it, op);

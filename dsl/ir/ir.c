@@ -300,12 +300,25 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
     teeny__buf_printf(b, " %s", p[op->pred]);
     break;
   }
-  case IR_ATOMIC_RMW: {
+  case IR_ATOMIC_RMW:
+  case IR_ATOMIC_CAS: {
     static const char *k[] = {"add", "max", "min", "xchg"};
-    teeny__buf_printf(b, " %s", k[op->rmw]);
+    static const char *sem[] = {"acq_rel", "relaxed", "acquire", "release"};
+    static const char *scope[] = {"gpu", "cta", "sys"};
+    if (op->code == IR_ATOMIC_RMW)
+      teeny__buf_printf(b, " %s", k[op->rmw]);
+    teeny__buf_printf(b, " %s %s", sem[op->sem], scope[op->scope]);
+    break;
+  }
+  case IR_DOT: {
+    static const char *prec[] = {"tf32", "tf32x3", "ieee"};
+    if (op->prec)
+      teeny__buf_printf(b, " %s", prec[op->prec]);
     break;
   }
   default:
+    if (op->fast)
+      teeny__buf_puts(b, " fast");
     break;
   }
   if (op->nres) {

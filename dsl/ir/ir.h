@@ -90,6 +90,22 @@ typedef enum teeny_rmw_kind {
   RMW_ADD, RMW_MAX, RMW_MIN, RMW_XCHG
 } teeny_rmw_kind;
 
+/* An atomic's memory semantics and scope (docs/dsl.md §9).  Zero is the
+ * default, Triton's: acq_rel at gpu scope. */
+typedef enum teeny_sem {
+  TEENY_SEM_ACQ_REL, TEENY_SEM_RELAXED, TEENY_SEM_ACQUIRE, TEENY_SEM_RELEASE
+} teeny_sem;
+
+typedef enum teeny_scope {
+  TEENY_SCOPE_GPU, TEENY_SCOPE_CTA, TEENY_SCOPE_SYS
+} teeny_scope;
+
+/* How an f32 dot multiplies (Triton's input_precision); zero, the default,
+ * is tf32 as in Triton.  Other dtypes ignore it. */
+typedef enum teeny_prec {
+  TEENY_PREC_TF32, TEENY_PREC_TF32X3, TEENY_PREC_IEEE
+} teeny_prec;
+
 /* A compile-time scalar: which member is meaningful follows the dtype. */
 typedef union teeny_scalar {
   int64_t i;  /* signed ints, bool */
@@ -115,6 +131,11 @@ typedef struct teeny_op {
   int start, end;           /* IR_MAKE_RANGE */
   teeny_cmp_pred pred;      /* IR_CMP */
   teeny_rmw_kind rmw;       /* IR_ATOMIC_RMW */
+  teeny_sem sem;            /* IR_ATOMIC_RMW, IR_ATOMIC_CAS */
+  teeny_scope scope;        /* IR_ATOMIC_RMW, IR_ATOMIC_CAS */
+  teeny_prec prec;          /* IR_DOT */
+  bool fast;                /* math ops: the hardware approximation
+                               (fast_exp, ...) instead of the accurate one */
   bool reverse;             /* IR_SCAN */
 } teeny_op;
 

@@ -50,8 +50,13 @@
 enum {
   TT_CACHE_NONE = 1,      /* CacheModifier::NONE */
   TT_EVICT_NORMAL = 1,    /* EvictionPolicy::NORMAL */
+  TT_SEM_RELAXED = 1,     /* MemSemantic::RELAXED */
+  TT_SEM_ACQUIRE = 2,     /* MemSemantic::ACQUIRE */
+  TT_SEM_RELEASE = 3,     /* MemSemantic::RELEASE */
   TT_SEM_ACQ_REL = 4,     /* MemSemantic::ACQUIRE_RELEASE (tl's default) */
   TT_SCOPE_GPU = 1,       /* MemSyncScope::GPU (tl's default) */
+  TT_SCOPE_CTA = 2,       /* MemSyncScope::CTA */
+  TT_SCOPE_SYS = 3,       /* MemSyncScope::SYSTEM */
   TT_RMW_ADD = 4,         /* RMWOp: integer add */
   TT_RMW_FADD = 5,        /* float add */
   TT_RMW_MAX = 6,         /* signed max */
@@ -59,7 +64,9 @@ enum {
   TT_RMW_UMAX = 8,        /* unsigned max */
   TT_RMW_UMIN = 9,        /* unsigned min */
   TT_RMW_XCHG = 10,       /* exchange */
-  TT_PRECISION_TF32 = 0   /* InputPrecision::TF32 (f32 dot on tensor cores) */
+  TT_PRECISION_TF32 = 0,  /* InputPrecision::TF32 (f32 dot on tensor cores) */
+  TT_PRECISION_TF32X3 = 1, /* InputPrecision::TF32x3 */
+  TT_PRECISION_IEEE = 2   /* InputPrecision::IEEE */
 };
 
 /* A value ready to print: its name and its type. */
@@ -453,14 +460,51 @@ static bool is_half(teeny_dtype dt) {
   return dt == TEENY_DT_F16 || dt == TEENY_DT_BF16;
 }
 
-/* One float math op on f32/f64 operands a[0..n).  tanh is libdevice's:
- * Triton 3.6 has no lowering for math.tanh. */
+/* The PTX of an f32 fast_* function, as the code generator emits it, for
+ * tt.elementwise_inline_asm (so Triton computes the same approximation). */
+static const char *fast_asm(teeny_opcode code) {
+  switch (code) {
+  case IR_EXP: return "mul.f32 $0, $1, 0f3FB8AA3B; ex2.approx.f32 $0, $0;";
+  case IR_EXP2: return "ex2.approx.f32 $0, $1;";
+  case IR_LOG: return "lg2.approx.f32 $0, $1; mul.f32 $0, $0, 0f3F317218;";
+  case IR_LOG2: return "lg2.approx.f32 $0, $1;";
+  case IR_SIN: return "sin.approx.f32 $0, $1;";
+  case IR_COS: return "cos.approx.f32 $0, $1;";
+  case IR_TANH: return "tanh.approx.f32 $0, $1;";
+  default: return NULL;
+  }
+}
+
+/* libdevice's accurate function for the accurate forms whose math.* op
+ * Triton lowers to a hardware approximation (math.exp, math.log, ...) or
+ * not at all (math.tanh); NULL where the math op is already accurate
+ * enough and matches the code generator (exp2, sqrt, rsqrt, erf). */
+static const char *libdevice_name(teeny_opcode code, bool f64) {
+  switch (code) {
+  case IR_EXP: return f64 ? "__nv_exp" : "__nv_expf";
+  case IR_LOG: return f64 ? "__nv_log" : "__nv_logf";
+  case IR_LOG2: return f64 ? "__nv_log2" : "__nv_log2f";
+  case IR_SIN: return f64 ? "__nv_sin" : "__nv_sinf";
+  case IR_COS: return f64 ? "__nv_cos" : "__nv_cosf";
+  case IR_TANH: return f64 ? "__nv_tanh" : "__nv_tanhf";
+  default: return NULL;
+  }
+}
+
+/* One float math op on f32/f64 operands a[0..n): fast forms as inline PTX,
+ * accurate ones through libdevice where Triton's math.* lowering would be
+ * approximate (docs/dsl.md §5, accuracy). */
 static void emit_math(printer *p, const teeny_op *op, val r, const val *a, int n) {
-  if (op->code == IR_TANH) {
-    char props[96];
+  const char *lib = libdevice_name(op->code, r.type.dt == TEENY_DT_F64);
+  char props[160];
+  if (op->fast && fast_asm(op->code)) {
     snprintf(props, sizeof props,
-             "libname = \"\", libpath = \"\", pure = true, symbol = \"%s\"",
-             r.type.dt == TEENY_DT_F64 ? "__nv_tanh" : "__nv_tanhf");
+             "asm_string = \"%s\", constraints = \"=f,f\", packed_element = 1 : i32, "
+             "pure = true", fast_asm(op->code));
+    emit_generic(p, op, &r, 1, "tt.elementwise_inline_asm", a, 1, props);
+  } else if (n == 1 && lib) {
+    snprintf(props, sizeof props,
+             "libname = \"\", libpath = \"\", pure = true, symbol = \"%s\"", lib);
     emit_generic(p, op, &r, 1, "tt.extern_elementwise", a, 1, props);
   } else if (n == 2) {
     emit_binary(p, op, r, "arith.divf", a[0], a[1]);
@@ -643,11 +687,22 @@ static void print_store(printer *p, const teeny_op *op) {
   emit_generic(p, op, NULL, 0, "tt.store", a, n, props);
 }
 
+/* An atomic's sem and scope as Triton's enum values. */
+static int tt_sem(const teeny_op *op) {
+  static const int v[] = {TT_SEM_ACQ_REL, TT_SEM_RELAXED, TT_SEM_ACQUIRE, TT_SEM_RELEASE};
+  return v[op->sem];
+}
+
+static int tt_scope(const teeny_op *op) {
+  static const int v[] = {TT_SCOPE_GPU, TT_SCOPE_CTA, TT_SCOPE_SYS};
+  return v[op->scope];
+}
+
 static void emit_rmw(printer *p, const teeny_op *op, val r, int kind,
                      const val *a, int n) {
   char props[96];
   snprintf(props, sizeof props, "atomic_rmw_op = %d : i32, scope = %d : i32, sem = %d : i32",
-           kind, TT_SCOPE_GPU, TT_SEM_ACQ_REL);
+           kind, tt_scope(op), tt_sem(op));
   emit_generic(p, op, &r, 1, "tt.atomic_rmw", a, n, props);
 }
 
@@ -713,21 +768,31 @@ static void print_atomic_rmw(printer *p, const teeny_op *op) {
   emit_rmw(p, op, r, kind, a, n);
 }
 
+/* A masked atomic_cas has no TTIR form (Triton's atomic_cas takes no
+ * mask, and a CAS on a masked-off lane's address may be out of bounds), so
+ * it prints as teeny.atomic_cas with the mask as its fourth operand. */
 static void print_atomic_cas(printer *p, const teeny_op *op) {
   char props[48];
-  val a[3], r = res(p, op, 0);
-  int n = args_of(p, op, a, 3);
-  snprintf(props, sizeof props, "scope = %d : i32, sem = %d : i32", TT_SCOPE_GPU,
-           TT_SEM_ACQ_REL);
-  emit_generic(p, op, &r, 1, "tt.atomic_cas", a, n, props);
+  val a[4], r = res(p, op, 0);
+  int n = args_of(p, op, a, 4);
+  snprintf(props, sizeof props, "scope = %d : i32, sem = %d : i32", tt_scope(op),
+           tt_sem(op));
+  emit_generic(p, op, &r, 1, n == 4 ? "teeny.atomic_cas" : "tt.atomic_cas", a, n, props);
+}
+
+static void print_barrier(printer *p, const teeny_op *op) {
+  line_begin(p, NULL, 0);
+  teeny__buf_puts(p->out, "gpu.barrier");
+  line_end(p, op);
 }
 
 static void print_dot(printer *p, const teeny_op *op) {
   char props[80];
   val a[3], r = res(p, op, 0);
   int n = args_of(p, op, a, 3);
+  static const int prec[] = {TT_PRECISION_TF32, TT_PRECISION_TF32X3, TT_PRECISION_IEEE};
   snprintf(props, sizeof props, "inputPrecision = %d : i32, maxNumImpreciseAcc = 0 : i32",
-           TT_PRECISION_TF32);
+           prec[op->prec]);
   emit_generic(p, op, &r, 1, "tt.dot", a, n, props);
 }
 
@@ -990,6 +1055,9 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_ATOMIC_CAS:
     print_atomic_cas(p, op);
+    return;
+  case IR_BARRIER:
+    print_barrier(p, op);
     return;
   case IR_REDUCE:
   case IR_SCAN:

@@ -251,12 +251,14 @@ static void verify_memory(verifier *v, const teeny_op *op) {
       vfail(v, op, "mask is not bool of the pointer's shape");
     return;
   case IR_ATOMIC_CAS:
-    if (op->nargs != 3 || op->nres != 1)
-      vfail(v, op, "atomic_cas takes ptr, cmp, value and has one result");
+    if (!nargs_in(op, 3, 4) || op->nres != 1)
+      vfail(v, op, "atomic_cas takes ptr, cmp, value [, mask] and has one result");
     else if (!teeny__type_eq(vt(v, op->args[1]), elem) ||
              !teeny__type_eq(vt(v, op->args[2]), elem) ||
              !teeny__type_eq(vt(v, op->res[0]), elem))
       vfail(v, op, "cmp, value or result is not the pointee type");
+    else if (op->nargs == 4 && !teeny__type_eq(vt(v, op->args[3]), mask))
+      vfail(v, op, "mask is not bool of the pointer's shape");
     return;
   default:
     return;
@@ -348,6 +350,15 @@ static void verify_shape_op(verifier *v, const teeny_op *op) {
 }
 
 static void verify_op(verifier *v, const teeny_op *op) {
+  bool approx_ok = op->code == IR_EXP || op->code == IR_EXP2 || op->code == IR_LOG ||
+                   op->code == IR_LOG2 || op->code == IR_SIN || op->code == IR_COS ||
+                   op->code == IR_TANH;
+  if (op->fast && !approx_ok)
+    vfail(v, op, "only exp, exp2, log, log2, sin, cos and tanh have a fast form");
+  if ((op->sem || op->scope) && op->code != IR_ATOMIC_RMW && op->code != IR_ATOMIC_CAS)
+    vfail(v, op, "memory semantics and scope belong to atomics");
+  if (op->prec && op->code != IR_DOT)
+    vfail(v, op, "an input precision belongs to dot");
   for (int i = 0; i < op->nargs; i++) {
     int a = op->args[i];
     if (a < 0 || a >= v->f->nvalues || !v->visible[a]) {
@@ -430,6 +441,10 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_ATOMIC_RMW:
   case IR_ATOMIC_CAS:
     verify_memory(v, op);
+    break;
+  case IR_BARRIER:
+    if (op->nargs || op->nres)
+      vfail(v, op, "barrier has no operands and no results");
     break;
   case IR_REDUCE:
   case IR_SCAN:

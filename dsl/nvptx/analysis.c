@@ -697,6 +697,7 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_YIELD:
   case IR_CONDITION:
   case IR_RETURN:
+  case IR_BARRIER:
     return;
   default:
     break;
@@ -726,10 +727,24 @@ static void walk_region(cg *g, const teeny_region *r) {
     walk_op(g, r->ops[i]);
 }
 
+/* g->uses[v]: how many operands (terminators included) name v. */
+static void count_uses(cg *g, const teeny_region *r) {
+  for (int i = 0; i < r->nops; i++) {
+    const teeny_op *op = r->ops[i];
+    for (int j = 0; j < op->nargs; j++)
+      g->uses[op->args[j]]++;
+    for (int k = 0; k < op->nregions; k++)
+      if (op->regions[k])
+        count_uses(g, op->regions[k]);
+  }
+}
+
 void teeny__cg_analyze(cg *g) {
   const teeny_ir_func *f = g->f;
   g->vi = teeny__cg_alloc(g, sizeof *g->vi * (size_t)(f->nvalues + 1));
   g->vals = teeny__cg_alloc(g, sizeof *g->vals * (size_t)(f->nvalues + 1));
+  g->uses = teeny__cg_alloc(g, sizeof *g->uses * (size_t)(f->nvalues + 1));
+  count_uses(g, f->body);
   for (int i = 0; i < f->nparams; i++) {
     int id = f->body->args[i];
     set_top(g, id);

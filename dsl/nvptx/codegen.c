@@ -184,6 +184,7 @@ LLVMValueRef teeny__cg_sreg(cg *g, const char *name) {
 
 void teeny__cg_barrier(cg *g) {
   teeny__cg_intrin(g, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
+  teeny__cg_order_barrier(g);
 }
 
 /* ---- targets ---------------------------------------------------------------------- */

@@ -14,6 +14,7 @@
  *   reduce.c    reduce and scan
  *   dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
  *   ctrl.c      regions, op dispatch, if/for/while
+ *   order.c     program order between threads: where barriers must go
  *
  * Execution model (Triton's): one CTA per program; every thread computes
  * every scalar (scalars are uniform); a tile value is spread over the CTA
@@ -135,6 +136,37 @@ typedef struct cg_vinfo {
   int cp_inv, cp_ks, cp_kmax;
 } cg_vinfo;
 
+/* One memory access since the last barrier (order.c). */
+typedef struct cg_access {
+  uint64_t roots;       /* written parameters it may touch */
+  int ptr;              /* its pointer value (a tile or a scalar) */
+  const cg_layout *L;   /* the layout its elements ran in; NULL: thread 0 alone */
+  bool write;           /* a store or an atomic */
+  bool owner_only;      /* each element by its first holder (stores, atomics) */
+  signed char comm;     /* an atomic whose order cannot show (its old value
+                           unused, integer add/max/min): its teeny_rmw_kind;
+                           -1 otherwise */
+} cg_access;
+
+/* The accesses that may be pending at a point (union over the paths). */
+typedef struct cg_order {
+  cg_access *v;
+  int n, cap;
+  bool acquire;         /* an acquire since the last barrier, on some path */
+  bool acquire_t0;      /* ... and thread 0's only (a scalar atomic) */
+} cg_order;
+
+/* A loop being lowered: the accesses its body may make before its first
+ * barrier at the body's own level, which the latch checks against. */
+typedef struct cg_order_frame {
+  cg_order head;
+  int depth;            /* g->rdepth of the body */
+  bool open;            /* no barrier at that level yet */
+  const teeny_op *loop; /* the IR_FOR (its step and carried values tell how
+                           far a pointer moves per trip), or an IR_WHILE */
+  struct cg_order_frame *up;
+} cg_order_frame;
+
 /* Longest chain of lazy values: deeper ones are made eagerly, so that
  * computing a value on demand never recurses without bound. */
 #define CG_MAX_LAZY_DEPTH 64
@@ -168,6 +200,7 @@ typedef struct cg {
   cg_vinfo *vi;           /* [f->nvalues] */
   cg_regs **vals;         /* [f->nvalues] materialisations */
   uint64_t written;       /* params stored to or atomically updated */
+  int *uses;              /* [f->nvalues] operands naming each value */
   /* interned layouts (pointer equality = layout equality) */
   cg_layout **layouts;
   int nlayouts, caplayouts;
@@ -209,6 +242,10 @@ typedef struct cg {
   const teeny_op *wg_defer;
   LLVMValueRef *wg_pend;       /* its accumulator registers, not yet waited */
   const cg_layout *wg_pend_L;
+  /* program order between threads (order.c) */
+  cg_order ord;                /* accesses since the last barrier */
+  cg_order_frame *frames;      /* the loops being lowered, innermost first */
+  int rdepth;                  /* nesting depth of the region being lowered */
 } cg;
 
 /* ============================================================================
@@ -465,6 +502,32 @@ LLVMValueRef teeny__cg_emu_intrin(cg *g, const char *name, LLVMValueRef *args,
 /* Call runtime function name(emu, args...) returning ret. */
 LLVMValueRef teeny__cg_emu_call(cg *g, const char *name, LLVMTypeRef ret,
                                 LLVMValueRef *args, int nargs);
+
+/* ============================================================================
+ * order.c — program order between the threads of a block (docs/dsl.md §9)
+ * ========================================================================== */
+
+/* Before access a: a barrier if it conflicts with a pending access (or an
+ * acquire is pending); then a is pending.  Read-only parameters are never
+ * recorded (a->roots == 0). */
+void teeny__cg_order_access(cg *g, const cg_access *a);
+/* Before a release atomic (thread 0's alone when scalar): a barrier if any
+ * other thread's access is pending. */
+void teeny__cg_order_release(cg *g, bool scalar);
+/* After an acquire atomic: the next access by other threads waits. */
+void teeny__cg_order_acquired(cg *g, bool scalar);
+/* teeny__cg_barrier calls it: nothing is pending any more. */
+void teeny__cg_order_barrier(cg *g);
+/* The pending set, for if/else joins (save, restore, union). */
+cg_order teeny__cg_order_save(cg *g);
+void teeny__cg_order_restore(cg *g, const cg_order *s);
+void teeny__cg_order_join(cg *g, const cg_order *s);
+/* Loops: push a frame as the body starts (g->rdepth already the body's);
+ * at the latch, a barrier if what is pending conflicts with what the next
+ * trip may do before its first barrier; pop when the loop is done. */
+cg_order_frame *teeny__cg_order_frame_push(cg *g, const teeny_op *loop);
+void teeny__cg_order_latch(cg *g, const cg_order_frame *f);
+void teeny__cg_order_frame_pop(cg *g, cg_order_frame *f);
 
 /* ============================================================================
  * ctrl.c

@@ -7,8 +7,12 @@
  *          register of each carried tile; iv < ub) -> body -> latch;
  *   while  header = the before-region (phis for the carried values), its
  *          condition leaves or enters the after-region, which loops back.
- * Every condition is a scalar, and scalars are uniform, so all threads of
- * a block take the same path (barriers inside branches and loops are safe).
+ * Every condition is a scalar, and scalars are uniform (a scalar load of
+ * memory the kernel writes is thread 0's, broadcast: mem.c), so all
+ * threads of a block take the same path (barriers inside branches and
+ * loops are safe).  Program order between threads (order.c) follows the
+ * same structure: an if joins its branches' pending accesses, a loop
+ * checks its latch.
  * Each nested region gets its own scope (value.c), so values made
  * inside it are never used after it.
  */
@@ -161,15 +165,22 @@ static void emit_if(cg *g, const teeny_op *op) {
   carried c = carried_new(g, op->res, op->nres);
   LLVMValueRef **vals[2];
   LLVMBasicBlockRef ends[2];
+  cg_order before = teeny__cg_order_save(g), after[2];
   for (int k = 0; k < 2; k++) {
     LLVMPositionBuilderAtEnd(g->b, bb[k]);
+    teeny__cg_order_restore(g, &before);
     int saved = teeny__cg_scope_push(g);
+    g->rdepth++;
     teeny__cg_emit_region(g, op->regions[k]);
+    g->rdepth--;
     vals[k] = terminator_vals(g, op->regions[k], 0, &c);
     ends[k] = LLVMGetInsertBlock(g->b);
     LLVMBuildBr(g->b, join);
     teeny__cg_scope_pop(g, saved);
+    after[k] = teeny__cg_order_save(g);
   }
+  teeny__cg_order_restore(g, &after[0]); /* either branch's accesses may be pending */
+  teeny__cg_order_join(g, &after[1]);
   LLVMPositionBuilderAtEnd(g->b, join);
   make_phis(g, &c);
   for (int k = 0; k < 2; k++)
@@ -757,6 +768,12 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
     ahead0 = vals;
   }
 
+  /* program order (order.c): the body starts from what is pending here;
+   * what leaves the loop is that, or what a trip leaves pending */
+  cg_order entry = teeny__cg_order_save(g), leaving = entry;
+  g->rdepth++;
+  cg_order_frame *frame = teeny__cg_order_frame_push(g, op);
+
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef head = new_block(g, "for.head"), bbody = new_block(g, "for.body");
   LLVMBasicBlockRef exit = new_block(g, "for.end");
@@ -909,6 +926,14 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
     teeny__cg_scope_pop(g, saved);
     vals = vnext;
     ivj = ivn;
+    if (cp + 1 == U) /* the back edge: the next trip starts here */
+      teeny__cg_order_latch(g, frame);
+    {
+      cg_order here = teeny__cg_order_save(g);
+      teeny__cg_order_join(g, &leaving);
+      leaving = teeny__cg_order_save(g);
+      teeny__cg_order_restore(g, &here);
+    }
     if (cp + 1 < U) { /* the next copy's iteration may not exist */
       LLVMBasicBlockRef next = new_block(g, "for.copy");
       xvals[nx] = vals;
@@ -948,6 +973,9 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
     g->vi[A.loads[j]->res[0]].astage = NULL;
     g->vi[A.loads[j]->res[0]].prefetched = false;
   }
+  teeny__cg_order_frame_pop(g, frame);
+  g->rdepth--;
+  teeny__cg_order_restore(g, &leaving);
 
   LLVMAddIncoming(iv, &lb, &pre, 1);
   LLVMAddIncoming(iv, &ivj, &latch, 1);
@@ -1094,14 +1122,19 @@ static void emit_for(cg *g, const teeny_op *op) {
   LLVMBuildCondBr(g->b, fast, bf, bs);
   LLVMValueRef **v[2];
   LLVMBasicBlockRef from[2];
+  cg_order before = teeny__cg_order_save(g), after[2];
   for (int k = 0; k < 2; k++) {
     LLVMPositionBuilderAtEnd(g->b, k ? bs : bf);
+    teeny__cg_order_restore(g, &before);
     int saved = teeny__cg_scope_push(g); /* nothing made in one copy is reused in the other */
     v[k] = emit_for_one(g, op, k + 1, &end);
     teeny__cg_scope_pop(g, saved);
     from[k] = end;
     LLVMBuildBr(g->b, join);
+    after[k] = teeny__cg_order_save(g);
   }
+  teeny__cg_order_restore(g, &after[0]);
+  teeny__cg_order_join(g, &after[1]);
   LLVMPositionBuilderAtEnd(g->b, join);
   carried ce = carried_new(g, body->args + 1, op->nres);
   make_phis(g, &ce);
@@ -1132,6 +1165,8 @@ static void emit_while(cg *g, const teeny_op *op) {
   LLVMPositionBuilderAtEnd(g->b, head);
   make_phis(g, &cb);
   int saved = teeny__cg_scope_push(g);
+  g->rdepth++; /* program order: as for loops (emit_for_one) */
+  cg_order_frame *frame = teeny__cg_order_frame_push(g, op);
   bind(g, &cb, before->args, phis(g, &cb));
   teeny__cg_emit_region(g, before);
   const teeny_op *cond = before->ops[before->nops - 1];
@@ -1139,15 +1174,20 @@ static void emit_while(cg *g, const teeny_op *op) {
   LLVMValueRef **fwd = terminator_vals(g, before, 1, &ca);
   LLVMBuildCondBr(g->b, go, body, exit);
   teeny__cg_scope_pop(g, saved);
+  cg_order leaving = teeny__cg_order_save(g);
 
   LLVMPositionBuilderAtEnd(g->b, body);
   saved = teeny__cg_scope_push(g);
   bind(g, &ca, after->args, fwd);
   teeny__cg_emit_region(g, after);
   LLVMValueRef **next = terminator_vals(g, after, 0, &cb);
+  teeny__cg_order_latch(g, frame);
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, head);
   teeny__cg_scope_pop(g, saved);
+  teeny__cg_order_frame_pop(g, frame);
+  g->rdepth--;
+  teeny__cg_order_join(g, &leaving);
 
   add_incoming(g, &cb, init, pre);
   add_incoming(g, &cb, next, latch);
@@ -1230,6 +1270,9 @@ static void emit_op(cg *g, const teeny_op *op) {
     return;
   case IR_WHILE:
     emit_while(g, op);
+    return;
+  case IR_BARRIER:
+    teeny__cg_barrier(g);
     return;
   case IR_YIELD:
   case IR_CONDITION:

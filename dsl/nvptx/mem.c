@@ -604,15 +604,48 @@ static LLVMValueRef zero_of(cg *g, teeny_dtype dt) {
   return teeny__cg_const(g, dt, z);
 }
 
+static LLVMValueRef is_thread0(cg *g) {
+  return LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, teeny__cg_i32(g, 0), "");
+}
+
+/* The pending-set entry of op's access (order.c): roots the kernel writes
+ * only; L NULL for thread 0's scalar accesses. */
+static cg_access access_of(cg *g, const teeny_op *op, const cg_layout *L, bool write) {
+  cg_access a;
+  memset(&a, 0, sizeof a);
+  a.roots = g->vi[op->args[0]].roots & g->written;
+  a.ptr = op->args[0];
+  a.L = L;
+  a.write = write;
+  a.owner_only = write;
+  a.comm = -1;
+  return a;
+}
+
+/* A scalar is the same in every thread (docs/dsl.md §9).  Through a
+ * pointer nothing in the kernel writes, every thread may load it itself;
+ * otherwise another thread's store (or atomic) could land between two
+ * threads' loads, so thread 0 loads it, in program order with its scalar
+ * stores and after a barrier where a tile store may alias, and broadcasts
+ * the value. */
 static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   LLVMValueRef p = teeny__cg_scalar(g, op->args[0]), v;
-  if (op->nargs < 2) {
-    native_load(g, p, dt, 1, nc, &v);
-  } else {
-    LLVMValueRef d = op->nargs == 3 ? teeny__cg_scalar(g, op->args[2]) : zero_of(g, dt);
-    pred_load(g, p, dt, 1, nc, teeny__cg_scalar(g, op->args[1]), &d, &v);
+  LLVMValueRef d = op->nargs == 3 ? teeny__cg_scalar(g, op->args[2]) : zero_of(g, dt);
+  if (nc) {
+    if (op->nargs < 2)
+      native_load(g, p, dt, 1, nc, &v);
+    else
+      pred_load(g, p, dt, 1, nc, teeny__cg_scalar(g, op->args[1]), &d, &v);
+    teeny__cg_set_scalar(g, op->res[0], v);
+    return;
   }
-  teeny__cg_set_scalar(g, op->res[0], v);
+  cg_access a = access_of(g, op, NULL, false);
+  teeny__cg_order_access(g, &a);
+  LLVMValueRef pred = is_thread0(g);
+  if (op->nargs >= 2)
+    pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[1]), "");
+  pred_load(g, p, dt, 1, false, pred, &d, &v);
+  teeny__cg_set_scalar(g, op->res[0], teeny__cg_bcast_thread0(g, v, dt));
 }
 
 LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra) {
@@ -996,6 +1029,8 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
   }
   if (g->vi[op->res[0]].prefetched)
     return; /* the loop that owns it loaded it one iteration ahead */
+  cg_access a = access_of(g, op, g->vi[op->res[0]].nat, false);
+  teeny__cg_order_access(g, &a);
   teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
 }
 
@@ -1062,14 +1097,12 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
   LLVMPositionBuilderAtEnd(g->b, join);
 }
 
-static LLVMValueRef is_thread0(cg *g) {
-  return LLVMBuildICmp(g->b, LLVMIntEQ, g->tid, teeny__cg_i32(g, 0), "");
-}
-
 void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   teeny_type pt = vtype(g, op->args[0]);
   teeny_dtype dt = pt.pointee;
   if (pt.rank == 0) {
+    cg_access a = access_of(g, op, NULL, true);
+    teeny__cg_order_access(g, &a);
     LLVMValueRef pred = is_thread0(g);
     if (op->nargs == 3)
       pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[2]), "");
@@ -1078,6 +1111,8 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = teeny__cg_mem_layout(g, op);
+  cg_access acc = access_of(g, op, L, true);
+  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *val = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef owner = teeny__cg_owner(g, L);
@@ -1106,13 +1141,68 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
 
 /* ---- atomics ------------------------------------------------------------------------------------ */
 
-static LLVMValueRef rmw(cg *g, LLVMAtomicRMWBinOp o, LLVMValueRef p, LLVMValueRef v) {
-  return LLVMBuildAtomicRMW(g->b, o, p, v, LLVMAtomicOrderingMonotonic, 0);
+/* PTX's name of an LLVM atomic operation on a value of LLVM type t. */
+static const char *ptx_rmw(cg *g, LLVMAtomicRMWBinOp o, LLVMTypeRef t, char *buf, size_t n) {
+  bool wide = t == g->t_i64 || t == g->t_f64;
+  const char *op, *ty;
+  switch (o) {
+  case LLVMAtomicRMWBinOpFAdd:
+    op = "add";
+    ty = t == g->t_f16 ? "noftz.f16" : t == g->t_f32 ? "f32" : "f64";
+    break;
+  case LLVMAtomicRMWBinOpAdd: op = "add"; ty = wide ? "u64" : "u32"; break;
+  case LLVMAtomicRMWBinOpMax: op = "max"; ty = wide ? "s64" : "s32"; break;
+  case LLVMAtomicRMWBinOpMin: op = "min"; ty = wide ? "s64" : "s32"; break;
+  case LLVMAtomicRMWBinOpUMax: op = "max"; ty = wide ? "u64" : "u32"; break;
+  case LLVMAtomicRMWBinOpUMin: op = "min"; ty = wide ? "u64" : "u32"; break;
+  default: op = "exch"; ty = wide ? "b64" : "b32"; break;
+  }
+  snprintf(buf, n, "%s.%s", op, ty);
+  return buf;
+}
+
+static char reg_letter(cg *g, LLVMTypeRef t) {
+  return t == g->t_i64 ? 'l' : t == g->t_f32 ? 'f' : t == g->t_f64 ? 'd'
+       : t == g->t_i16 ? 'h' : 'r';
+}
+
+/* `atom.<sem>.<scope>.global.<what>` on p with operands v[0..n) (1, or 2
+ * for cas), as inline PTX: LLVM 19's NVPTX back end drops an atomicrmw's
+ * ordering and scope.  f16 travels as its bits. */
+static LLVMValueRef atom_ptx(cg *g, const teeny_op *op, const char *what, LLVMValueRef p,
+                             LLVMValueRef *v, int n) {
+  static const char *const sem[] = {"acq_rel", "relaxed", "acquire", "release"};
+  static const char *const scope[] = {"gpu", "cta", "sys"};
+  LLVMTypeRef t = LLVMTypeOf(v[0]);
+  bool half = t == g->t_f16;
+  LLVMValueRef args[3] = {p};
+  for (int i = 0; i < n; i++)
+    args[1 + i] = half ? LLVMBuildBitCast(g->b, v[i], g->t_i16, "") : v[i];
+  LLVMTypeRef rt = half ? g->t_i16 : t;
+  char text[128], cons[32];
+  snprintf(text, sizeof text, "atom.%s.%s.global.%s $0, [$1], $2%s;", sem[op->sem],
+           scope[op->scope], what, n == 2 ? ", $3" : "");
+  char c = reg_letter(g, rt);
+  if (n == 2)
+    snprintf(cons, sizeof cons, "=%c,l,%c,%c,~{memory}", c, c, c);
+  else
+    snprintf(cons, sizeof cons, "=%c,l,%c,~{memory}", c, c);
+  LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 1 + n, true);
+  return half ? LLVMBuildBitCast(g->b, r, g->t_f16, "") : r;
+}
+
+static LLVMValueRef rmw(cg *g, const teeny_op *op, LLVMAtomicRMWBinOp o, LLVMValueRef p,
+                        LLVMValueRef v) {
+  if (g->emu) /* the emulator's threads are coroutines of one host thread */
+    return LLVMBuildAtomicRMW(g->b, o, p, v, LLVMAtomicOrderingSequentiallyConsistent, 0);
+  char what[24];
+  return atom_ptx(g, op, ptx_rmw(g, o, LLVMTypeOf(v), what, sizeof what), p, &v, 1);
 }
 
 /* f32 max/min on the integer view: non-negative floats order like signed
  * ints, negative ones in reverse like unsigned ints. */
-static LLVMValueRef float_minmax(cg *g, bool max, LLVMValueRef p, LLVMValueRef v) {
+static LLVMValueRef float_minmax(cg *g, const teeny_op *op, bool max, LLVMValueRef p,
+                                 LLVMValueRef v) {
   LLVMValueRef bits = LLVMBuildBitCast(g->b, v, g->t_i32, "");
   LLVMValueRef pos = LLVMBuildICmp(g->b, LLVMIntSGE, bits, teeny__cg_i32(g, 0), "");
   LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "fpos");
@@ -1120,15 +1210,17 @@ static LLVMValueRef float_minmax(cg *g, bool max, LLVMValueRef p, LLVMValueRef v
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "fdone");
   LLVMBuildCondBr(g->b, pos, bp, bn);
   LLVMPositionBuilderAtEnd(g->b, bp);
-  LLVMValueRef a = rmw(g, max ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpMin, p, bits);
+  LLVMValueRef a = rmw(g, op, max ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpMin, p, bits);
+  LLVMBasicBlockRef ep = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, bn);
-  LLVMValueRef b = rmw(g, max ? LLVMAtomicRMWBinOpUMin : LLVMAtomicRMWBinOpUMax, p, bits);
+  LLVMValueRef b = rmw(g, op, max ? LLVMAtomicRMWBinOpUMin : LLVMAtomicRMWBinOpUMax, p, bits);
+  LLVMBasicBlockRef en = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, done);
   LLVMPositionBuilderAtEnd(g->b, done);
   LLVMValueRef phi = LLVMBuildPhi(g->b, g->t_i32, "");
   LLVMValueRef in[2] = {a, b};
-  LLVMBasicBlockRef from[2] = {bp, bn};
+  LLVMBasicBlockRef from[2] = {ep, en};
   LLVMAddIncoming(phi, in, from, 2);
   return LLVMBuildBitCast(g->b, phi, g->t_f32, "");
 }
@@ -1140,20 +1232,20 @@ static LLVMValueRef rmw_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValu
   case RMW_ADD:
     if (dt == TEENY_DT_BF16 || dt == TEENY_DT_BOOL)
       break;
-    return rmw(g, f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v);
+    return rmw(g, op, f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v);
   case RMW_MAX:
   case RMW_MIN:
     if (dt == TEENY_DT_F32)
-      return float_minmax(g, op->rmw == RMW_MAX, p, v);
+      return float_minmax(g, op, op->rmw == RMW_MAX, p, v);
     if (f || dt == TEENY_DT_BOOL)
       break;
     if (op->rmw == RMW_MAX)
-      return rmw(g, s ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax, p, v);
-    return rmw(g, s ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin, p, v);
+      return rmw(g, op, s ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax, p, v);
+    return rmw(g, op, s ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin, p, v);
   case RMW_XCHG:
     if (elem_size(dt) < 4)
       break;
-    return rmw(g, LLVMAtomicRMWBinOpXchg, p, v);
+    return rmw(g, op, LLVMAtomicRMWBinOpXchg, p, v);
   }
   static const char *const names[] = {"atomic_add", "atomic_max", "atomic_min",
                                       "atomic_xchg"};
@@ -1161,8 +1253,8 @@ static LLVMValueRef rmw_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValu
                  names[op->rmw], teeny_dtype_name(dt));
 }
 
-static LLVMValueRef cas_elem(cg *g, teeny_dtype dt, LLVMValueRef p, LLVMValueRef cmp,
-                             LLVMValueRef v) {
+static LLVMValueRef cas_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValueRef p,
+                             LLVMValueRef cmp, LLVMValueRef v) {
   int es = elem_size(dt);
   if (es < 4)
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED, "atomic_cas on %s is not supported "
@@ -1172,9 +1264,16 @@ static LLVMValueRef cas_elem(cg *g, teeny_dtype dt, LLVMValueRef p, LLVMValueRef
     cmp = LLVMBuildBitCast(g->b, cmp, it, "");
     v = LLVMBuildBitCast(g->b, v, it, "");
   }
-  LLVMValueRef r = LLVMBuildAtomicCmpXchg(g->b, p, cmp, v, LLVMAtomicOrderingMonotonic,
-                                          LLVMAtomicOrderingMonotonic, 0);
-  LLVMValueRef old = LLVMBuildExtractValue(g->b, r, 0, "");
+  LLVMValueRef old;
+  if (g->emu) {
+    LLVMValueRef r = LLVMBuildAtomicCmpXchg(g->b, p, cmp, v,
+                                            LLVMAtomicOrderingSequentiallyConsistent,
+                                            LLVMAtomicOrderingSequentiallyConsistent, 0);
+    old = LLVMBuildExtractValue(g->b, r, 0, "");
+  } else {
+    LLVMValueRef ops[2] = {cmp, v};
+    old = atom_ptx(g, op, es == 4 ? "cas.b32" : "cas.b64", p, ops, 2);
+  }
   return teeny__dt_is_float(dt) ? LLVMBuildBitCast(g->b, old, teeny__cg_type(g, dt), "")
                                 : old;
 }
@@ -1190,7 +1289,7 @@ static LLVMValueRef atomic_elem(cg *g, const teeny_op *op, teeny_dtype dt,
   LLVMPositionBuilderAtEnd(g->b, doit);
   LLVMValueRef v = teeny__cg_to_mem(g, dt, a);
   LLVMValueRef old = op->code == IR_ATOMIC_CAS
-                         ? cas_elem(g, dt, p, v, teeny__cg_to_mem(g, dt, b))
+                         ? cas_elem(g, op, dt, p, v, teeny__cg_to_mem(g, dt, b))
                          : rmw_elem(g, op, dt, p, v);
   LLVMBasicBlockRef end = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, done);
@@ -1232,14 +1331,52 @@ static LLVMValueRef *share_owned(cg *g, const cg_layout *L, teeny_dtype dt,
   return out;
 }
 
+static bool releases(const teeny_op *op) {
+  return op->sem == TEENY_SEM_RELEASE || op->sem == TEENY_SEM_ACQ_REL;
+}
+
+static bool acquires(const teeny_op *op) {
+  return op->sem == TEENY_SEM_ACQUIRE || op->sem == TEENY_SEM_ACQ_REL;
+}
+
+/* The mask operand of an atomic, or -1. */
+static int atomic_mask(const teeny_op *op) {
+  if (op->code == IR_ATOMIC_CAS)
+    return op->nargs == 4 ? op->args[3] : -1;
+  return op->nargs == 3 ? op->args[2] : -1;
+}
+
+/* The pending-set entry of an atomic; integer add/max/min whose old values
+ * no one reads commute with each other (order.c). */
+static cg_access atomic_access(cg *g, const teeny_op *op, const cg_layout *L) {
+  cg_access a = access_of(g, op, L, true);
+  teeny_dtype dt = vtype(g, op->args[0]).pointee;
+  if (op->code == IR_ATOMIC_RMW && op->rmw != RMW_XCHG && teeny__dt_is_int(dt) &&
+      g->uses[op->res[0]] == 0)
+    a.comm = (signed char)op->rmw;
+  return a;
+}
+
+/* Thread 0 runs a scalar atomic; its old value reaches the other threads
+ * only when something uses it.  A release waits for the other threads'
+ * earlier accesses; an acquire holds back their later ones. */
 static void atomic_scalar(cg *g, const teeny_op *op, teeny_dtype dt) {
+  if (releases(op))
+    teeny__cg_order_release(g, true);
+  cg_access acc = atomic_access(g, op, NULL);
+  teeny__cg_order_access(g, &acc);
   LLVMValueRef pred = is_thread0(g);
-  if (op->code == IR_ATOMIC_RMW && op->nargs == 3)
-    pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[2]), "");
+  int m = atomic_mask(op);
+  if (m >= 0)
+    pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, m), "");
   LLVMValueRef b = op->code == IR_ATOMIC_CAS ? teeny__cg_scalar(g, op->args[2]) : NULL;
   LLVMValueRef old = atomic_elem(g, op, dt, pred, teeny__cg_scalar(g, op->args[0]),
                                  teeny__cg_scalar(g, op->args[1]), b);
-  teeny__cg_set_scalar(g, op->res[0], teeny__cg_bcast_thread0(g, old, dt));
+  if (acquires(op))
+    teeny__cg_order_acquired(g, true);
+  if (g->uses[op->res[0]])
+    old = teeny__cg_bcast_thread0(g, old, dt);
+  teeny__cg_set_scalar(g, op->res[0], old);
 }
 
 void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
@@ -1250,13 +1387,17 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = g->vi[op->res[0]].nat;
+  if (releases(op))
+    teeny__cg_order_release(g, false);
+  cg_access acc = atomic_access(g, op, L);
+  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *a = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef *b = NULL, *mask = NULL;
   if (op->code == IR_ATOMIC_CAS)
     b = teeny__cg_get(g, op->args[2], L);
-  else if (op->nargs == 3)
-    mask = teeny__cg_get(g, op->args[2], L);
+  if (atomic_mask(op) >= 0)
+    mask = teeny__cg_get(g, atomic_mask(op), L);
   LLVMValueRef owner = teeny__cg_owner(g, L);
   LLVMValueRef *old = teeny__cg_regs_new(g, L);
   for (long r = 0; r < (1L << L->nreg); r++) {
@@ -1268,7 +1409,9 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     LLVMValueRef pred = and_pred(g, mask ? mask[r] : NULL, owner);
     old[r] = atomic_elem(g, op, dt, pred, ptr[r], a[r], b ? b[r] : NULL);
   }
-  if (!LLVMIsAConstantInt(owner))
+  if (acquires(op))
+    teeny__cg_order_acquired(g, false);
+  if (!LLVMIsAConstantInt(owner) && g->uses[op->res[0]])
     old = share_owned(g, L, dt, owner, old);
   teeny__cg_set(g, op->res[0], L, old);
 }

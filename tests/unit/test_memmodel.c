@@ -1,0 +1,469 @@
+/*
+ * tests/unit/test_memmodel.c — the memory and execution model (docs/dsl.md
+ * §9) through the real code generator.  Each kernel runs in the
+ * interpreter (the model) and on the host emulator of the generated code
+ * (every thread of a block a coroutine; the emulator switches threads at
+ * every barrier and memory access, so a missing barrier shows up as a wrong
+ * answer or a deadlock), for sm_90a and sm_80 and several warp counts, and
+ * every buffer must agree bit for bit.  Where the model fixes the answer,
+ * the interpreter's is checked too.  The PTX is checked for what the model
+ * asks of atomics (sem and scope) and for barriers only where they are
+ * needed.
+ *
+ * The kernels reproduce issue 11's defects: scalar loads that were not
+ * uniform, a tile store and a later load of the same address by another
+ * thread, relaxed atomics, and the layer-norm backward lock pattern.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_util.h"
+
+#define MAXP 8
+
+/* One pointer argument: elements of the parameter's dtype, filled with
+ * `fill` (0: zeros, 1: iota, 2: small ints i % 7 - 3). */
+typedef struct buf_spec {
+  long n;
+  int fill;
+} buf_spec;
+
+typedef struct kcase {
+  const char *name;
+  const char *src;
+  const char *kernel;
+  const char *bindings;   /* "B=128" */
+  unsigned grid;
+  buf_spec bufs[MAXP];    /* by pointer parameter, in order */
+  long long scalars[MAXP]; /* by scalar parameter, in order */
+} kcase;
+
+static teeny_spec *make_spec(const kcase *c, const char *target, int warps) {
+  teeny_dtype_binding dts[8];
+  teeny_const_binding cts[8];
+  size_t nd = 0, nc = 0;
+  char tmp[256];
+  snprintf(tmp, sizeof tmp, "%s", c->bindings ? c->bindings : "");
+  static char names[8][32], vals[8][32];
+  int k = 0;
+  for (char *t = strtok(tmp, ","); t && k < 8; t = strtok(NULL, ","), k++) {
+    char *eq = strchr(t, '=');
+    *eq = '\0';
+    snprintf(names[k], 32, "%s", t);
+    snprintf(vals[k], 32, "%s", eq + 1);
+    char *end;
+    long long v = strtoll(vals[k], &end, 10);
+    if (*end == '\0')
+      cts[nc++] = (teeny_const_binding){names[k], v};
+    else
+      dts[nd++] = (teeny_dtype_binding){names[k], vals[k]};
+  }
+  teeny_compile_req req;
+  memset(&req, 0, sizeof req);
+  req.source = c->src;
+  req.source_len = strlen(c->src);
+  req.filename = c->name;
+  req.kernel = c->kernel;
+  req.dtypes = dts;
+  req.ndtypes = nd;
+  req.consts = cts;
+  req.nconsts = nc;
+  req.target = target;
+  req.num_warps = warps;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  teeny_spec *s = NULL;
+  int rc = teeny_spec_create(&req, &s, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_msg(rc == 0, "%s: spec: %s", c->name, teeny_strerror(rc));
+  teeny_diags_close(&d);
+  return s;
+}
+
+static size_t esize(teeny_dtype dt) { return (size_t)teeny_dtype_size(dt); }
+
+static void fill_buf(void *p, teeny_dtype dt, long n, int fill) {
+  for (long i = 0; i < n; i++) {
+    double v = fill == 0 ? 0 : fill == 1 ? (double)i : (double)(i % 7 - 3);
+    ku_put(p, dt, i, v);
+  }
+}
+
+/* Run c in the interpreter and the emulator; out[i] gets the interpreter's
+ * buffer of pointer parameter i (caller frees).  Fails on any difference. */
+static void run_both(const kcase *c, const char *target, int warps, void **out) {
+  teeny_spec *s = make_spec(c, target, warps);
+  size_t np = teeny_spec_nparams(s);
+  teeny_interp_arg ia[MAXP], ea[MAXP];
+  void *ib[MAXP] = {0}, *eb[MAXP] = {0};
+  size_t bytes[MAXP] = {0};
+  int pi = 0, si = 0;
+  for (size_t i = 0; i < np; i++) {
+    const teeny_param *p = teeny_spec_param(s, i);
+    memset(&ia[i], 0, sizeof ia[i]);
+    if (p->kind == TEENY_PARAM_POINTER) {
+      const buf_spec *b = &c->bufs[pi++];
+      bytes[i] = (size_t)b->n * esize(p->dtype);
+      ib[i] = calloc(1, bytes[i] + 16);
+      eb[i] = calloc(1, bytes[i] + 16);
+      fill_buf(ib[i], p->dtype, b->n, b->fill);
+      memcpy(eb[i], ib[i], bytes[i]);
+      ia[i].data = ib[i];
+      ia[i].bytes = bytes[i];
+    } else if (p->dtype == TEENY_DT_F32 || p->dtype == TEENY_DT_F64) {
+      ia[i].v.f = (double)c->scalars[si++];
+    } else {
+      ia[i].v.i = c->scalars[si++];
+    }
+    ea[i] = ia[i];
+    if (eb[i])
+      ea[i].data = eb[i];
+  }
+  unsigned grid[3] = {c->grid ? c->grid : 1, 1, 1};
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_interpret(s, grid, ia, np, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_msg(rc == 0, "%s: interpreter: %s", c->name, teeny_strerror(rc));
+  rc = teeny_spec_emulate(s, grid, ea, np, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_msg(rc == 0, "%s %s w%d: emulator: %s", c->name, target, warps, teeny_strerror(rc));
+  teeny_diags_close(&d);
+  int k = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (!ib[i])
+      continue;
+    const teeny_param *p = teeny_spec_param(s, i);
+    for (long e = 0; e < (long)(bytes[i] / esize(p->dtype)); e++) {
+      double want = ku_get(ib[i], p->dtype, e), got = ku_get(eb[i], p->dtype, e);
+      ck_assert_msg(memcmp((char *)ib[i] + e * esize(p->dtype), (char *)eb[i] + e * esize(p->dtype),
+                           esize(p->dtype)) == 0,
+                    "%s %s w%d: %s[%ld] = %g on the emulator, %g in the interpreter", c->name,
+                    target, warps, p->name, e, got, want);
+    }
+    free(eb[i]);
+    out[k++] = ib[i];
+  }
+  teeny_spec_destroy(s);
+}
+
+static void free_all(void **b) {
+  for (int i = 0; i < MAXP; i++)
+    free(b[i]);
+}
+
+/* Every target and warp count; check(out) on the interpreter's buffers. */
+static void run_everywhere(const kcase *c, void (*check)(void **out)) {
+  static const char *const targets[] = {"sm_90a", "sm_80"};
+  static const int warps[] = {1, 4, 8};
+  for (int t = 0; t < 2; t++)
+    for (int w = 0; w < 3; w++) {
+      void *out[MAXP] = {0};
+      run_both(c, targets[t], warps[w], out);
+      if (check)
+        check(out);
+      free_all(out);
+    }
+}
+
+/* ---- defect 1: a scalar load is one value in every lane ------------------------------- */
+
+static const char scalar_then_store[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) flag, ptr(i32) out)\n"
+    "{ i32 c = load(flag); store(flag, c + 1); store(out + arange(0, B), c); }\n";
+
+static void check_zero_out(void **out) {
+  const int32_t *flag = out[0], *o = out[1];
+  ck_assert_int_eq(flag[0], 1);
+  for (int i = 0; i < 128; i++)
+    ck_assert_msg(o[i] == 0, "out[%d] = %d, the model says 0", i, o[i]);
+}
+
+START_TEST(scalar_load_is_uniform) {
+  kcase c = {"scalar_then_store.c", scalar_then_store, "k", "B=128", 1, {{1, 0}, {128, 0}}, {0}};
+  run_everywhere(&c, check_zero_out);
+}
+END_TEST
+
+static const char branch_on_load[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) flag, ptr(i32) out)\n"
+    "{ i32 c = load(flag);\n"
+    "  if (c == 0) { atomic_xchg(flag, 1); }\n"
+    "  store(out + arange(0, B), c); }\n";
+
+START_TEST(branch_on_scalar_load_does_not_deadlock) {
+  kcase c = {"branch_on_load.c", branch_on_load, "k", "B=128", 1, {{1, 0}, {128, 0}}, {0}};
+  run_everywhere(&c, check_zero_out);
+}
+END_TEST
+
+/* ---- defect 2: a tile store, then a load of one element by another thread ----------- */
+
+static const char store_then_scalar[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) x, i32 j)\n"
+    "{ tile(i32) o = arange(0, B); store(x + o, load(x + o) + 1.0f);\n"
+    "  f32 v = load(x + j); store(x + j, v * 10.0f); }\n";
+
+static void check_store_then_scalar(void **out) {
+  const float *x = out[0];
+  for (int i = 0; i < 128; i++) {
+    float want = i == 77 ? (77.0f + 1.0f) * 10.0f : (float)i + 1.0f;
+    ck_assert_msg(x[i] == want, "x[%d] = %g, the model says %g", i, x[i], want);
+  }
+}
+
+START_TEST(tile_store_then_scalar_load) {
+  kcase c = {"store_then_scalar.c", store_then_scalar, "k", "B=128", 1, {{128, 1}}, {77}};
+  run_everywhere(&c, check_store_then_scalar);
+}
+END_TEST
+
+/* A Liger-style cross-entropy gradient: write the row, then fix up the
+ * element at the target index; several rows, odd width. */
+static const char ce_fixup[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) grad, ptr(i32) target, i32 n)\n"
+    "{ i32 row = program_id(0);\n"
+    "  tile(i32) o = arange(0, B);\n"
+    "  tile(bool) m = o < n;\n"
+    "  ptr(f32) g = grad + row * n;\n"
+    "  store(g + o, (f32)o * 0.5f, m);\n"
+    "  i32 t = load(target + row);\n"
+    "  f32 v = load(g + t);\n"
+    "  store(g + t, v - 1.0f); }\n";
+
+START_TEST(row_store_then_fixup) {
+  kcase c = {"ce_fixup.c", ce_fixup, "k", "B=256", 5, {{5 * 201, 0}, {5, 2}}, {201}};
+  /* targets: i % 7 - 3 gives -3..3; use positive ones by shifting below */
+  c.bufs[1].fill = 1; /* target[row] = row */
+  run_everywhere(&c, NULL);
+}
+END_TEST
+
+/* In place through two differently shaped views of one buffer. */
+static const char two_views[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(M); TEENY_CONST(N);\n"
+    "TEENY_KERNEL(M, N)\n"
+    "void k(ptr(i32) x)\n"
+    "{ tile(i32) r = arange(0, M), c = arange(0, N);\n"
+    "  tile(ptr(i32)) p = x + col(r) * N + row(c);\n"
+    "  store(p, load(p) * 2);\n"
+    "  tile(i32) flat = arange(0, M * N);\n"
+    "  tile(i32) v = load(x + flat);\n"
+    "  store(x + (M * N - 1 - flat), v + 1); }\n";
+
+START_TEST(in_place_two_views) {
+  kcase c = {"two_views.c", two_views, "k", "M=16,N=32", 1, {{512, 1}}, {0}};
+  run_everywhere(&c, NULL);
+}
+END_TEST
+
+/* Scalar and tile accesses of one buffer in a loop: the next trip's first
+ * access must see this trip's last. */
+static const char loop_mix[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) x, i32 trips)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  for (i32 k = 0; k < trips; k++) {\n"
+    "    store(x + o, load(x + o) + 1.0f);\n"
+    "    i32 j = (k * 37) % B;\n"
+    "    f32 v = load(x + j);\n"
+    "    store(x + j, v * 2.0f);\n"
+    "  }\n"
+    "  i32 w = 0;\n"
+    "  while (w < trips) { f32 y = load(x + w); store(x + o, load(x + o) + y); w = w + 1; } }\n";
+
+START_TEST(loop_scalar_and_tile) {
+  kcase c = {"loop_mix.c", loop_mix, "k", "B=64", 1, {{64, 2}}, {5}};
+  run_everywhere(&c, NULL);
+}
+END_TEST
+
+/* ---- atomics -------------------------------------------------------------------------------- */
+
+/* Old values of a tile atomic on distinct addresses, then a masked CAS. */
+static const char tile_atomics[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) c, ptr(i32) out, i32 n)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  tile(i32) old = atomic_add(c + o, o, o < n);\n"
+    "  tile(i32) was = atomic_cas(c + o, old + o, -o, o < n - 3, sem_relaxed);\n"
+    "  store(out + o, old * 1000 + was); }\n";
+
+START_TEST(tile_atomics_old_values) {
+  kcase c = {"tile_atomics.c", tile_atomics, "k", "B=128", 1, {{128, 2}, {128, 0}}, {100}};
+  run_everywhere(&c, NULL);
+}
+END_TEST
+
+/* Triton's tutorial 05 lock: spin on a CAS, read the count, the first
+ * program stores, later ones accumulate, barrier, release. */
+static const char lock_accumulate[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) lock, ptr(i32) count, ptr(f32) dw, i32 n)\n"
+    "{ i32 pid = program_id(0);\n"
+    "  tile(i32) o = arange(0, B);\n"
+    "  tile(bool) m = o < n;\n"
+    "  tile(f32) part = (f32)(o + pid);\n"
+    "  while (atomic_cas(lock, 0, 1) == 1) { }\n"
+    "  i32 cnt = load(count);\n"
+    "  if (cnt == 0) { atomic_xchg(count, 1); }\n"
+    "  else { part = part + load(dw + o, m, 0.0f); }\n"
+    "  store(dw + o, part, m);\n"
+    "  barrier();\n"
+    "  atomic_xchg(lock, 0); }\n";
+
+static void check_lock(void **out) {
+  const int32_t *lock = out[0], *count = out[1];
+  const float *dw = out[2];
+  ck_assert_int_eq(lock[0], 0);
+  ck_assert_int_eq(count[0], 1);
+  for (int i = 0; i < 100; i++) { /* sum over 6 programs of i + pid */
+    float want = (float)(6 * i + 15);
+    ck_assert_msg(dw[i] == want, "dw[%d] = %g, want %g", i, dw[i], want);
+  }
+}
+
+START_TEST(lock_pattern) {
+  kcase c = {"lock.c", lock_accumulate, "k", "B=128", 6, {{1, 0}, {1, 0}, {128, 0}}, {100}};
+  run_everywhere(&c, check_lock);
+}
+END_TEST
+
+/* ---- what the PTX says -------------------------------------------------------------------- */
+
+static char *ptx_of(const char *src, const char *kernel, const char *bindings,
+                    const char *target) {
+  kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
+  teeny_spec *s = make_spec(&c, target, 4);
+  teeny_artifact *a = NULL;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_compile(s, TEENY_EMIT_PTX | TEENY_EMIT_MLIR, &a, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_msg(rc == 0, "compile: %s", teeny_strerror(rc));
+  teeny_diags_close(&d);
+  size_t n = a->ptx_len + a->mlir_len + 2;
+  char *text = malloc(n);
+  snprintf(text, n, "%.*s\n%.*s", (int)a->ptx_len, a->ptx, (int)a->mlir_len, a->mlir);
+  teeny_artifact_destroy(a);
+  teeny_spec_destroy(s);
+  return text;
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}
+
+START_TEST(atomics_carry_sem_and_scope) {
+  static const char src[] =
+      "#include <teeny/dsl.h>\n"
+      "TEENY_CONST(B);\n"
+      "TEENY_KERNEL(B)\n"
+      "void k(ptr(i32) c, ptr(f32) f)\n"
+      "{ tile(i32) o = arange(0, B);\n"
+      "  atomic_add(c + o, 1);\n"
+      "  atomic_max(c + o, o, sem_relaxed, scope_cta);\n"
+      "  atomic_add(f + o, 1.0f, o < 7, scope_sys, sem_release);\n"
+      "  atomic_xchg(c, 3, sem_acquire); }\n";
+  char *t = ptx_of(src, "k", "B=128", "sm_90a");
+  ck_assert_msg(strstr(t, "atom.acq_rel.gpu.global.add.u32"), "default is acq_rel, gpu:\n%s", t);
+  ck_assert(strstr(t, "atom.relaxed.cta.global.max.s32"));
+  ck_assert(strstr(t, "atom.release.sys.global.add.f32"));
+  ck_assert(strstr(t, "atom.acquire.gpu.global.exch.b32"));
+  /* Triton's enum values in the .mlir artifact: relaxed 1, acquire 2,
+   * release 3, acq_rel 4; gpu 1, cta 2, sys 3 */
+  ck_assert(strstr(t, "scope = 2 : i32, sem = 1 : i32"));
+  ck_assert(strstr(t, "scope = 3 : i32, sem = 3 : i32"));
+  free(t);
+}
+END_TEST
+
+START_TEST(barriers_only_where_needed) {
+  /* element-wise, in place through one layout: no barrier */
+  static const char inplace[] =
+      "#include <teeny/dsl.h>\n"
+      "TEENY_CONST(B);\n"
+      "TEENY_KERNEL(B)\n"
+      "void k(ptr(f32) x, ptr(f32) y, i32 n)\n"
+      "{ tile(i32) o = program_id(0) * B + arange(0, B); tile(bool) m = o < n;\n"
+      "  store(x + o, load(x + o, m) * 2.0f + load(y + o, m), m); }\n";
+  char *t = ptx_of(inplace, "k", "B=1024", "sm_90a");
+  ck_assert_msg(count(t, "bar.sync") == 0, "an in-place element-wise kernel needs no barrier:\n%s", t);
+  free(t);
+  /* store then a scalar load of the same buffer: a barrier */
+  t = ptx_of(store_then_scalar, "k", "B=128", "sm_90a");
+  ck_assert_msg(count(t, "bar.sync") >= 1, "store then load needs a barrier");
+  free(t);
+  /* barrier() is bar.sync and gpu.barrier in the .mlir */
+  static const char explicit_barrier[] =
+      "#include <teeny/dsl.h>\n"
+      "TEENY_KERNEL()\n"
+      "void k(ptr(f32) x) { barrier(); store(x, 1.0f); }\n";
+  t = ptx_of(explicit_barrier, "k", "", "sm_80");
+  ck_assert(count(t, "bar.sync") == 1);
+  ck_assert(strstr(t, "gpu.barrier"));
+  free(t);
+  /* a relaxed scalar atomic whose old value is unused: no broadcast */
+  static const char counter[] =
+      "#include <teeny/dsl.h>\n"
+      "TEENY_KERNEL()\n"
+      "void k(ptr(i32) c) { atomic_add(c, 1, sem_relaxed); }\n";
+  t = ptx_of(counter, "k", "", "sm_90a");
+  ck_assert_msg(count(t, "bar.sync") == 0, "an unused relaxed atomic needs no barrier:\n%s", t);
+  free(t);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("memmodel");
+  TCase *tc = tcase_create("model");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, scalar_load_is_uniform);
+  tcase_add_test(tc, branch_on_scalar_load_does_not_deadlock);
+  tcase_add_test(tc, tile_store_then_scalar_load);
+  tcase_add_test(tc, row_store_then_fixup);
+  tcase_add_test(tc, in_place_two_views);
+  tcase_add_test(tc, loop_scalar_and_tile);
+  tcase_add_test(tc, tile_atomics_old_values);
+  tcase_add_test(tc, lock_pattern);
+  tcase_add_test(tc, atomics_carry_sem_and_scope);
+  tcase_add_test(tc, barriers_only_where_needed);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
