@@ -248,7 +248,10 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_ARANGE] = "arange", [OP_ZEROS] = "zeros", [OP_FULL] = "full", [OP_COL] = "col",
     [OP_ROW] = "row", [OP_EXPAND_DIMS] = "expand_dims", [OP_BROADCAST_TO] = "broadcast_to",
     [OP_RESHAPE] = "reshape", [OP_TRANS] = "trans", [OP_PROGRAM_ID] = "program_id",
-    [OP_NUM_PROGRAMS] = "num_programs", [OP_CALL] = "call"};
+    [OP_NUM_PROGRAMS] = "num_programs", [OP_BARRIER] = "barrier", [OP_FAST_EXP] = "fast_exp",
+    [OP_FAST_EXP2] = "fast_exp2", [OP_FAST_LOG] = "fast_log", [OP_FAST_LOG2] = "fast_log2",
+    [OP_FAST_SIN] = "fast_sin", [OP_FAST_COS] = "fast_cos", [OP_FAST_TANH] = "fast_tanh",
+    [OP_CALL] = "call"};
 
 const char *dfz_op_text(dfz_op op) {
   return op >= 0 && op < OP__COUNT && op_texts[op] ? op_texts[op] : "?";
@@ -329,6 +332,8 @@ static void print_call(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
     break;
   default:
     print_args(b, p, e, 0);
+    if (e->text && e->op != OP_CALL) /* options: sem_..., scope_..., prec_... */
+      sb_printf(b, "%s%s", e->n ? ", " : "", e->text);
     break;
   }
   sb_put(b, ")");

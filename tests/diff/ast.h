@@ -58,6 +58,9 @@ typedef enum dfz_op {
   /* tiles and shapes */
   OP_ARANGE, OP_ZEROS, OP_FULL, OP_COL, OP_ROW, OP_EXPAND_DIMS, OP_BROADCAST_TO, OP_RESHAPE,
   OP_TRANS, OP_PROGRAM_ID, OP_NUM_PROGRAMS,
+  /* barrier(); the hardware approximations fast_exp ... fast_tanh */
+  OP_BARRIER, OP_FAST_EXP, OP_FAST_EXP2, OP_FAST_LOG, OP_FAST_LOG2, OP_FAST_SIN, OP_FAST_COS,
+  OP_FAST_TANH,
   /* a helper call (text: the helper's name) */
   OP_CALL,
   OP__COUNT
@@ -72,7 +75,8 @@ typedef enum dfz_ekind {
   EK_BIN,  /* a[0] op a[1] */
   EK_CAST, /* (dt) a[0] */
   EK_COND, /* a[0] ? a[1] : a[2] */
-  EK_CALL  /* op(a...), shape arguments from sh, axis in iarg, names in text */
+  EK_CALL  /* op(a...), shape arguments from sh, axis in iarg, names in text
+              (reduce/scan: the combine function; atomics, dot: trailing options) */
 } dfz_ekind;
 
 typedef struct dfz_expr dfz_expr;

@@ -205,6 +205,11 @@ static bool approx_result(teeny_dtype rdt, double lo, double hi, double L, dfz_f
 }
 
 static bool float_math(int op, teeny_dtype rdt, dfz_fact x, dfz_fact *out) {
+  /* fast_x is held to the bounds of the approximate instructions, which
+   * every x but tanh is held to already */
+  static const int base[] = {OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_SIN, OP_COS};
+  if (op >= OP_FAST_EXP && op <= OP_FAST_COS)
+    op = base[op - OP_FAST_EXP];
   bool f64 = rdt == TEENY_DT_F64;
   double rel = f64 ? ldexp(1.0, -50) : ldexp(1.0, -21);
   double wlo = x.lo - x.err, whi = x.hi + x.err, m = fmax(fabs(wlo), fabs(whi));
@@ -246,6 +251,12 @@ static bool float_math(int op, teeny_dtype rdt, dfz_fact x, dfz_fact *out) {
     if (f64)
       return false;
     return approx_result(rdt, tanh(x.lo), tanh(x.hi), 1, x, ldexp(1.0, -21), out);
+  case OP_FAST_TANH: { /* tanh.approx.f32: 2^-10.987 relative */
+    if (f64)
+      return false;
+    double top = fmax(fabs(tanh(wlo)), fabs(tanh(whi)));
+    return approx_result(rdt, tanh(x.lo), tanh(x.hi), 1, x, top * ldexp(1.0, -10) + ldexp(1.0, -21), out);
+  }
   case OP_SIGMOID:
     return approx_result(rdt, 1 / (1 + exp(-x.lo)), 1 / (1 + exp(-x.hi)), 0.25, x,
                          f64 ? ldexp(1.0, -50) : ldexp(1.0, -20), out);
@@ -382,8 +393,8 @@ static bool sum_facts(teeny_dtype rdt, teeny_dtype adt, dfz_fact x, long n, bool
   return fit_float(rdt, lo, hi, err, false, out);
 }
 
-static bool dot_facts(teeny_dtype rdt, teeny_dtype adt, const dfz_fact *a, int nargs, long k,
-                      dfz_fact *out) {
+bool dfz_fact_dot(teeny_dtype rdt, teeny_dtype adt, const dfz_fact *a, int nargs, long k,
+                  int prec, dfz_fact *out) {
   dfz_fact acc = nargs > 2 ? a[2] : dfz_fact_const(0);
   if (adt == TEENY_DT_I8) {
     if (!ints_exact(a, nargs))
@@ -397,14 +408,17 @@ static bool dot_facts(teeny_dtype rdt, teeny_dtype adt, const dfz_fact *a, int n
   double m = (double)k * ma * mb + dfz_fact_mag(acc) + acc.err;
   if (m > 1e30)
     return false;
-  bool tf32_exact = adt != TEENY_DT_F32 || (ma <= 2048 && mb <= 2048);
+  /* TF32 (and TF32x3, whose low parts are 0 then) hold integers up to 2048 */
+  bool tf32_exact = adt != TEENY_DT_F32 || prec == DFZ_PREC_IEEE || (ma <= 2048 && mb <= 2048);
   if (ints_exact(a, nargs) && a[0].intval && a[1].intval && acc.intval && tf32_exact &&
       m <= ldexp(1.0, 24))
     return fit_float(rdt, -m, m, 0, true, out);
   double err = (double)k * (a[0].err * mb + a[1].err * ma) + acc.err +
                2.0 * (double)k * (double)k * ma * mb * ldexp(1.0, -24);
-  if (adt == TEENY_DT_F32)
+  if (adt == TEENY_DT_F32 && prec == DFZ_PREC_TF32)
     err += (double)k * ma * mb * ldexp(1.0, -9); /* both operands rounded to 11 bits */
+  else if (adt == TEENY_DT_F32 && prec == DFZ_PREC_TF32X3)
+    err += (double)k * ma * mb * ldexp(1.0, -20); /* the dropped low x low term */
   return fit_float(rdt, -m, m, err, false, out);
 }
 
@@ -442,7 +456,7 @@ bool dfz_fact_op(int op, teeny_dtype rdt, teeny_dtype adt, const dfz_fact *a, in
     *out = dfz_fact_range(0, (double)n - 1, true);
     return true;
   case OP_DOT:
-    return dot_facts(rdt, adt, a, nargs, n, out);
+    return dfz_fact_dot(rdt, adt, a, nargs, n, DFZ_PREC_TF32, out);
   default:
     break;
   }

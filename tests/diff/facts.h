@@ -40,6 +40,10 @@ bool dfz_fact_within(dfz_fact a, dfz_fact b);
  * bound: the generator must not emit it. */
 bool dfz_fact_op(int op, teeny_dtype rdt, teeny_dtype adt, const dfz_fact *args, int nargs,
                  long n, dfz_fact *out);
+/* A dot of K = k with an input precision (f32 operands; dot's prec_* option). */
+enum { DFZ_PREC_TF32, DFZ_PREC_TF32X3, DFZ_PREC_IEEE };
+bool dfz_fact_dot(teeny_dtype rdt, teeny_dtype adt, const dfz_fact *args, int nargs, long k,
+                  int prec, dfz_fact *out);
 /* A conversion from dtype `from` to `to` (explicit casts, stores). */
 bool dfz_fact_cast(teeny_dtype from, teeny_dtype to, dfz_fact a, dfz_fact *out);
 /* Tolerance for a value with facts f stored into a buffer of dtype dt. */

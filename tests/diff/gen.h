@@ -30,6 +30,10 @@ typedef enum dfz_feature {
   DFZ_F_SPECIAL,       /* inf, NaN, -0, subnormals in float inputs */
   DFZ_F_LOCK,          /* a spin lock (atomic_cas/atomic_xchg) around a read-modify-write */
   DFZ_F_FREM,          /* % on floats */
+  DFZ_F_BARRIER,       /* barrier() statements */
+  DFZ_F_SEM,           /* sem_* and scope_* options on atomics */
+  DFZ_F_FAST,          /* fast_exp ... fast_tanh */
+  DFZ_F_PREC,          /* prec_* options on f32 dots */
   DFZ_F__COUNT
 } dfz_feature;
 

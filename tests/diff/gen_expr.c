@@ -684,6 +684,17 @@ static dfz_expr *p_math(gen *g, gwant w, int depth) {
   }
   if (approx)
     g_use(g, op == OP_TANH ? DFZ_F_TANH : DFZ_F_MATH);
+  static const dfz_op fast_of[][2] = {{OP_EXP, OP_FAST_EXP}, {OP_EXP2, OP_FAST_EXP2},
+                                      {OP_LOG, OP_FAST_LOG}, {OP_LOG2, OP_FAST_LOG2},
+                                      {OP_SIN, OP_FAST_SIN}, {OP_COS, OP_FAST_COS},
+                                      {OP_TANH, OP_FAST_TANH}};
+  if (approx && g_on(g, DFZ_F_FAST) && dfz_chance(&g->r, 30))
+    for (int i = 0; i < 7; i++)
+      if (fast_of[i][0] == op) {
+        op = fast_of[i][1];
+        g_use(g, DFZ_F_FAST);
+        break;
+      }
   return call1(g, op, x);
 }
 
@@ -1009,7 +1020,15 @@ static dfz_expr *p_dot(gen *g, gwant w, int depth) {
     return NULL;
   dfz_fact fa[3] = {a->f, b->f, acc ? acc->f : dfz_fact_const(0)};
   dfz_fact f;
-  if (!dfz_fact_op(OP_DOT, rdt, adt, fa, acc ? 3 : 2, K, &f))
+  static const char *const precs[] = {"prec_tf32", "prec_tf32x3", "prec_ieee"};
+  int prec = DFZ_PREC_TF32;
+  const char *opt = NULL;
+  if (adt == TEENY_DT_F32 && g_on(g, DFZ_F_PREC) && dfz_chance(&g->r, 50)) {
+    prec = dfz_below(&g->r, 3);
+    opt = precs[prec];
+    g_use(g, DFZ_F_PREC);
+  }
+  if (!dfz_fact_dot(rdt, adt, fa, acc ? 3 : 2, K, prec, &f))
     return NULL;
   dfz_expr *e = node(g, EK_CALL, OP_DOT, rdt, w.sh);
   e->a[0] = a;
@@ -1018,6 +1037,7 @@ static dfz_expr *p_dot(gen *g, gwant w, int depth) {
   if (acc)
     e->a[e->n++] = acc;
   e->f = f;
+  e->text = (char *)opt;
   g_use(g, adt == TEENY_DT_F32 ? DFZ_F_DOT_F32 : DFZ_F_DOT);
   return e;
 }

@@ -152,6 +152,24 @@ static bool assign_some(gen *g) {
   return true;
 }
 
+/* Trailing options of an atomic: a sem, a scope, both or none.  Atomics
+ * that programs share take scope_gpu or scope_sys only: scope_cta atomics
+ * of different programs are not atomic with each other. */
+static const char *atomic_options(gen *g, bool shared) {
+  static const char *const sems[] = {"sem_relaxed", "sem_acquire", "sem_release", "sem_acq_rel"};
+  static const char *const scopes[] = {"scope_cta", "scope_gpu", "scope_sys"};
+  if (!g_on(g, DFZ_F_SEM) || dfz_chance(&g->r, 40))
+    return NULL;
+  g_use(g, DFZ_F_SEM);
+  const char *sem = dfz_chance(&g->r, 70) ? sems[dfz_below(&g->r, 4)] : NULL;
+  const char *scope = dfz_chance(&g->r, 50) ? scopes[shared ? 1 + dfz_below(&g->r, 2) : dfz_below(&g->r, 3)]
+                                            : NULL;
+  if (sem && scope)
+    return dfz_chance(&g->r, 50) ? dfz_printf(&g->p->arena, "%s, %s", sem, scope)
+                                 : dfz_printf(&g->p->arena, "%s, %s", scope, sem);
+  return sem ? sem : scope ? scope : "sem_acq_rel";
+}
+
 /* ---- patterns ------------------------------------------------------------------------------------ */
 
 /* An element-wise value stored to the program's tile of a fresh output. */
@@ -541,7 +559,8 @@ static void seg_atomic(gen *g) {
       e->a[e->n++] = gx(g, cw, 2);
     }
     e->a[e->n++] = v;
-    if (op != OP_ATOMIC_CAS && sh.rank > 0 && dfz_chance(&g->r, 30)) {
+    e->text = (char *)atomic_options(g, false);
+    if (sh.rank > 0 && dfz_chance(&g->r, 30)) { /* atomic_cas takes a mask too */
       gwant mw = g_want(TEENY_DT_BOOL, sh);
       mw.exact = true;
       dfz_expr *m = gx(g, mw, 2);
@@ -602,6 +621,7 @@ static void seg_atomic_shared(gen *g) {
     e->a[e->n++] = v;
     if (sh.rank > 0 && dfz_chance(&g->r, 40))
       e->a[e->n++] = var_expr(g, "mask");
+    e->text = (char *)atomic_options(g, true);
     e->f = dfz_fact_any(dt);
     g_emit(g, expr_stmt(g, e));
   }
@@ -720,6 +740,7 @@ static void seg_uniform(gen *g) {
                                  dt, dfz_scalar_shape());
       e->a[e->n++] = g_ptr(g, fl, var_expr(g, "pid"));
       e->a[e->n++] = gx_int_lit(g, dt, dfz_range(&g->r, 1, 5));
+      e->text = (char *)atomic_options(g, false);
       e->f = fl->cls;
       g_emit(g, expr_stmt(g, e));
     }
@@ -755,6 +776,11 @@ static void seg_lock(gen *g) {
   cas->a[cas->n++] = gx_weak_lit(g, TEENY_DT_I32, 1);
   cas->f = dfz_fact_range(0, 1, true);
   cas->pinned = true;
+  /* acquire the lock (or acq_rel, the default), release it: both gpu-wide */
+  static const char *const acq[] = {NULL, "sem_acquire", "sem_acq_rel, scope_gpu", "scope_sys, sem_acquire"};
+  static const char *const rel_opts[] = {NULL, "sem_release", "scope_gpu, sem_release", "sem_acq_rel"};
+  int lk = g_on(g, DFZ_F_SEM) ? dfz_below(&g->r, 4) : 0;
+  cas->text = (char *)acq[lk];
   dfz_stmt *w = dfz_stmt_new(g->p, SK_WHILE);
   w->e = gx_bin(g, OP_EQ, cas, gx_weak_lit(g, TEENY_DT_I32, 1));
   w->e->pinned = true;
@@ -785,6 +811,7 @@ static void seg_lock(gen *g) {
   rel->a[rel->n++] = g_ptr(g, lock, NULL);
   rel->a[rel->n++] = gx_weak_lit(g, TEENY_DT_I32, 0);
   rel->pinned = true;
+  rel->text = (char *)rel_opts[lk];
   dfz_stmt *rs = expr_stmt(g, rel);
   rs->group = group;
   g_emit(g, rs);
@@ -853,7 +880,16 @@ static bool kind_on(gen *g, const seg_kind *k) {
   return g_on(g, (dfz_feature)k->feature);
 }
 
+static dfz_stmt *barrier_stmt(gen *g) {
+  dfz_expr *b = dfz_expr_new(g->p, EK_CALL, OP_BARRIER, TEENY_DT_VOID, dfz_scalar_shape());
+  return expr_stmt(g, b);
+}
+
 void g_segment(gen *g) {
+  if (g_on(g, DFZ_F_BARRIER) && dfz_chance(&g->r, 8)) { /* control flow is uniform here */
+    g_emit(g, barrier_stmt(g));
+    g_use(g, DFZ_F_BARRIER);
+  }
   static const seg_kind kinds[] = {
       {seg_store, 16, -1},         {seg_decl, 12, -1},   /* the first 8 may nest in loops */
       {seg_reduce, 10, DFZ_F_REDUCE}, {seg_scan, 5, DFZ_F_SCAN},
