@@ -363,7 +363,7 @@ static void extra_scalars(gen *g) {
   int k = dfz_below(&g->r, 4);
   for (int i = 0; i < k; i++) {
     teeny_dtype dt = g_rand_dtype(g);
-    char nm[8];
+    char nm[16];
     snprintf(nm, sizeof nm, "s%d", i);
     double v;
     if (dt == TEENY_DT_BOOL)
