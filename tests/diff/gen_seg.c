@@ -232,6 +232,126 @@ static void seg_dot(gen *g) {
   seg_forced(g, GP_DOT, dfz_shape2(a, b), "dot");
 }
 
+/* A k loop as matmul writes it: tiles of pointers moved by BK (and BK * N)
+ * every trip, the K edge masked, an accumulator carried through dot. */
+static void seg_matmul(gen *g) {
+  int ds[4] = {g->dB, g->dBM, g->dBN, g->dE}, cand[4], n = 0;
+  for (int i = 0; i < 4; i++)
+    if (ds[i] > 0 && g_dim_value(g, ds[i]) >= 16 && g_dim_value(g, ds[i]) <= 64)
+      cand[n++] = ds[i];
+  if (n == 0) {
+    seg_dot(g);
+    return;
+  }
+  int dm = cand[dfz_below(&g->r, n)], dn = cand[dfz_below(&g->r, n)], dk = cand[dfz_below(&g->r, n)];
+  long M = g_dim_value(g, dm), N = g_dim_value(g, dn), BK = g_dim_value(g, dk);
+  if (M * BK > 4096 || BK * N > 4096 || M * N > 4096) {
+    seg_dot(g);
+    return;
+  }
+  static const teeny_dtype ops[] = {TEENY_DT_F16, TEENY_DT_BF16, TEENY_DT_I8, TEENY_DT_F32};
+  teeny_dtype adt = ops[dfz_below(&g->r, 4)];
+  if (adt == TEENY_DT_F32 && !g_on(g, DFZ_F_DOT_F32))
+    adt = TEENY_DT_F16;
+  teeny_dtype rdt = adt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
+  long K = dfz_range(&g->r, 1, (int)(3 * BK));
+  char *kn = g_name(g, "K");
+  dfz_param *pk = &g->p->meta.params[g->p->meta.nparams];
+  if (g->p->meta.nparams >= DFZ_MAX_PARAMS - 4)
+    return;
+  memset(pk, 0, sizeof *pk);
+  snprintf(pk->name, sizeof pk->name, "%s", kn);
+  pk->dt = TEENY_DT_I32;
+  pk->ival = K;
+  g->p->meta.nparams++;
+  gvar *kv = g_var_add(g, kn, TEENY_DT_I32, dfz_scalar_shape(), dfz_fact_const((double)K), true);
+  /* operands: small integers (exact), or reals in [-1, 1] in approx kernels */
+  gbuf *a = g_buf_new(g, "a", adt, BR_IN), *b = g_buf_new(g, "b", adt, BR_IN);
+  bool exact = !g->approx || adt == TEENY_DT_I8 || dfz_chance(&g->r, 50);
+  for (int i = 0; i < 2; i++) {
+    gbuf *x = i ? b : a;
+    dfz_param *px = &g->p->meta.params[x->pi];
+    px->fill.kind = exact ? DFZ_FILL_INTS : DFZ_FILL_REALS;
+    px->fill.lo = exact ? -4 : -1;
+    px->fill.hi = exact ? 4 : 1;
+    x->cls = dfz_fact_range(px->fill.lo, px->fill.hi, exact);
+  }
+  g_buf_need(a, M * K);
+  g_buf_need(b, K * N);
+  /* pa = a + col(rm) * K + row(rk); pb = b + col(rk) * N + row(rn) */
+  dfz_expr *rk = gx_arange(g, dk);
+  dfz_expr *pa = g_ptr(g, a, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dm)), gx_var(g, kv)),
+                                    gx_row(g, rk)));
+  dfz_expr *pb = g_ptr(g, b, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dk)), gx_dim_lit(g, dn)),
+                                    gx_row(g, gx_arange(g, dn))));
+  gvar *va = declare(g, "pa", pa, false), *vb = declare(g, "pb", pb, false);
+  dfz_expr *z = gx_zeros(g, rdt, dfz_shape2(dm, dn));
+  gvar *acc = declare(g, "acc", z, false);
+  dfz_stmt *s = dfz_stmt_new(g->p, SK_FOR);
+  s->name = g_name(g, "k");
+  s->e = gx_int_lit(g, TEENY_DT_I32, 0);
+  s->e->pinned = true;
+  s->e2 = gx_var(g, kv);
+  s->e2->pinned = true;
+  s->step = (int)BK;
+  s->step_text = g->p->dims[dk].text;
+  dfz_block *saved = g->cur;
+  g->cur = &s->body;
+  g_scope_push(g);
+  long trips = (K + BK - 1) / BK;
+  gvar *k = g_var_add(g, s->name, TEENY_DT_I32, dfz_scalar_shape(),
+                      dfz_fact_range(0, (double)((trips - 1) * BK), true), true);
+  /* the K edge: row(rk) < K - k for A, col(rk) < K - k for B */
+  dfz_expr *left = gx_bin(g, OP_SUB, gx_var(g, kv), gx_var(g, k));
+  dfz_expr *ma = gx_bin(g, OP_LT, gx_row(g, gx_arange(g, dk)), left);
+  dfz_expr *mb = gx_bin(g, OP_LT, gx_col(g, gx_arange(g, dk)), left);
+  ma->pinned = mb->pinned = true;
+  dfz_expr *la = g_load_node(g, a, gx_var(g, va), ma, false);
+  dfz_expr *lb = g_load_node(g, b, gx_var(g, vb), mb, false);
+  la->pinned = lb->pinned = true;
+  dfz_fact fa[3] = {la->f, lb->f, acc->f}, fin = acc->f;
+  for (long t = 0; t < trips; t++) {
+    fa[2] = fin;
+    if (!dfz_fact_dot(rdt, adt, fa, 3, BK, DFZ_PREC_TF32, &fin)) {
+      fin = dfz_fact_range(-INFINITY, INFINITY, false);
+      break;
+    }
+  }
+  if (!dfz_fact_finite(fin) && rdt != TEENY_DT_I32) {
+    g_scope_pop(g);
+    g->cur = saved;
+    return; /* the declarations stay: harmless */
+  }
+  dfz_expr *d = dfz_expr_new(g->p, EK_CALL, OP_DOT, rdt, dfz_shape2(dm, dn));
+  d->a[0] = la;
+  d->a[1] = lb;
+  d->a[2] = gx_var(g, acc);
+  d->n = 3;
+  d->f = fin;
+  dfz_stmt *as = dfz_stmt_new(g->p, SK_ASSIGN);
+  as->name = acc->name;
+  as->e = d;
+  g_emit(g, as);
+  acc->f = fin;
+  /* pa += BK; pb += BK * N (pinned: the addresses) */
+  dfz_stmt *ia = dfz_stmt_new(g->p, SK_ASSIGN), *ib = dfz_stmt_new(g->p, SK_ASSIGN);
+  ia->name = va->name;
+  ib->name = vb->name;
+  ia->aop = ib->aop = "+=";
+  ia->e = gx_dim_lit(g, dk);
+  int kn_dim = g_dim_mul(g, dk, dn);
+  ib->e = kn_dim >= 0 ? gx_dim_lit(g, kn_dim) : gx_bin(g, OP_MUL, gx_dim_lit(g, dk), gx_dim_lit(g, dn));
+  ia->e->pinned = ib->e->pinned = ia->pinned = ib->pinned = true;
+  g_emit(g, ia);
+  g_emit(g, ib);
+  g_scope_pop(g);
+  g->cur = saved;
+  g_emit(g, s);
+  g_store_slot(g, gx_var(g, acc), "dot");
+  g_use(g, DFZ_F_DOT);
+  g_use(g, DFZ_F_LOOP);
+}
+
 /* if (uniform scalar) { ... } else { ... } with stores and assignments. */
 static void seg_ctrl(gen *g) {
   gwant cw = g_want(TEENY_DT_BOOL, dfz_scalar_shape());
@@ -863,7 +983,8 @@ static void seg_store_helper(gen *g) {
 typedef struct seg_kind {
   void (*fn)(gen *g);
   int weight;
-  int feature; /* -1: always on */
+  int feature;  /* -1: always on */
+  bool in_loop; /* may be a loop body's: repeats per trip stay within its facts */
 } seg_kind;
 
 static void seg_scan(gen *g) { seg_forced(g, GP_SCAN, rand_shape(g), "scan"); }
@@ -891,14 +1012,16 @@ void g_segment(gen *g) {
     g_use(g, DFZ_F_BARRIER);
   }
   static const seg_kind kinds[] = {
-      {seg_store, 16, -1},         {seg_decl, 12, -1},   /* the first 8 may nest in loops */
-      {seg_reduce, 10, DFZ_F_REDUCE}, {seg_scan, 5, DFZ_F_SCAN},
-      {seg_dot, 6, DFZ_F_DOT},     {seg_shape, 6, DFZ_F_SHAPE},
-      {seg_math, 5, DFZ_F_MATH},   {seg_ctrl, 9, DFZ_F_CTRL},
-      {seg_loop, 9, DFZ_F_LOOP},   {seg_atomic, 6, DFZ_F_ATOMIC},
-      {seg_atomic_shared, 5, DFZ_F_ATOMIC_SHARED}, {seg_order, 7, DFZ_F_ORDER},
-      {seg_uniform, 4, DFZ_F_UNIFORM}, {seg_lock, 2, DFZ_F_LOCK},   /* lock: also needs uniform */
-      {seg_store_helper, 3, DFZ_F_HELPER}};
+      /* atomics repeated per trip would leave their buffers' facts; the
+       * lock needs "uniform" on as well */
+      {seg_store, 16, -1, true},          {seg_decl, 12, -1, true},
+      {seg_reduce, 10, DFZ_F_REDUCE, true}, {seg_scan, 5, DFZ_F_SCAN, true},
+      {seg_dot, 6, DFZ_F_DOT, true},      {seg_shape, 6, DFZ_F_SHAPE, true},
+      {seg_math, 5, DFZ_F_MATH, true},    {seg_ctrl, 9, DFZ_F_CTRL, true},
+      {seg_loop, 9, DFZ_F_LOOP, false},   {seg_atomic, 6, DFZ_F_ATOMIC, false},
+      {seg_atomic_shared, 5, DFZ_F_ATOMIC_SHARED, false}, {seg_order, 7, DFZ_F_ORDER, true},
+      {seg_uniform, 4, DFZ_F_UNIFORM, true}, {seg_lock, 2, DFZ_F_LOCK, false},
+      {seg_store_helper, 3, DFZ_F_HELPER, true}, {seg_matmul, 4, DFZ_F_DOT, false}};
   int n = (int)(sizeof kinds / sizeof kinds[0]);
   int total = 0;
   for (int i = 0; i < n; i++)
@@ -909,8 +1032,8 @@ void g_segment(gen *g) {
     if (!kind_on(g, &kinds[i]))
       continue;
     if (pick < kinds[i].weight) {
-      if (g->loop_depth > 0 && i >= 8)
-        seg_decl(g); /* atomics, flags and locks repeat per iteration: not in loops */
+      if (g->loop_depth > 0 && !kinds[i].in_loop)
+        seg_decl(g);
       else
         kinds[i].fn(g);
       return;
