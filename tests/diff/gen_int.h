@@ -181,6 +181,8 @@ void g_store_slot(gen *g, dfz_expr *value, const char *cat);
 void g_store_global(gen *g, dfz_expr *value, const char *cat);
 /* The taints of what e reads (variables, loads, atomics). */
 unsigned g_taint(gen *g, const dfz_expr *e);
+/* Set b's mismatch category from the taints t of a value stored into it. */
+void g_taint_cat(gen *g, gbuf *b, unsigned t);
 /* The elements dim of a shape (-1 when not expressible). */
 int g_shape_dim(gen *g, dfz_shape sh);
 

@@ -236,7 +236,7 @@ unsigned g_taint(gen *g, const dfz_expr *e) {
 }
 
 /* What a buffer's mismatch would be about, from the taints of its stores. */
-static void taint_cat(gen *g, gbuf *b, unsigned t) {
+void g_taint_cat(gen *g, gbuf *b, unsigned t) {
   char *cat = g->p->meta.params[b->pi].cat;
   static const struct { unsigned bit; const char *name; } order[] = {
       {G_T_ORDER, "order"}, {G_T_UNIFORM, "uniform"}, {G_T_FREM, "frem"}, {G_T_TANH, "tanh"}};
@@ -263,7 +263,7 @@ dfz_expr *g_store_node(gen *g, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
 }
 
 void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
-  taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
+  g_taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
   dfz_expr *e = g_store_node(g, ptr, value, mask);
   double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
   if (tol > b->tol)

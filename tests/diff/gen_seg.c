@@ -973,6 +973,8 @@ static void seg_store_helper(gen *g) {
   call->a[1] = off;
   call->a[2] = v;
   call->n = 3;
+  base->pinned = off->pinned = true; /* the addresses: never reduced */
+  g_taint_cat(g, b, g_taint(g, v) | g->ctl_taint);
   double tol = dfz_fact_store_tol(v->f, v->dt, dt);
   if (tol > b->tol)
     b->tol = tol;

@@ -3,8 +3,11 @@
  * in the generated code about half of rows 16..31 of the 32x32 result are
  * 16843072 = 0x01010140 instead: the accumulator's registers hold packed
  * i8 operand bytes (with zero operands they read 0).  sm_80 and sm_90a,
- * 1 and 4 warps; the same dot outside the loop, an f16 dot with an acc in
- * the loop, and 16x16 tiles are right. */
+ * 1 and 4 warps; the same dot outside the loop and 16x16 i8 tiles are
+ * right.  The same bug with f16 (campaign seed 4002123): in a loop,
+ * dot(full(f16, -4, 16, 16), zeros(f16, 16, 16), load(x + o)) gives
+ * -515.0625 = 0xC400C400 as f32, the packed f16 -4.0 of the A operand, in
+ * 48 of 256 accumulator elements (even with one trip). */
 #include <teeny/dsl.h>
 
 TEENY_CONST(B);
