@@ -434,6 +434,24 @@ static bool carried_facts(gen *g, dfz_op op, teeny_dtype dt, dfz_fact f0, dfz_fa
   return true;
 }
 
+/* A loop's bound: trips itself, or min(a uniform value, trips) where the
+ * value is a parameter or a scalar load (still uniform, never above trips). */
+static dfz_expr *loop_bound(gen *g, int trips) {
+  dfz_expr *lit = gx_int_lit(g, TEENY_DT_I32, trips);
+  int k = dfz_below(&g->r, 10);
+  dfz_expr *t = NULL;
+  if (k < 3) {
+    t = var_expr(g, g_var_find(g, "n") ? "n" : "R");
+  } else if (k < 5) {
+    gwant w = g_want(TEENY_DT_I32, dfz_scalar_shape());
+    w.exact = true;
+    t = g_load_input(g, TEENY_DT_I32, dfz_scalar_shape());
+    t = t ? gx_fix(g, t, w) : NULL;
+  }
+  dfz_expr *mn = t ? gx_call(g, OP_MINIMUM, 2, (dfz_expr *[]){t, lit}) : NULL;
+  return mn ? mn : lit;
+}
+
 /* A loop: for / chunked for / while / do, with carried accumulators. */
 static void seg_loop(gen *g) {
   int kind = dfz_below(&g->r, 4);
@@ -476,7 +494,7 @@ static void seg_loop(gen *g) {
     kv = iv->name;
     kf = dfz_fact_range(0, trips - 1, true);
     s = dfz_stmt_new(g->p, kind == 2 ? SK_WHILE : SK_DO);
-    s->e = gx_bin(g, OP_LT, gx_var(g, iv), gx_int_lit(g, TEENY_DT_I32, trips));
+    s->e = gx_bin(g, OP_LT, gx_var(g, iv), loop_bound(g, trips));
     s->e->pinned = true;
   } else {
     s = dfz_stmt_new(g->p, SK_FOR);
@@ -489,15 +507,7 @@ static void seg_loop(gen *g) {
       s->step_text = g->p->dims[g->dB].text;
       kf = dfz_fact_range(0, (double)(trips - 1) * s->step, true);
     } else {
-      bool param = dfz_chance(&g->r, 30);
-      s->e2 = gx_int_lit(g, TEENY_DT_I32, trips);
-      if (param) {
-        dfz_expr *t = gx_var(g, g_var_find(g, "n") ? g_var_find(g, "n") : g_var_find(g, "R"));
-        /* trips as min(param, trips): still uniform, still bounded */
-        dfz_expr *mn = gx_call(g, OP_MINIMUM, 2, (dfz_expr *[]){t, s->e2});
-        if (mn)
-          s->e2 = mn;
-      }
+      s->e2 = loop_bound(g, trips);
       kf = dfz_fact_range(0, trips - 1, true);
     }
     s->e2->pinned = true;
