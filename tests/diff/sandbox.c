@@ -165,7 +165,7 @@ dfz_status dfz_exec_run(dfz_exec *x, const dfz_case *c, double timeout_s, dfz_ou
   if (timed_out) {
     out->status = DFZ_TIMEOUT;
     snprintf(out->cat, sizeof out->cat, "timeout");
-    snprintf(out->detail, sizeof out->detail, "no answer within %.0f s", timeout_s);
+    snprintf(out->detail, sizeof out->detail, "no answer within %.3g s", timeout_s);
   } else {
     out->status = DFZ_CRASH;
     if (WIFSIGNALED(st)) {
