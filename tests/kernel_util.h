@@ -106,6 +106,18 @@ static inline int ku_range(ku_rng *r, int lo, int hi) {
   return lo + (int)(ku_next(r) % (uint64_t)(hi - lo));
 }
 
+/* f32 rounded to TF32 (10 mantissa bits, to nearest, ties away from zero):
+ * what an f32 dot's operands become under the default prec_tf32. */
+static inline double ku_tf32(double v) {
+  float x = (float)v;
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u)
+    u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
 /* ---- half precision bits ----------------------------------------------------- */
 
 static inline float ku_f16_to_f32(uint16_t h) {

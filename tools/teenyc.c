@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "teeny/client.h"
+#include "tools/teenyc_run.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 #define MAX_BINDINGS 64
@@ -24,6 +25,7 @@ static const char usage_text[] =
     "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
     "              [--target sm_90a] [--num-warps 4] [--emit WHAT] [-o OUT]\n"
     "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
+    "       teenyc run FILE --kernel NAME ... --grid X[,Y[,Z]] ...  (teenyc run --help)\n"
     "\n"
     "Compile one kernel of a teenyc kernel file (FILE, or - for stdin) for one\n"
     "set of bindings and print the result.\n"
@@ -333,6 +335,8 @@ done:
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "run") == 0)
+    return teenyc_run_main(argc - 1, argv + 1);
   options o;
   int rc = parse_args(argc, argv, &o);
   if (rc)

@@ -171,6 +171,8 @@ typedef struct interp {
   unsigned pid[3];          /* the program running now */
   uint64_t steps;           /* element operations so far */
   uint64_t max_steps;       /* budget */
+  teeny_race *race;         /* the race detector (race.c), or NULL */
+  teeny_arena arena;        /* its memory */
 } interp;
 
 static elem *val(interp *it, int id) { return it->slot[id]; }
@@ -262,6 +264,35 @@ static unsigned char *mem_at(interp *it, const teeny_op *op, uint64_t addr,
   return NULL;
 }
 
+/* ---- races (race.c) ------------------------------------------------------------ */
+
+static const char *race_verb(int kind) {
+  return kind == TEENY_RACE_READ ? "read" : kind == TEENY_RACE_WRITE ? "wrote"
+                                                                      : "updated atomically";
+}
+
+/* Lane `lane` of op accesses addr (in bounds): a race with another
+ * program is an error. */
+static int race_check(interp *it, const teeny_op *op, uint64_t addr, size_t size,
+                      teeny_race_kind kind, long lane) {
+  if (!it->race)
+    return TEENY_OK;
+  const interp_buf *b = window_of(it, addr);
+  uint64_t other;
+  int with = teeny__race_access(it->race, (int)(b - it->bufs), (size_t)((addr - b->base) / size),
+                                kind, &other);
+  if (!with)
+    return TEENY_OK;
+  unsigned gx = it->grid[0], gy = it->grid[1];
+  static const char *const now[] = {"", "reads", "writes", "updates atomically"};
+  return fail(it, op->loc, TEENY_E_RUNTIME,
+              "data race: program (%u, %u, %u) %s '%s'[%llu] (lane %ld), which program "
+              "(%u, %u, %u) %s, and no atomic orders the two programs (docs/dsl.md §9)",
+              it->pid[0], it->pid[1], it->pid[2], now[kind], b->name,
+              (unsigned long long)((addr - b->base) / size), lane, (unsigned)(other % gx),
+              (unsigned)(other / gx % gy), (unsigned)(other / gx / gy), race_verb(with));
+}
+
 /* (ptr [, mask [, other]]): off lanes read `other`, or 0. */
 static int exec_load(interp *it, const teeny_op *op) {
   teeny_dtype dt = type_of(it, op->args[0]).pointee;
@@ -279,29 +310,48 @@ static int exec_load(interp *it, const teeny_op *op) {
       continue;
     }
     unsigned char *m = mem_at(it, op, p[i].u, size, i);
-    if (!m)
+    if (!m || race_check(it, op, p[i].u, size, TEENY_RACE_READ, i))
       return TEENY_E_RUNTIME;
     r[i] = mem_read(dt, m);
   }
   return TEENY_OK;
 }
 
-/* (ptr, value [, mask]); lanes run in index order, so the last one wins. */
+/* (ptr, value [, mask]).  Lanes of one store are unordered: two that write
+ * one address with different values are a race (docs/dsl.md §9). */
 static int exec_store(interp *it, const teeny_op *op) {
   teeny_dtype dt = type_of(it, op->args[0]).pointee;
   size_t size = (size_t)teeny_dtype_size(dt);
   const elem *p = val(it, op->args[0]), *v = val(it, op->args[1]);
   const elem *mask = op->nargs >= 3 ? val(it, op->args[2]) : NULL;
   long n = numel(it, op->args[0]);
+  if (it->race && n > 1)
+    teeny__race_store_begin(it->race, n);
   for (long i = 0; i < n; i++) {
     if (mask && !mask[i].u)
       continue;
     unsigned char *m = mem_at(it, op, p[i].u, size, i);
-    if (!m)
+    if (!m || race_check(it, op, p[i].u, size, TEENY_RACE_WRITE, i))
       return TEENY_E_RUNTIME;
+    long j = it->race && n > 1 ? teeny__race_store_lane(it->race, p[i].u, v[i].u, i) : -1;
+    if (j >= 0) {
+      const interp_buf *b = window_of(it, p[i].u);
+      return fail(it, op->loc, TEENY_E_RUNTIME,
+                  "data race: lanes %ld and %ld of one store write '%s'[%llu] with different "
+                  "values, and the lanes of one operation are unordered (docs/dsl.md §9; "
+                  "program (%u, %u, %u))", j, i, b->name,
+                  (unsigned long long)((p[i].u - b->base) / size), it->pid[0], it->pid[1],
+                  it->pid[2]);
+    }
     mem_write(dt, m, v[i]);
   }
   return TEENY_OK;
+}
+
+static void atomic_done(interp *it, const teeny_op *op) {
+  if (it->race)
+    teeny__race_atomic_done(it->race, op->sem == TEENY_SEM_ACQUIRE || op->sem == TEENY_SEM_ACQ_REL,
+                            op->sem == TEENY_SEM_RELEASE || op->sem == TEENY_SEM_ACQ_REL);
 }
 
 static elem rmw_new(teeny_rmw_kind k, teeny_dtype dt, elem old, elem v) {
@@ -328,11 +378,12 @@ static int exec_atomic_rmw(interp *it, const teeny_op *op) {
     if (mask && !mask[i].u)
       continue;
     unsigned char *m = mem_at(it, op, p[i].u, size, i);
-    if (!m)
+    if (!m || race_check(it, op, p[i].u, size, TEENY_RACE_ATOMIC, i))
       return TEENY_E_RUNTIME;
     r[i] = mem_read(dt, m);
     mem_write(dt, m, rmw_new(op->rmw, dt, r[i], v[i]));
   }
+  atomic_done(it, op);
   return TEENY_OK;
 }
 
@@ -352,7 +403,7 @@ static int exec_atomic_cas(interp *it, const teeny_op *op) {
     if (mask && !mask[i].u)
       continue;
     unsigned char *m = mem_at(it, op, p[i].u, size, i);
-    if (!m)
+    if (!m || race_check(it, op, p[i].u, size, TEENY_RACE_ATOMIC, i))
       return TEENY_E_RUNTIME;
     unsigned char want[8];
     mem_write(dt, want, c[i]);
@@ -360,6 +411,7 @@ static int exec_atomic_cas(interp *it, const teeny_op *op) {
     if (memcmp(want, m, size) == 0)
       mem_write(dt, m, v[i]);
   }
+  atomic_done(it, op);
   return TEENY_OK;
 }
 
@@ -596,24 +648,70 @@ static double as_double(teeny_dtype dt, elem v) {
   return teeny__dt_is_signed(dt) ? (double)v.i : (double)v.u;
 }
 
-/* One output element of a float dot: acc + sum_k a[m,k] * b[k,n].  Each
- * product and each sum is rounded to f32 (explicit casts, so no compiler
- * contracts them into an fma), in f64 when an operand or acc is f64. */
-static double dot_float(teeny_dtype ad, teeny_dtype cd, const elem *a,
+/* f32 rounded to TF32 (10 mantissa bits) to nearest, ties away from zero,
+ * as cvt.rna.tf32.f32 does; inf and NaN stay. */
+static float tf32_rna(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u)
+    u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* The part of an f32 operand one pass of the dot multiplies: all of it
+ * (0), its TF32 rounding (1), or what that leaves, rounded again (2). */
+static float tf32_part(float x, int part) {
+  float hi = tf32_rna(x);
+  return part == 1 ? hi : tf32_rna(x - hi); /* x - hi is exact */
+}
+
+/* s + sum_k a[k] * b[k*N] in f32, the product rounded and then the sum
+ * (explicit casts, so no compiler contracts them into an fma); operands
+ * first reduced to the TF32 parts pa, pb (0: as they are). */
+static float dot_pass(teeny_dtype ad, const elem *a, const elem *b, float s, long K, long N,
+                      int pa, int pb) {
+  const teeny_dtype f32 = TEENY_DT_F32;
+  for (long k = 0; k < K; k++) {
+    float x = (float)as_double(ad, a[k]), y = (float)as_double(ad, b[k * N]);
+    if (pa)
+      x = tf32_part(x, pa);
+    if (pb)
+      y = tf32_part(y, pb);
+    float p = (float)teeny__scalar_round(f32, (double)x * (double)y);
+    s = (float)teeny__scalar_round(f32, (double)s + (double)p);
+  }
+  return s;
+}
+
+/* One output element of a float dot: acc + sum_k a[m,k] * b[k,n], as the
+ * GPU computes it (docs/dsl.md §5): f16/bf16 operands multiply exactly and
+ * sum in f32; f32 operands by the dot's input precision: tf32 (operands
+ * rounded to TF32), tf32x3 (a_lo.b_hi, then a_hi.b_lo, then a_hi.b_hi, each
+ * a pass over k), ieee (fmaf per k, in k order, as the FMA path does); in
+ * f64 when an operand or acc is f64. */
+static double dot_float(teeny_dtype ad, teeny_dtype cd, teeny_prec prec, const elem *a,
                         const elem *b, double c, long K, long N) {
   if (ad == TEENY_DT_F64 || cd == TEENY_DT_F64) {
     for (long k = 0; k < K; k++)
       c += as_double(ad, a[k]) * as_double(ad, b[k * N]);
     return c;
   }
-  const teeny_dtype f32 = TEENY_DT_F32;
-  float s = (float)teeny__scalar_round(f32, c);
-  for (long k = 0; k < K; k++) {
-    double prod = as_double(ad, a[k]) * as_double(ad, b[k * N]);
-    float p = (float)teeny__scalar_round(f32, prod);
-    s = (float)teeny__scalar_round(f32, (double)s + (double)p);
+  float s = (float)teeny__scalar_round(TEENY_DT_F32, c);
+  if (ad != TEENY_DT_F32)
+    return dot_pass(ad, a, b, s, K, N, 0, 0);
+  switch (prec) {
+  case TEENY_PREC_IEEE:
+    for (long k = 0; k < K; k++)
+      s = fmaf((float)as_double(ad, a[k]), (float)as_double(ad, b[k * N]), s);
+    return s;
+  case TEENY_PREC_TF32X3:
+    s = dot_pass(ad, a, b, s, K, N, 2, 1);
+    s = dot_pass(ad, a, b, s, K, N, 1, 2);
+    return dot_pass(ad, a, b, s, K, N, 1, 1);
+  default:
+    return dot_pass(ad, a, b, s, K, N, 1, 1);
   }
-  return s;
 }
 
 /* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b.  Integer operands (i8) multiply
@@ -637,7 +735,7 @@ static int exec_dot(interp *it, const teeny_op *op) {
           s += a[m * K + k].u * b[k * N + j].u;
         r[m * N + j] = teeny__scalar_int(ct.dt, s);
       } else {
-        double s = dot_float(at.dt, ct.dt, a + m * K, b + j,
+        double s = dot_float(at.dt, ct.dt, op->prec, a + m * K, b + j,
                              as_double(ct.dt, cv), K, N);
         r[m * N + j] = teeny__scalar_cast(TEENY_DT_F64, ct.dt, (elem){.f = s});
       }
@@ -846,6 +944,20 @@ static int bind_args(interp *it, const teeny_interp_arg *args) {
   return TEENY_OK;
 }
 
+/* The race detector over the pointer arguments' elements. */
+static teeny_race *race_new(interp *it) {
+  size_t *elems = teeny__arena_alloc(&it->arena, sizeof *elems * (size_t)(it->nbufs + 1));
+  if (!elems)
+    return NULL;
+  for (int i = 0; i < it->nbufs; i++) {
+    teeny_type t = type_of(it, it->f->body->args[i]);
+    if (t.dt == TEENY_DT_PTR && it->bufs[i].data)
+      elems[i] = it->bufs[i].bytes / (size_t)teeny_dtype_size(t.pointee);
+  }
+  uint64_t n = (uint64_t)it->grid[0] * it->grid[1] * it->grid[2];
+  return teeny__race_new(&it->arena, it->nbufs, elems, n);
+}
+
 static int run_programs(interp *it) {
   for (unsigned z = 0; z < it->grid[2]; z++)
     for (unsigned y = 0; y < it->grid[1]; y++)
@@ -854,6 +966,8 @@ static int run_programs(interp *it) {
         it->pid[0] = x;
         it->pid[1] = y;
         it->pid[2] = z;
+        if (it->race)
+          teeny__race_program(it->race, x + (uint64_t)it->grid[0] * (y + (uint64_t)it->grid[1] * z));
         int rc = charge(it, NULL, 1); /* even an empty kernel costs a step */
         if (!rc)
           rc = exec_region(it, it->f->body, &term);
@@ -877,8 +991,13 @@ int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
   if (rc)
     return rc;
   memcpy(it.grid, grid, sizeof it.grid);
-  if (!(rc = alloc_slots(&it, max_bytes, &block)) && !(rc = bind_args(&it, args)))
+  teeny__arena_init(&it.arena); /* no oom jump: the detector gives up instead */
+  if (!(rc = alloc_slots(&it, max_bytes, &block)) && !(rc = bind_args(&it, args))) {
+    if (!(o && o->no_race_check))
+      it.race = race_new(&it);
     rc = run_programs(&it);
+  }
+  teeny__arena_free(&it.arena);
   teeny__free(block);
   teeny__free(it.slot);
   teeny__free(it.bufs);

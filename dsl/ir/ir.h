@@ -235,6 +235,7 @@ void teeny__mlir_print_loc(teeny_buf *out, const teeny_ir_func *f, const char *f
 typedef struct teeny_interp_opts {
   uint64_t max_steps; /* element operations over all programs */
   size_t max_bytes;   /* bytes of value slots (8 per element of every value) */
+  bool no_race_check; /* skip race.c's checks */
 } teeny_interp_opts;
 
 /* Run f (which passed teeny__ir_verify) over grid[0] x grid[1] x grid[2]
@@ -251,5 +252,34 @@ int teeny__interp_run(teeny_ctx *cx, const teeny_ir_func *f,
 int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
                            const unsigned grid[3], const teeny_interp_arg *args,
                            int nargs, const teeny_interp_opts *o);
+
+/* ============================================================================
+ * race.c — the interpreter's race detector (docs/dsl.md §9.1)
+ * ========================================================================== */
+
+typedef struct teeny_race teeny_race;
+
+typedef enum teeny_race_kind {
+  TEENY_RACE_READ = 1, /* a plain load */
+  TEENY_RACE_WRITE,    /* a plain store */
+  TEENY_RACE_ATOMIC    /* an atomic (reads and writes) */
+} teeny_race_kind;
+
+/* State for one launch: nbufs pointer arguments of elems[i] elements,
+ * nprograms programs.  Lives in a (the launch's arena). */
+teeny_race *teeny__race_new(teeny_arena *a, int nbufs, const size_t *elems,
+                            uint64_t nprograms);
+/* Program number `program` starts (numbered x + y gx + z gx gy). */
+void teeny__race_program(teeny_race *r, uint64_t program);
+/* The running program finished an atomic that acquires and/or releases. */
+void teeny__race_atomic_done(teeny_race *r, bool acquire, bool release);
+/* The running program accesses element e of buffer b.  0, or the kind of
+ * the other program's access it races with (*other: that program). */
+int teeny__race_access(teeny_race *r, int b, size_t e, teeny_race_kind kind,
+                       uint64_t *other);
+/* A store of nlanes lanes starts; then per active lane: -1, or the earlier
+ * lane of this store that wrote addr with other bits. */
+void teeny__race_store_begin(teeny_race *r, long nlanes);
+long teeny__race_store_lane(teeny_race *r, uint64_t addr, uint64_t bits, long lane);
 
 #endif /* TEENY_DSL_IR_IR_H */

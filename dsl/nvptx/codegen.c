@@ -183,6 +183,9 @@ LLVMValueRef teeny__cg_sreg(cg *g, const char *name) {
 }
 
 void teeny__cg_barrier(cg *g) {
+  if (g->divergent)
+    teeny__cg_fail(g, TEENY_E_INTERNAL, "internal error: a barrier under a branch that "
+                   "threads take apart (it would deadlock)");
   teeny__cg_intrin(g, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
   teeny__cg_order_barrier(g);
 }

@@ -246,6 +246,8 @@ typedef struct cg {
   cg_order ord;                /* accesses since the last barrier */
   cg_order_frame *frames;      /* the loops being lowered, innermost first */
   int rdepth;                  /* nesting depth of the region being lowered */
+  int divergent;               /* > 0: inside a branch on thread-dependent data,
+                                  where a barrier would deadlock (checked) */
 } cg;
 
 /* ============================================================================
@@ -385,8 +387,9 @@ LLVMValueRef teeny__cg_bcast_thread0(cg *g, LLVMValueRef v, teeny_dtype dt);
 LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *adt,
                                  teeny_dtype res_dt, LLVMValueRef *a);
 /* A math builtin (exp ... erf, sqrt, floor, ceil) on one value of float
- * dtype dt (math.c). */
-LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef x);
+ * dtype dt (math.c); fast: the hardware approximation (fast_exp, ...). */
+LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
+                           LLVMValueRef x);
 /* Element-wise convert of one value. */
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to);
 /* Constant of dtype dt. */

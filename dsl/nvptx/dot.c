@@ -31,6 +31,9 @@ typedef struct dot_plan {
   int ea, eb;           /* fragment element bits of A and B */
   char warp[CG_LANE_BITS]; /* per warp bit: 'm', 'n' or 0 (unused) */
   int nwm, nwn;         /* warp bits along M and N */
+  int part_a, part_b;   /* DOT_TF32: which part of each f32 operand this pass
+                           multiplies: 1 its TF32 rounding (prec_tf32), 2 the
+                           rest, rounded (prec_tf32x3's small terms) */
 } dot_plan;
 
 /* How warpgroups share a wgmma dot (see "wgmma" below). */
@@ -49,7 +52,7 @@ static dot_kind kind_of(cg *g, const teeny_op *op, int M, int N, int K) {
   if ((a == TEENY_DT_F16 || a == TEENY_DT_BF16) && c == TEENY_DT_F32 && K >= 16)
     return a == TEENY_DT_F16 ? DOT_F16 : DOT_BF16;
   if (a == TEENY_DT_F32 && c == TEENY_DT_F32 && K >= 8)
-    return DOT_TF32;
+    return op->prec == TEENY_PREC_IEEE ? DOT_FMA : DOT_TF32; /* ieee: fma in k order */
   if (a == TEENY_DT_I8 && c == TEENY_DT_I32 && K >= 32)
     return DOT_I8;
   return DOT_FMA;
@@ -66,6 +69,7 @@ static dot_plan make_plan(cg *g, const teeny_op *op) {
   p.ln = teeny__cg_log2(p.N);
   p.lk = teeny__cg_log2(p.K);
   p.kind = kind_of(g, op, p.M, p.N, p.K);
+  p.part_a = p.part_b = 1;
   switch (p.kind) {
   case DOT_F16:
   case DOT_BF16:
@@ -285,25 +289,33 @@ static long reg_of(const cg_layout *L, long flatbits) {
   return r;
 }
 
-static void emit_fma(cg *g, const teeny_op *op, const dot_plan *p) {
-  const cg_layout *C = g->vi[op->res[0]].nat;
-  const cg_layout *LA = fma_operand(g, C, p, true), *LB = fma_operand(g, C, p, false);
-  teeny_dtype adt = teeny__ir_type(g->f, op->args[0]).dt;
-  teeny_dtype cdt = teeny__ir_type(g->f, op->res[0]).dt;
-  LLVMValueRef *A = teeny__cg_get(g, op->args[0], LA);
-  LLVMValueRef *B = teeny__cg_get(g, op->args[1], LB);
-  LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
-  LLVMValueRef *out = teeny__cg_regs_new(g, C);
+static LLVMValueRef tf32(cg *g, LLVMValueRef x, int part);
+
+/* f32 operand registers v[0..n) reduced to TF32 part `part` (1: the
+ * rounding, 2: the rounded rest), as f32 values; part 0: unchanged. */
+static LLVMValueRef *tf32_regs(cg *g, LLVMValueRef *v, long n, int part) {
+  if (!part)
+    return v;
+  LLVMValueRef *w = teeny__cg_alloc(g, sizeof *w * (size_t)n);
+  for (long i = 0; i < n; i++)
+    w[i] = LLVMBuildBitCast(g->b, tf32(g, v[i], part), g->t_f32, "");
+  return w;
+}
+
+/* out += A.B by one fma per k, in k order (what the interpreter computes
+ * for prec_ieee, and for the TF32 parts when the operands are rounded
+ * first: their products are exact in f32). */
+static void fma_pass(cg *g, const dot_plan *p, const cg_layout *C, const cg_layout *LA,
+                     const cg_layout *LB, LLVMValueRef *A, LLVMValueRef *B, teeny_dtype adt,
+                     teeny_dtype cdt, LLVMValueRef *out) {
   bool f = teeny__dt_is_float(cdt);
   for (long r = 0; r < (1L << C->nreg); r++) {
     long s = teeny__cg_dup_src(C, r);
-    if (s != r) {
-      out[r] = out[s];
+    if (s != r)
       continue;
-    }
     long bits = teeny__cg_reg_bits(C, r);
     long row = bits >> p->ln, col = bits & (p->N - 1);
-    LLVMValueRef v = acc[r];
+    LLVMValueRef v = out[r];
     for (int k = 0; k < p->K; k++) {
       LLVMValueRef x = teeny__cg_cast(g, A[reg_of(LA, (row << p->lk) | k)], adt, cdt);
       LLVMValueRef y = teeny__cg_cast(g, B[reg_of(LB, ((long)k << p->ln) | col)], adt, cdt);
@@ -317,6 +329,36 @@ static void emit_fma(cg *g, const teeny_op *op, const dot_plan *p) {
     }
     out[r] = v;
   }
+}
+
+/* The FMA path.  f32 operands follow the dot's precision as on the tensor
+ * cores (docs/dsl.md §5): prec_tf32 rounds them to TF32 first, prec_tf32x3
+ * sums the three TF32 part products (small terms first), prec_ieee uses
+ * them as they are. */
+static void emit_fma(cg *g, const teeny_op *op, const dot_plan *p) {
+  const cg_layout *C = g->vi[op->res[0]].nat;
+  const cg_layout *LA = fma_operand(g, C, p, true), *LB = fma_operand(g, C, p, false);
+  teeny_dtype adt = teeny__ir_type(g->f, op->args[0]).dt;
+  teeny_dtype cdt = teeny__ir_type(g->f, op->res[0]).dt;
+  LLVMValueRef *A = teeny__cg_get(g, op->args[0], LA);
+  LLVMValueRef *B = teeny__cg_get(g, op->args[1], LB);
+  LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
+  LLVMValueRef *out = teeny__cg_regs_new(g, C);
+  long nc = 1L << C->nreg, na = 1L << LA->nreg, nb = 1L << LB->nreg;
+  memcpy(out, acc, sizeof *out * (size_t)nc);
+  static const int x3[3][2] = {{2, 1}, {1, 2}, {1, 1}};
+  int passes = 1;
+  const int(*parts)[2] = NULL;
+  if (adt == TEENY_DT_F32 && cdt == TEENY_DT_F32 && op->prec != TEENY_PREC_IEEE) {
+    static const int one[1][2] = {{1, 1}};
+    parts = op->prec == TEENY_PREC_TF32X3 ? x3 : one;
+    passes = op->prec == TEENY_PREC_TF32X3 ? 3 : 1;
+  }
+  for (int k = 0; k < passes; k++)
+    fma_pass(g, p, C, LA, LB, tf32_regs(g, A, na, parts ? parts[k][0] : 0),
+             tf32_regs(g, B, nb, parts ? parts[k][1] : 0), adt, cdt, out);
+  for (long r = 0; r < nc; r++)
+    out[r] = out[teeny__cg_dup_src(C, r)];
   teeny__cg_set(g, op->res[0], C, out);
 }
 
@@ -336,13 +378,23 @@ static LLVMValueRef pack4(cg *g, LLVMValueRef *e) {
   return LLVMBuildBitCast(g->b, v, g->t_i32, "");
 }
 
-static LLVMValueRef tf32(cg *g, LLVMValueRef x) {
+static LLVMValueRef tf32_rna(cg *g, LLVMValueRef x) {
   if (g->emu) /* round to 10 mantissa bits, ties away from zero */
     return LLVMBuildAnd(g->b,
                         LLVMBuildAdd(g->b, LLVMBuildBitCast(g->b, x, g->t_i32, ""),
                                      teeny__cg_i32(g, 0x1000), ""),
                         teeny__cg_i32(g, (int)0xFFFFE000u), "");
   return teeny__cg_asm(g, g->t_i32, "cvt.rna.tf32.f32 $0, $1;", "=r,f", &x, 1, false);
+}
+
+/* Part 1 of x: its TF32 rounding; part 2: x minus that (exact), rounded
+ * (the interpreter's tf32_part). */
+static LLVMValueRef tf32(cg *g, LLVMValueRef x, int part) {
+  LLVMValueRef hi = tf32_rna(g, x);
+  if (part != 2)
+    return hi;
+  LLVMValueRef rest = LLVMBuildFSub(g->b, x, LLVMBuildBitCast(g->b, hi, g->t_f32, ""), "");
+  return tf32_rna(g, rest);
 }
 
 /* The A (or B) registers of one mma as b32 words. */
@@ -352,7 +404,7 @@ static int frag_words(cg *g, const dot_plan *p, LLVMValueRef *e, bool is_a,
   switch (p->kind) {
   case DOT_TF32:
     for (int i = 0; i < n; i++)
-      w[i] = tf32(g, e[i]);
+      w[i] = tf32(g, e[i], is_a ? p->part_a : p->part_b);
     return n;
   case DOT_I8:
     for (int i = 0; i < n / 4; i++)
@@ -614,7 +666,7 @@ static void frags_a_ldmatrix(cg *g, const dot_plan *p, frags *F, const cg_stile 
     ldmatrix(g, teeny__cg_stile_addr(g, t, row, col), 4, false, w);
     if (p->kind == DOT_TF32)
       for (int j = 0; j < 4; j++)
-        w[j] = tf32(g, LLVMBuildBitCast(g->b, w[j], g->t_f32, ""));
+        w[j] = tf32(g, LLVMBuildBitCast(g->b, w[j], g->t_f32, ""), p->part_a);
   }
 }
 
@@ -730,19 +782,16 @@ static void stage_operands(cg *g, const teeny_op *op, const dot_plan *p, frags *
                     stage_b ? stile_gather(g, &O->tb, LB, dt) : teeny__cg_get(g, b, LB));
 }
 
-static void emit_mma(cg *g, const teeny_op *op, const dot_plan *p) {
-  const cg_layout *C = c_layout(g, p);
+/* One pass of the mma path over every k step, accumulating into out. */
+static void mma_pass(cg *g, const teeny_op *op, const dot_plan *p, LLVMValueRef *out) {
   frags F;
   F.KT = 1 << (p->lk - teeny__cg_log2(p->mk));
   F.MT = 1 << (p->lm - 4 - p->nwm);
   F.NT = 1 << (p->ln - 3 - p->nwn);
   F.aw = teeny__cg_alloc(g, sizeof *F.aw * (size_t)(F.MT * F.KT * 4));
   F.bw = teeny__cg_alloc(g, sizeof *F.bw * (size_t)(F.NT * F.KT * 2));
-  LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
   operands O;
   stage_operands(g, op, p, &F, &O);
-  LLVMValueRef *out = teeny__cg_regs_new(g, C);
-  memcpy(out, acc, sizeof *out * ((size_t)1 << C->nreg));
   int nn = p->ln - 3 - p->nwn;
   /* one k step at a time: only that step's fragments are live */
   for (long ki = 0; ki < F.KT; ki++) {
@@ -756,6 +805,25 @@ static void emit_mma(cg *g, const teeny_op *op, const dot_plan *p) {
         mma(g, p, F.aw + (mi * F.KT + ki) * 4, 4, F.bw + (ni * F.KT + ki) * 2, 2,
             out + cbase, out + cbase);
       }
+  }
+}
+
+/* prec_tf32x3 (f32 operands): three passes, the small terms first, as the
+ * interpreter sums them: a_lo.b_hi, a_hi.b_lo, a_hi.b_hi. */
+static void emit_mma(cg *g, const teeny_op *op, dot_plan *p) {
+  const cg_layout *C = c_layout(g, p);
+  LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
+  LLVMValueRef *out = teeny__cg_regs_new(g, C);
+  memcpy(out, acc, sizeof *out * ((size_t)1 << C->nreg));
+  if (p->kind == DOT_TF32 && op->prec == TEENY_PREC_TF32X3) {
+    static const int parts[3][2] = {{2, 1}, {1, 2}, {1, 1}};
+    for (int k = 0; k < 3; k++) {
+      p->part_a = parts[k][0];
+      p->part_b = parts[k][1];
+      mma_pass(g, op, p, out);
+    }
+  } else {
+    mma_pass(g, op, p, out);
   }
   teeny__cg_set(g, op->res[0], C, out);
 }

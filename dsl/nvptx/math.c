@@ -1,17 +1,31 @@
 /*
  * dsl/nvptx/math.c — the math builtins on scalar LLVM values.
  *
- * f32 (and f16/bf16, computed in f32 and rounded), Triton's fast path:
- * exp/exp2/log/log2 through ex2.approx/lg2.approx with scaling; sqrt
- * correctly rounded (sqrt.rn); rsqrt, sin, cos, tanh with PTX .approx
- * instructions; erf by its Maclaurin series and Abramowitz & Stegun 7.1.26.
+ * f32 (and f16/bf16, computed in f32 and rounded).  Accurate by default,
+ * within the bounds docs/dsl.md §5 states and tests/gpu/math_accuracy.py
+ * measures on the GPU against float64:
+ *   exp     ex2.approx of x log2(e), corrected by the product's rounding
+ *           error (one fma recovers it exactly): a few ulp over the range
+ *   exp2    ex2.approx (a few ulp)
+ *   log     x = m 2^e with m in [sqrt(1/2), sqrt(2)): e ln2 (two parts) +
+ *   log2    log1p(m - 1) = 2 atanh(s), s = f / (2 + f), to the s^9 term
+ *   sin     x - q pi/2 in three parts (Cody-Waite, by fma), Taylor
+ *   cos     polynomials to x^9 / x^10 on [-pi/4, pi/4]; stated for
+ *           |x| <= 105615, where the reduction is exact enough
+ *   tanh    |x| < 0.55: x + x^3 P(x^2), Taylor to x^17; else
+ *           1 - 2 / (exp(2|x|) + 1), with tanh's sign
+ *   erf     its Maclaurin series and Abramowitz & Stegun 7.1.26
+ *   sqrt    sqrt.rn (correctly rounded); rsqrt: rsqrt.approx
+ * fast_* (op->fast) are the single PTX approximations, as Triton uses:
+ * ex2.approx of x log2(e), lg2.approx, sin.approx, cos.approx,
+ * tanh.approx.
  *
  * f64: sqrt, floor, ceil natively; exp, exp2 (Cody-Waite reduction by
  * ln 2 in two parts, a degree-13 Taylor polynomial, exponent scaling in two
  * steps so subnormal results are right) and log, log2 (x = m 2^e with m in
  * [sqrt(1/2), sqrt(2)), log m = 2 atanh((m-1)/(m+1)) to the s^25 term) to
  * about 1 ulp; rsqrt = 1/sqrt.  sin, cos, tanh and erf on f64 are
- * TEENY_E_UNSUPPORTED for now.  Accuracy figures: docs/perf-notes.md.
+ * TEENY_E_UNSUPPORTED for now.
  */
 #include <math.h>
 
@@ -79,8 +93,138 @@ static LLVMValueRef erf_f32(cg *g, LLVMValueRef x) {
   return LLVMBuildSelect(g->b, is_small, small, big, "");
 }
 
-/* One f32 transcendental. */
-static LLVMValueRef math_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
+/* ---- accurate f32 ------------------------------------------------------------------- */
+
+static LLVMValueRef selv(cg *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, c, a, b, "");
+}
+
+static LLVMValueRef fcmp32(cg *g, LLVMRealPredicate p, LLVMValueRef a, double b) {
+  return LLVMBuildFCmp(g->b, p, a, cf32(g, b), "");
+}
+
+/* e^x = 2^(x log2 e): y = x * L rounds; fma(x, L, -y) is that rounding
+ * error exactly, x * (log2 e - L) the constant's, and 2^(y + d) =
+ * 2^y (1 + d ln 2) to far below an ulp since |d| < 2^-16. */
+static LLVMValueRef exp_f32(cg *g, LLVMValueRef x) {
+  const double L = 1.44269502162933349609375;       /* log2(e) in f32 */
+  const double L_lo = 1.925963033500011e-08;          /* log2(e) - L */
+  LLVMValueRef y = fmul_c(g, x, L);
+  LLVMValueRef d = fmaf_(g, x, cf32(g, L), LLVMBuildFNeg(g->b, y, ""));
+  d = fmaf_(g, x, cf32(g, L_lo), d);
+  LLVMValueRef r = exp2_approx(g, y);
+  LLVMValueRef c = fmaf_(g, r, fmul_c(g, d, 0.6931471805599453), r);
+  /* at 0 and inf (x = -inf gives d = NaN) keep 2^y */
+  LLVMValueRef normal = LLVMBuildAnd(g->b, fcmp32(g, LLVMRealOGT, r, 0),
+                                     fcmp32(g, LLVMRealOLT, r, INFINITY), "");
+  return selv(g, normal, c, r);
+}
+
+/* log2(x) (base2) or ln(x): x = m 2^e, m in [sqrt(1/2), sqrt(2)); f = m - 1
+ * (exact); log1p(f) = 2 atanh(s) with s = f / (2 + f). */
+static LLVMValueRef log_f32(cg *g, LLVMValueRef x, bool base2) {
+  LLVMValueRef sub = fcmp32(g, LLVMRealOLT, x, 1.1754943508222875e-38);
+  LLVMValueRef xs = selv(g, sub, fmul_c(g, x, 8388608.0), x); /* 2^23 */
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, xs, g->t_i32, "");
+  LLVMValueRef e = LLVMBuildSub(g->b, LLVMBuildLShr(g->b, bits, teeny__cg_i32(g, 23), ""),
+                                teeny__cg_i32(g, 127), "");
+  LLVMValueRef mb = LLVMBuildOr(g->b, LLVMBuildAnd(g->b, bits, teeny__cg_i32(g, 0x7fffff), ""),
+                                teeny__cg_i32(g, 0x3f800000), "");
+  LLVMValueRef m = LLVMBuildBitCast(g->b, mb, g->t_f32, "");
+  LLVMValueRef big = fcmp32(g, LLVMRealOGT, m, 1.41421353816986083984375);
+  m = selv(g, big, fmul_c(g, m, 0.5), m);
+  e = selv(g, big, LLVMBuildAdd(g->b, e, teeny__cg_i32(g, 1), ""), e);
+  LLVMValueRef ef = LLVMBuildSIToFP(g->b, e, g->t_f32, "");
+  ef = selv(g, sub, LLVMBuildFSub(g->b, ef, cf32(g, 23), ""), ef);
+  LLVMValueRef f = LLVMBuildFSub(g->b, m, cf32(g, 1.0), "");
+  LLVMValueRef s = LLVMBuildFDiv(g->b, f, LLVMBuildFAdd(g->b, f, cf32(g, 2.0), ""), "");
+  LLVMValueRef t = LLVMBuildFMul(g->b, s, s, "");
+  LLVMValueRef p = cf32(g, 1.0 / 9);
+  p = fmaf_(g, p, t, cf32(g, 1.0 / 7));
+  p = fmaf_(g, p, t, cf32(g, 1.0 / 5));
+  p = fmaf_(g, p, t, cf32(g, 1.0 / 3));
+  p = LLVMBuildFMul(g->b, p, t, "");
+  LLVMValueRef s2 = fmul_c(g, s, 2.0);
+  LLVMValueRef l1p = fmaf_(g, s2, p, s2); /* ln(m) */
+  LLVMValueRef y;
+  if (base2) /* e + ln(m) log2(e), the constant in two parts */
+    y = LLVMBuildFAdd(g->b, ef,
+                      fmaf_(g, l1p, cf32(g, 1.44269502162933349609375),
+                            fmul_c(g, l1p, 1.925963033500011e-08)), "");
+  else /* e ln2_hi (exact: ln2_hi has 12 trailing zero bits) + (e ln2_lo + ln m) */
+    y = fmaf_(g, ef, cf32(g, 0.693145751953125),
+              fmaf_(g, ef, cf32(g, 1.428606765330187e-06), l1p));
+  y = selv(g, fcmp32(g, LLVMRealOEQ, x, 0), cf32(g, -INFINITY), y);
+  y = selv(g, fcmp32(g, LLVMRealOLT, x, 0), cf32(g, NAN), y);
+  y = selv(g, fcmp32(g, LLVMRealOEQ, x, INFINITY), x, y);
+  return selv(g, fcmp32(g, LLVMRealUNO, x, 0), x, y);
+}
+
+/* sin or cos: q = rint(x 2/pi), r = x - q pi/2 (three parts by fma: the
+ * first step is exact for |q| < 2^17), then the polynomial of the
+ * quadrant: q even: sin r / cos r, odd: cos r / -sin r, and the sign of
+ * quadrants 2 and 3. */
+static LLVMValueRef sincos_f32(cg *g, LLVMValueRef x, bool is_cos) {
+  LLVMTypeRef ft = g->t_f32;
+  LLVMValueRef qf = fmul_c(g, x, 0.63661977236758134);
+  qf = teeny__cg_intrin(g, "llvm.rint", &ft, 1, &qf, 1);
+  LLVMValueRef nq = LLVMBuildFNeg(g->b, qf, "");
+  LLVMValueRef r = fmaf_(g, nq, cf32(g, 1.5707962513), x);
+  r = fmaf_(g, nq, cf32(g, 7.5497894159e-08), r);
+  r = fmaf_(g, nq, cf32(g, 5.3903029534e-15), r);
+  LLVMValueRef t = LLVMBuildFMul(g->b, r, r, "");
+  /* sin r = r + r t S(t), to r^9 */
+  LLVMValueRef ps = cf32(g, 1.0 / 362880);
+  ps = fmaf_(g, ps, t, cf32(g, -1.0 / 5040));
+  ps = fmaf_(g, ps, t, cf32(g, 1.0 / 120));
+  ps = fmaf_(g, ps, t, cf32(g, -1.0 / 6));
+  LLVMValueRef sr = fmaf_(g, LLVMBuildFMul(g->b, r, t, ""), ps, r);
+  /* cos r = 1 - t/2 + t^2 C(t), to r^10 */
+  LLVMValueRef pc = cf32(g, -1.0 / 3628800);
+  pc = fmaf_(g, pc, t, cf32(g, 1.0 / 40320));
+  pc = fmaf_(g, pc, t, cf32(g, -1.0 / 720));
+  pc = fmaf_(g, pc, t, cf32(g, 1.0 / 24));
+  LLVMValueRef cr = fmaf_(g, LLVMBuildFMul(g->b, t, t, ""), pc,
+                          fmaf_(g, t, cf32(g, -0.5), cf32(g, 1.0)));
+  LLVMTypeRef qt[2] = {g->t_i32, g->t_f32}; /* saturating: no poison for huge x */
+  LLVMValueRef q = teeny__cg_intrin(g, "llvm.fptosi.sat", qt, 2, &qf, 1);
+  if (is_cos)
+    q = LLVMBuildAdd(g->b, q, teeny__cg_i32(g, 1), ""); /* cos x = sin(x + pi/2) */
+  LLVMValueRef odd = LLVMBuildTrunc(g->b, q, g->t_i1, "");
+  LLVMValueRef neg = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, q, teeny__cg_i32(g, 1), ""),
+                                    g->t_i1, "");
+  LLVMValueRef v = selv(g, odd, cr, sr);
+  v = selv(g, neg, LLVMBuildFNeg(g->b, v, ""), v);
+  /* inf and NaN: NaN */
+  LLVMValueRef ax = call1(g, "llvm.fabs", x);
+  return selv(g, fcmp32(g, LLVMRealUEQ, ax, INFINITY), cf32(g, NAN), v);
+}
+
+/* tanh: |x| < 0.55 by its Taylor series to x^17; else 1 - 2/(e^(2|x|) + 1)
+ * with x's sign (e^(2|x|) = inf gives 1). */
+static LLVMValueRef tanh_f32(cg *g, LLVMValueRef x) {
+  static const double c[8] = {-0.33333333333333333, 0.13333333333333333,
+                              -0.053968253968253968, 0.021869488536155203,
+                              -0.0088632355299021966, 0.0035921280365724810,
+                              -0.0014558343870513183, 0.00059002744094558602};
+  LLVMValueRef t = LLVMBuildFMul(g->b, x, x, "");
+  LLVMValueRef p = cf32(g, c[7]);
+  for (int i = 6; i >= 0; i--)
+    p = fmaf_(g, p, t, cf32(g, c[i]));
+  LLVMValueRef small = fmaf_(g, LLVMBuildFMul(g->b, x, t, ""), p, x);
+  LLVMValueRef ax = call1(g, "llvm.fabs", x);
+  LLVMValueRef e = exp_f32(g, fmul_c(g, ax, 2.0));
+  LLVMValueRef big = LLVMBuildFSub(
+      g->b, cf32(g, 1.0),
+      LLVMBuildFDiv(g->b, cf32(g, 2.0), LLVMBuildFAdd(g->b, e, cf32(g, 1.0), ""), ""), "");
+  LLVMTypeRef ft = g->t_f32;
+  LLVMValueRef sargs[2] = {big, x};
+  big = teeny__cg_intrin(g, "llvm.copysign", &ft, 1, sargs, 2);
+  return selv(g, fcmp32(g, LLVMRealOLT, ax, 0.55), small, big); /* NaN: big is NaN */
+}
+
+/* The hardware approximations (fast_*). */
+static LLVMValueRef fast_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
   switch (code) {
   case IR_EXP:
     return exp2_approx(g, fmul_c(g, x, 1.4426950408889634));
@@ -90,8 +234,6 @@ static LLVMValueRef math_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
     return fmul_c(g, nvvm1(g, "llvm.nvvm.lg2.approx.f", x), 0.6931471805599453);
   case IR_LOG2:
     return nvvm1(g, "llvm.nvvm.lg2.approx.f", x);
-  case IR_RSQRT:
-    return nvvm1(g, "llvm.nvvm.rsqrt.approx.f", x);
   case IR_SIN:
     return nvvm1(g, "llvm.nvvm.sin.approx.f", x);
   case IR_COS:
@@ -100,6 +242,30 @@ static LLVMValueRef math_f32(cg *g, teeny_opcode code, LLVMValueRef x) {
     if (g->emu)
       return teeny__cg_emu_call(g, "teeny_emu_tanhf", g->t_f32, &x, 1);
     return teeny__cg_asm(g, g->t_f32, "tanh.approx.f32 $0, $1;", "=f,f", &x, 1, false);
+  default:
+    return NULL;
+  }
+}
+
+/* One f32 transcendental. */
+static LLVMValueRef math_f32(cg *g, teeny_opcode code, bool fast, LLVMValueRef x) {
+  if (fast)
+    return fast_f32(g, code, x);
+  switch (code) {
+  case IR_EXP:
+    return exp_f32(g, x);
+  case IR_EXP2:
+    return exp2_approx(g, x);
+  case IR_LOG:
+  case IR_LOG2:
+    return log_f32(g, x, code == IR_LOG2);
+  case IR_RSQRT:
+    return nvvm1(g, "llvm.nvvm.rsqrt.approx.f", x);
+  case IR_SIN:
+  case IR_COS:
+    return sincos_f32(g, x, code == IR_COS);
+  case IR_TANH:
+    return tanh_f32(g, x);
   case IR_ERF:
     return erf_f32(g, x);
   default:
@@ -237,7 +403,8 @@ static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
 
-LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef x) {
+LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
+                           LLVMValueRef x) {
   switch (code) {
   case IR_SQRT:
     return call1(g, "llvm.sqrt", x);
@@ -251,7 +418,7 @@ LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueR
   if (dt == TEENY_DT_F64)
     return math_f64(g, code, x);
   LLVMValueRef w = dt == TEENY_DT_F32 ? x : LLVMBuildFPExt(g->b, x, g->t_f32, "");
-  LLVMValueRef r = math_f32(g, code, w);
+  LLVMValueRef r = math_f32(g, code, fast, w);
   return dt == TEENY_DT_F32 ? r : teeny__cg_cast(g, r, TEENY_DT_F32, dt);
 }
 

@@ -431,6 +431,15 @@ static LLVMValueRef elem_addr(cg *g, const gaddr *a, int i) {
 /* The mask again, computed afresh where the fallback runs, so its
  * per-element predicates are not kept alive across the fast path (ptxas
  * has 7 predicate registers; more spill into general ones). */
+/* Before a branch whose slow side recomputes the mask (fresh_mask): make
+ * the mask in L here, so every conversion it needs (through shared memory,
+ * with barriers) happens where all threads are; inside the branch, which
+ * threads take per their own data, only lazy index math is recomputed. */
+static void materialise_mask(cg *g, int mask_id, const cg_layout *L) {
+  if (mask_id >= 0)
+    (void)teeny__cg_get(g, mask_id, L);
+}
+
 static LLVMValueRef *fresh_mask(cg *g, int mask_id, const cg_layout *L, LLVMValueRef extra) {
   if (mask_id < 0)
     return NULL;
@@ -562,11 +571,13 @@ static void load_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtyp
   if (!fb->n)
     return;
   LLVMValueRef all = skip_fallbacks(g, fb, extra);
+  materialise_mask(g, mask_id, L);
   LLVMBasicBlockRef fast = LLVMGetInsertBlock(g->b);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ld.slow");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "ld.join");
   LLVMBuildCondBr(g->b, all, join, slow);
   LLVMPositionBuilderAtEnd(g->b, slow);
+  g->divergent++;
   LLVMValueRef *mask = fresh_mask(g, mask_id, L, extra);
   int w = pl->w;
   pack p = pack_for(g, dt, w);
@@ -583,6 +594,7 @@ static void load_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dtyp
     for (int m = 0; m < p.nwords; m++)
       gw[k * 4 + m] = pack_word(g, &p, dt, got + k * w + m * p.per_word);
   }
+  g->divergent--;
   LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(g->b);
   LLVMBuildBr(g->b, join);
   LLVMPositionBuilderAtEnd(g->b, join);
@@ -1079,10 +1091,12 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
   if (!fb->n)
     return;
   LLVMValueRef all = and_all(g, fb->ok, fb->n);
+  materialise_mask(g, mask_id, L);
   LLVMBasicBlockRef slow = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.slow");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "st.join");
   LLVMBuildCondBr(g->b, all, join, slow);
   LLVMPositionBuilderAtEnd(g->b, slow);
+  g->divergent++;
   LLVMValueRef *mask = fresh_mask(g, mask_id, L, NULL);
   for (int k = 0; k < fb->n; k++) {
     long r = fb->reg[k];
@@ -1093,6 +1107,7 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
                   and_pred(g, mask ? mask[r + i] : NULL, notok),
                   val + r + i);
   }
+  g->divergent--;
   LLVMBuildBr(g->b, join);
   LLVMPositionBuilderAtEnd(g->b, join);
 }

@@ -197,21 +197,18 @@ bool teeny__cg_is_elementwise(teeny_opcode code) {
   }
 }
 
-/* C's fmod, exactly (LLVM's NVPTX frem is x - trunc(x/y)*y, which is off
- * for large quotients): in f64, q = trunc(x/y), r = fma(-q, y, x) is exact
- * when q is; a q off by one (x/y rounded across an integer) is fixed by one
- * step of |y|.  Exact for |x/y| < 2^53; y = inf gives x. */
-static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
+/* One exact step of fmod in f64: x - trunc(x/y) y, for |x/y| < 2^53:
+ * q = trunc(x/y) is then the true quotient or one off (x/y rounded across
+ * an integer), r = fma(-q, y, x) is exact, and one step of |y| puts r
+ * back in (-|y|, |y|) with the sign of x.  y = inf gives x. */
+static LLVMValueRef rem_step(cg *g, LLVMValueRef dx, LLVMValueRef dy) {
   LLVMTypeRef t = g->t_f64;
-  LLVMValueRef dx = dt == TEENY_DT_F64 ? x : teeny__cg_cast(g, x, dt, TEENY_DT_F64);
-  LLVMValueRef dy = dt == TEENY_DT_F64 ? y : teeny__cg_cast(g, y, dt, TEENY_DT_F64);
   LLVMValueRef q = LLVMBuildFDiv(g->b, dx, dy, "");
   q = teeny__cg_intrin(g, "llvm.trunc", &t, 1, &q, 1);
   LLVMValueRef args[3] = {LLVMBuildFNeg(g->b, q, ""), dy, dx};
   LLVMValueRef r = teeny__cg_intrin(g, "llvm.fma", &t, 1, args, 3);
   LLVMValueRef ay = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dy, 1);
   LLVMValueRef zero = LLVMConstReal(t, 0);
-  /* the sign of x, |r| < |y| */
   LLVMValueRef xneg = LLVMBuildFCmp(g->b, LLVMRealOLT, dx, zero, "");
   LLVMValueRef sy = LLVMBuildSelect(g->b, xneg, LLVMBuildFNeg(g->b, ay, ""), ay, "");
   LLVMValueRef wrong = LLVMBuildSelect(g->b, xneg, LLVMBuildFCmp(g->b, LLVMRealOGT, r, zero, ""),
@@ -223,8 +220,78 @@ static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRe
   LLVMValueRef yinf = LLVMBuildFCmp(g->b, LLVMRealOEQ, ay, LLVMConstReal(t, INFINITY), "");
   LLVMValueRef xfin = LLVMBuildFCmp(g->b, LLVMRealONE, teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dx, 1),
                                     LLVMConstReal(t, INFINITY), "");
-  r = LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, yinf, xfin, ""), dx, r, "");
-  return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
+  return LLVMBuildSelect(g->b, LLVMBuildAnd(g->b, yinf, xfin, ""), dx, r, "");
+}
+
+/* floor(log2(|v|)) of a finite non-zero f64, subnormals included (i64). */
+static LLVMValueRef ilogb64(cg *g, LLVMValueRef v) {
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, v, g->t_i64, "");
+  LLVMValueRef e = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, bits, teeny__cg_i64(g, 52), ""),
+                                teeny__cg_i64(g, 0x7ff), "");
+  LLVMValueRef mant = LLVMBuildAnd(g->b, bits, teeny__cg_i64(g, 0xfffffffffffffll), "");
+  LLVMValueRef args[2] = {mant, LLVMConstInt(g->t_i1, 0, 0)};
+  LLVMTypeRef it = g->t_i64;
+  LLVMValueRef lz = teeny__cg_intrin(g, "llvm.ctlz", &it, 1, args, 2);
+  LLVMValueRef sub = LLVMBuildSub(g->b, teeny__cg_i64(g, -1074 + 63), lz, "");
+  LLVMValueRef norm = LLVMBuildSub(g->b, e, teeny__cg_i64(g, 1023), "");
+  return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, e, teeny__cg_i64(g, 0), ""),
+                         sub, norm, "");
+}
+
+/* C's fmod, exactly, for every input (LLVM's NVPTX frem is x - trunc(x/y) y,
+ * wrong for large quotients), in f64: while |x/y| >= 2^52, reduce x by
+ * y 2^k with k = ilogb(x) - ilogb(y) - 50 (a multiple of y, so x mod y
+ * stays; one exact step each, about 50 bits of the exponent gap per trip:
+ * at most 6 for f32 operands), then one last step by y.  A zero result
+ * has the sign of x (docs/dsl.md §4). */
+static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef dx = dt == TEENY_DT_F64 ? x : teeny__cg_cast(g, x, dt, TEENY_DT_F64);
+  LLVMValueRef dy = dt == TEENY_DT_F64 ? y : teeny__cg_cast(g, y, dt, TEENY_DT_F64);
+  LLVMValueRef ay = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &dy, 1);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "rem.head");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "rem.body");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "rem.done");
+  LLVMBuildBr(g->b, head);
+  LLVMPositionBuilderAtEnd(g->b, head);
+  LLVMValueRef r = LLVMBuildPhi(g->b, t, "rem.r");
+  LLVMValueRef ar = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &r, 1);
+  /* finite, y finite and non-zero, and 2^52 |y| <= |r| */
+  LLVMValueRef far = LLVMBuildFCmp(g->b, LLVMRealOGE, ar,
+                                   LLVMBuildFMul(g->b, ay, LLVMConstReal(t, 4503599627370496.0), ""), "");
+  LLVMValueRef ok = LLVMBuildAnd(
+      g->b, LLVMBuildFCmp(g->b, LLVMRealOLT, ar, LLVMConstReal(t, INFINITY), ""),
+      LLVMBuildAnd(g->b, LLVMBuildFCmp(g->b, LLVMRealOGT, ay, LLVMConstReal(t, 0), ""),
+                   LLVMBuildFCmp(g->b, LLVMRealOLT, ay, LLVMConstReal(t, INFINITY), ""), ""), "");
+  LLVMBuildCondBr(g->b, LLVMBuildAnd(g->b, far, ok, ""), body, done);
+  LLVMPositionBuilderAtEnd(g->b, body);
+  LLVMValueRef k = LLVMBuildSub(g->b, LLVMBuildSub(g->b, ilogb64(g, ar), ilogb64(g, ay), ""),
+                                teeny__cg_i64(g, 50), "");
+  /* |y| 2^k <= |r| < inf: exact (k fits the exponent) */
+  LLVMValueRef kk = LLVMBuildTrunc(g->b, k, g->t_i32, "");
+  LLVMValueRef half = LLVMBuildSDiv(g->b, kk, teeny__cg_i32(g, 2), "");
+  LLVMValueRef p1 = LLVMBuildBitCast(
+      g->b, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, LLVMBuildAdd(g->b, half, teeny__cg_i32(g, 1023), ""), g->t_i64, ""),
+                         teeny__cg_i64(g, 52), ""), t, "");
+  LLVMValueRef p2 = LLVMBuildBitCast(
+      g->b, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, LLVMBuildAdd(g->b, LLVMBuildSub(g->b, kk, half, ""),
+                                                                teeny__cg_i32(g, 1023), ""), g->t_i64, ""),
+                         teeny__cg_i64(g, 52), ""), t, "");
+  LLVMValueRef big_y = LLVMBuildFMul(g->b, LLVMBuildFMul(g->b, ay, p1, ""), p2, "");
+  LLVMValueRef next = rem_step(g, r, big_y);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildBr(g->b, head);
+  LLVMValueRef in[2] = {dx, next};
+  LLVMBasicBlockRef from[2] = {pre, latch};
+  LLVMAddIncoming(r, in, from, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  LLVMValueRef res = rem_step(g, r, dy);
+  LLVMValueRef sargs[2] = {res, dx}; /* a zero result keeps x's sign */
+  LLVMValueRef signed0 = teeny__cg_intrin(g, "llvm.copysign", &t, 1, sargs, 2);
+  res = LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealOEQ, res, LLVMConstReal(t, 0), ""),
+                        signed0, res, "");
+  return dt == TEENY_DT_F64 ? res : teeny__cg_cast(g, res, TEENY_DT_F64, dt);
 }
 
 static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef a,
@@ -331,7 +398,7 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
   case IR_FLOOR: case IR_CEIL:
-    return teeny__cg_math(g, op->code, dt, a[0]);
+    return teeny__cg_math(g, op->code, dt, op->fast, a[0]);
   default:
     r = arith(g, op->code, dt, a[0], a[1]);
   }

@@ -175,7 +175,10 @@ int teeny__cg_smem_take(cg *g, int bytes, int align) {
   g->smem_cur = off + bytes;
   if (g->smem_cur > g->smem_bytes)
     g->smem_bytes = g->smem_cur;
-  if (g->db_bytes && g->smem_cur > g->smem_db_x) /* must stay clear of them */
+  /* the dot/stage buffers must stay clear of exchanges made while they are
+   * in use, and of those in a loop body that uses them (made, in the
+   * body, before the dot takes its buffers) */
+  if ((g->db_bytes || g->db_body) && g->smem_cur > g->smem_db_x)
     g->smem_db_x = g->smem_cur;
   if (align > g->smem_align)
     g->smem_align = align;

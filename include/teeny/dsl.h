@@ -108,7 +108,19 @@ static inline f64 teeny__atom_f64(f64 *p, ...) { return *p; }
 #define atomic_max(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 #define atomic_min(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 #define atomic_xchg(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
-#define atomic_cas(p, cmp, val) TEENY__ATOM(p)(p, cmp, val)
+#define atomic_cas(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+
+/* Options, written as the last arguments of the builtins that take them
+ * (docs/dsl.md §9): an atomic's memory semantics and scope, and the input
+ * precision of an f32 dot. */
+enum teeny_option {
+  sem_relaxed, sem_acquire, sem_release, sem_acq_rel,
+  scope_cta, scope_gpu, scope_sys,
+  prec_tf32, prec_tf32x3, prec_ieee
+};
+
+/* barrier(): every lane of the program arrives before any goes on. */
+static inline void barrier(void) {}
 
 /* ---- element-wise ------------------------------------------------------------ */
 
@@ -129,6 +141,14 @@ static inline f64 teeny__atom_f64(f64 *p, ...) { return *p; }
 #define erf(x) ((x) + 0.0f)
 #define floor(x) ((x) + 0.0f)
 #define ceil(x) ((x) + 0.0f)
+/* the hardware approximations (docs/dsl.md §5, accuracy) */
+#define fast_exp(x) ((x) + 0.0f)
+#define fast_exp2(x) ((x) + 0.0f)
+#define fast_log(x) ((x) + 0.0f)
+#define fast_log2(x) ((x) + 0.0f)
+#define fast_sin(x) ((x) + 0.0f)
+#define fast_cos(x) ((x) + 0.0f)
+#define fast_tanh(x) ((x) + 0.0f)
 #define fma(a, b, c) ((a) * (b) + (c))
 #define cdiv(a, b) (((a) + (b) - 1) / (b))
 

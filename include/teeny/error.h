@@ -39,7 +39,7 @@ extern "C" {
   XX(STORE, -20, "cache store error")                                         \
   XX(CORRUPT, -21, "corrupt data")                                            \
   XX(NAME, -22, "invalid kernel name")                                        \
-  XX(RUNTIME, -23, "kernel runtime error in the interpreter")                 \
+  XX(RUNTIME, -23, "kernel runtime error (interpreter or emulator)")          \
   XX(NOCUDA, -24, "CUDA driver not available")                                \
   XX(CUDA, -25, "CUDA driver error")                                          \
   XX(UNSUPPORTED, -26, "not supported")                                       \

@@ -165,6 +165,134 @@ def check_histogram(drv, tc, quick):
         record(f"{k.id} n={n}", 0.0 if torch.equal(counts, ref) else 1.0, 0.0)
 
 
+def check_layernorm_bwd(drv, tc, quick):
+    """Triton's tutorial 05 backward (dx, and dw/db through the lock), odd sizes."""
+    lb = K + "layernorm_bwd.c"
+    for dt in ("f32", "f16"):
+        for rows, cols in [(7, 1), (1151, 1000), (300, 4095)]:
+            block = next_pow2(cols)
+            group = 64 if cols <= 8192 else 32
+            dxk = Kernel(drv, tc, lb, "layernorm_bwd_dx",
+                         {"D": dt, "GROUP_SIZE_M": group, "BLOCK_SIZE_N": block},
+                         num_warps=min(max(block // 256, 1), 8))
+            dwk = Kernel(drv, tc, lb, "layernorm_bwd_dwdb",
+                         {"D": dt, "BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 128})
+            x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(DT[dt])
+            w = torch.randn(cols, device="cuda").to(DT[dt])
+            b = torch.randn(cols, device="cuda").to(DT[dt])
+            dy = torch.randn(rows, cols, device="cuda").to(DT[dt])
+            xd = x.double().requires_grad_(True)
+            wd = w.double().requires_grad_(True)
+            bd = b.double().requires_grad_(True)
+            y = torch.nn.functional.layer_norm(xd, (cols,), wd, bd, 1e-5)
+            y.backward(dy.double())
+            mean = x.float().mean(1)
+            rstd = 1.0 / torch.sqrt(x.float().var(1, unbiased=False) + 1e-5)
+            dx = poison(torch.empty_like(x))
+            dw_part = torch.zeros(group, cols, device="cuda")
+            db_part = torch.zeros(group, cols, device="cuda")
+            locks = torch.zeros(2 * group, device="cuda", dtype=torch.int32)
+            dxk((rows,), dx, dy, dw_part, db_part, x, w, mean, rstd, locks, cols, cols)
+            dw = poison(torch.empty(cols, device="cuda", dtype=DT[dt]))
+            db = poison(torch.empty(cols, device="cuda", dtype=DT[dt]))
+            dwk((cdiv(cols, 128),), dw_part, db_part, dw, db, group, cols)
+            torch.cuda.synchronize()
+            err = max(rel_err(dx, xd.grad), rel_err(dw, wd.grad), rel_err(db, bd.grad))
+            record(f"{dxk.id}+dwdb {rows}x{cols}", err, TOL[dt] * 2)
+
+
+def check_cross_entropy(drv, tc, quick):
+    """Loss and in-place gradient (with the fix-up at the target) against torch."""
+    for dt in ("f32", "bf16"):
+        for rows, cols in [(3, 7), (129, 32000), (64, 50257)]:
+            k = Kernel(drv, tc, K + "cross_entropy.c", "cross_entropy",
+                       {"D": dt, "BLOCK_SIZE": 4096}, num_warps=8)
+            x = (torch.randn(rows, cols, device="cuda") * 2).to(DT[dt])
+            y = torch.randint(0, cols, (rows,), device="cuda", dtype=torch.int32)
+            xd = x.double().requires_grad_(True)
+            ref = torch.nn.functional.cross_entropy(xd, y.long(), reduction="none") / rows
+            ref.sum().backward()
+            g = x.clone()
+            loss = poison(torch.empty(rows, device="cuda"))
+            k((rows,), g, y, loss, cols, cols, rows)
+            torch.cuda.synchronize()
+            err = max(rel_err(loss, ref.detach()), rel_err(g, xd.grad))
+            record(f"{k.id} {rows}x{cols}", err, TOL[dt] * 2)
+
+
+def check_memory_model(drv, tc, quick):
+    """tests/repro/: the reproducers of issue 11 on the GPU, many times over."""
+    R = "tests/repro/"
+    k = Kernel(drv, tc, R + "scalar_load_uniform.c", "k", {"B": 128})
+    bad = 0
+    for _ in range(200):
+        flag = torch.zeros(1, device="cuda", dtype=torch.int32)
+        out = torch.full((128,), -1, device="cuda", dtype=torch.int32)
+        k((1,), flag, out)
+        torch.cuda.synchronize()
+        bad += int((out != 0).sum()) + int(flag.item() != 1)
+    record(f"{k.id} x200 (scalar load uniform)", float(bad), 0.0)
+    k = Kernel(drv, tc, R + "branch_on_load.c", "k", {"B": 128})
+    bad = 0
+    for _ in range(200):
+        flag = torch.zeros(1, device="cuda", dtype=torch.int32)
+        out = torch.full((128,), -1, device="cuda", dtype=torch.int32)
+        k((1,), flag, out)
+        torch.cuda.synchronize()
+        bad += int((out != 0).sum()) + int(flag.item() != 1)
+    record(f"{k.id} x200 (branch on a scalar load)", float(bad), 0.0)
+    k = Kernel(drv, tc, R + "store_then_load.c", "k", {"B": 128})
+    bad = 0
+    for j in range(128):
+        x = torch.arange(128, device="cuda", dtype=torch.float32)
+        k((1,), x, j)
+        torch.cuda.synchronize()
+        want = torch.arange(128, device="cuda", dtype=torch.float32) + 1
+        want[j] = (j + 1) * 10.0
+        bad += int((x != want).sum())
+    record(f"{k.id} every j (tile store, then scalar load)", float(bad), 0.0)
+    k = Kernel(drv, tc, R + "lock_accumulate.c", "k", {"B": 128})
+    bad = 0
+    for grid in (1, 6, 1000):
+        lock = torch.zeros(1, device="cuda", dtype=torch.int32)
+        count = torch.zeros(1, device="cuda", dtype=torch.int32)
+        dw = torch.zeros(128, device="cuda")
+        k((grid,), lock, count, dw, 100)
+        torch.cuda.synchronize()
+        want = grid * torch.arange(100, device="cuda", dtype=torch.float32) + grid * (grid - 1) / 2
+        bad += int((dw[:100] != want).sum()) + int(lock.item() != 0)
+    record(f"{k.id} grids 1, 6, 1000 (lock)", float(bad), 0.0)
+    k = Kernel(drv, tc, R + "gelu_tanh.c", "gelu", {"BLOCK": 1024})
+    x = torch.randn(1 << 22, device="cuda")
+    y = poison(torch.empty_like(x))
+    k((cdiv(x.numel(), 1024),), x, y, x.numel())
+    torch.cuda.synchronize()
+    v = x.double() * 3
+    ref = 0.5 * v * (1 + torch.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
+    bad = int(((y.double() - ref).abs() > 1e-6 + 1e-5 * ref.abs()).sum())
+    record(f"{k.id} gelu: elements outside 1e-6 + 1e-5 |ref|", float(bad), 0.0)
+
+
+def check_dot_precision(drv, tc, quick):
+    """f32 dot at tf32 / tf32x3 / ieee against float64, error over sum |a b|."""
+    M = N = 64
+    Kd = 128
+    a = torch.randn(M, Kd, device="cuda")
+    b = torch.randn(Kd, N, device="cuda")
+    ref = a.double() @ b.double()
+    norm = a.double().abs() @ b.double().abs()
+    bounds = {"dot_tf32": 2e-3, "dot_tf32x3": 4e-6, "dot_ieee": 4e-6}
+    for name, bound in bounds.items():
+        for target in ("sm_90a", "sm_80"):
+            k = Kernel(drv, tc, "tests/gpu/kernels/dot_prec.c", name, {"M": M, "N": N, "K": Kd},
+                       target=target)
+            c = poison(torch.empty(M, N, device="cuda"))
+            k((1,), a, b, c)
+            torch.cuda.synchronize()
+            err = float(((c.double() - ref).abs() / norm).max())
+            record(f"{k.id} {target} error / sum|ab|", err, bound)
+
+
 def main():
     quick = "--quick" in sys.argv
     tc = teenyc_path()
@@ -173,7 +301,8 @@ def main():
     print(f"teenyc {tc}; GPU {torch.cuda.get_device_name()}; torch {torch.__version__}")
     # matmul last: a bad tensor-core instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
-                  check_cumsum, check_histogram, check_matmul):
+                  check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
+                  check_cross_entropy, check_dot_precision, check_matmul):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

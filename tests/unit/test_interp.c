@@ -402,9 +402,14 @@ static void check_matmul(teeny_dtype dt, int M, int N, int K, int bm, int bn, in
       uint16_t h = ref_f16((float)v);
       memcpy(dst, &h, 2);
       *vd = (double)ref_f16_value(h);
-    } else {
+    } else { /* f32 operands are TF32 in the default precision */
       memcpy(dst, &v, 4);
-      *vd = v;
+      float t = v;
+      uint32_t u;
+      memcpy(&u, &t, 4);
+      u = (u + 0x1000u) & 0xffffe000u;
+      memcpy(&t, &u, 4);
+      *vd = t;
     }
   }
   for (int i = 0; i < M * N; i++)

@@ -255,7 +255,12 @@ static void check_matmul(const char *dtname, int bm, int bn, int bk, int gm, int
     for (int j = 0; j < N; j++) {
       double acc = 0;
       for (int k = 0; k < K; k++)
-        acc += ku_get(a, dt, (size_t)(i * K + k)) * ku_get(bb, dt, (size_t)(j * K + k));
+      { /* f32 operands are TF32 in the default precision (docs/dsl.md §5) */
+        double x = ku_get(a, dt, (size_t)(i * K + k)), y = ku_get(bb, dt, (size_t)(j * K + k));
+        if (dt == TEENY_DT_F32)
+          x = ku_tf32(x), y = ku_tf32(y);
+        acc += x * y;
+      }
       want[i * N + j] = acc;
       got[i * N + j] = ku_get(c, dt, (size_t)(i * ldc + j));
     }

@@ -442,6 +442,113 @@ START_TEST(barriers_only_where_needed) {
 }
 END_TEST
 
+/* ---- what the model leaves undefined: the interpreter reports it -------------------- */
+
+/* Run c in the interpreter only; returns the code and the first message. */
+static int interpret_only(const kcase *c, char *msg, size_t cap) {
+  teeny_spec *s = make_spec(c, "sm_90a", 4);
+  size_t np = teeny_spec_nparams(s);
+  teeny_interp_arg ia[MAXP];
+  void *bufs[MAXP] = {0};
+  int pi = 0, si = 0;
+  for (size_t i = 0; i < np; i++) {
+    const teeny_param *p = teeny_spec_param(s, i);
+    memset(&ia[i], 0, sizeof ia[i]);
+    if (p->kind == TEENY_PARAM_POINTER) {
+      const buf_spec *b = &c->bufs[pi++];
+      ia[i].bytes = (size_t)b->n * esize(p->dtype);
+      ia[i].data = bufs[i] = calloc(1, ia[i].bytes + 1);
+      fill_buf(bufs[i], p->dtype, b->n, b->fill);
+    } else {
+      ia[i].v.i = c->scalars[si++];
+    }
+  }
+  unsigned grid[3] = {c->grid ? c->grid : 1, 1, 1};
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_interpret(s, grid, ia, np, &d);
+  msg[0] = '\0';
+  if (d.n)
+    teeny_diag_format(&d.v[0], msg, cap);
+  teeny_diags_close(&d);
+  for (size_t i = 0; i < np; i++)
+    free(bufs[i]);
+  teeny_spec_destroy(s);
+  return rc;
+}
+
+static void expect_race(const kcase *c, const char *what) {
+  char msg[2048];
+  int rc = interpret_only(c, msg, sizeof msg);
+  ck_assert_msg(rc == TEENY_E_RUNTIME, "%s: a race should stop the interpreter, got %s",
+                c->name, teeny_strerror(rc));
+  ck_assert_msg(strstr(msg, "data race") && strstr(msg, what), "%s: message: %s", c->name, msg);
+}
+
+static void expect_no_race(const kcase *c) {
+  char msg[2048];
+  int rc = interpret_only(c, msg, sizeof msg);
+  ck_assert_msg(rc == 0, "%s: no race, but: %s", c->name, msg);
+}
+
+START_TEST(races_are_reported) {
+  /* two lanes of one store, one address, different values */
+  kcase lanes = {"lanes.c",
+                 "#include <teeny/dsl.h>\n"
+                 "TEENY_KERNEL()\n"
+                 "void k(ptr(i32) x) { tile(i32) o = arange(0, 16); store(x + o / 4, o); }\n",
+                 "k", "", 1, {{4, 0}}, {0}};
+  expect_race(&lanes, "lanes 0 and 1 of one store write 'x'[0]");
+  /* ... with equal values it is fine */
+  kcase same = lanes;
+  same.src = "#include <teeny/dsl.h>\n"
+             "TEENY_KERNEL()\n"
+             "void k(ptr(i32) x) { tile(i32) o = arange(0, 16); store(x + o / 4, o / 4); }\n";
+  expect_no_race(&same);
+  /* two programs write one address */
+  kcase both = {"both.c",
+                "#include <teeny/dsl.h>\n"
+                "TEENY_KERNEL()\n"
+                "void k(ptr(i32) x) { store(x, program_id(0)); }\n",
+                "k", "", 2, {{1, 0}}, {0}};
+  expect_race(&both, "program (1, 0, 0) writes 'x'[0] (lane 0), which program (0, 0, 0) wrote");
+  /* a program reads what another wrote, nothing ordering them */
+  kcase reads = {"reads.c",
+                 "#include <teeny/dsl.h>\n"
+                 "TEENY_KERNEL()\n"
+                 "void k(ptr(i32) x, ptr(i32) y) { i32 p = program_id(0);\n"
+                 "  if (p == 0) { store(x, 5); } else { store(y + p, load(x)); } }\n",
+                 "k", "", 3, {{1, 0}, {3, 0}}, {0}};
+  expect_race(&reads, "reads 'x'[0]");
+  /* the same through a flag: release after the store, acquire before the load */
+  kcase flag = reads;
+  flag.src = "#include <teeny/dsl.h>\n"
+             "TEENY_KERNEL()\n"
+             "void k(ptr(i32) x, ptr(i32) y, ptr(i32) f) { i32 p = program_id(0);\n"
+             "  if (p == 0) { store(x, 5); atomic_xchg(f, 1, sem_release); }\n"
+             "  else { while (atomic_add(f, 0, sem_acquire) == 0) { } store(y + p, load(x)); } }\n";
+  flag.bufs[2] = (buf_spec){1, 0};
+  expect_no_race(&flag);
+  /* relaxed atomics order nothing */
+  kcase relaxed = flag;
+  relaxed.src = "#include <teeny/dsl.h>\n"
+                "TEENY_KERNEL()\n"
+                "void k(ptr(i32) x, ptr(i32) y, ptr(i32) f) { i32 p = program_id(0);\n"
+                "  if (p == 0) { store(x, 5); atomic_xchg(f, 1, sem_relaxed); }\n"
+                "  else { while (atomic_add(f, 0, sem_relaxed) == 0) { } store(y + p, load(x)); } }\n";
+  expect_race(&relaxed, "reads 'x'[0]");
+  /* atomics on one address from every program: no race; the lock: none */
+  kcase counter = {"counter.c",
+                   "#include <teeny/dsl.h>\n"
+                   "TEENY_KERNEL()\n"
+                   "void k(ptr(i32) c) { atomic_add(c, 1, sem_relaxed); }\n",
+                   "k", "", 8, {{1, 0}}, {0}};
+  expect_no_race(&counter);
+  kcase lock = {"lock.c", lock_accumulate, "k", "B=128", 6, {{1, 0}, {1, 0}, {128, 0}}, {100}};
+  expect_no_race(&lock);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("memmodel");
   TCase *tc = tcase_create("model");
@@ -456,6 +563,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, lock_pattern);
   tcase_add_test(tc, atomics_carry_sem_and_scope);
   tcase_add_test(tc, barriers_only_where_needed);
+  tcase_add_test(tc, races_are_reported);
   suite_add_tcase(s, tc);
   return s;
 }
