@@ -298,6 +298,16 @@ static void teenyc_command(tbuf *b, const char *name, const dfz_case *c, const c
       tb_printf(b, " --arg %s=%s.%s.npy", p->name, name, p->name);
     }
   }
+  if (strcmp(engine, "both") == 0) {
+    double tol = 0;
+    for (int i = 0; i < c->nparams; i++)
+      if (c->params[i].is_ptr && c->params[i].tol > tol)
+        tol = c->params[i].tol;
+    if (tol > 0)
+      tb_printf(b, " --atol %.9g", tol);
+    tb_printf(b, " --engine both\n");
+    return;
+  }
   tb_printf(b, " --engine %s --out %s.%s\n", engine, name, engine);
 }
 
@@ -333,7 +343,11 @@ bool dfz_repro_write(const char *dir, const char *name, const dfz_case *c, const
     tb_printf(&b, "# %s\n", line);
   }
   tb_printf(&b, "# replay (interpreter against the emulator): difffuzz --replay %s.txt\n", name);
-  tb_printf(&b, "# the same with teenyc (each writes every pointer argument as .npy):\n# ");
+  tb_printf(&b, "# the same with teenyc run: both engines, compared (exit 1 if they differ;\n"
+               "# --atol is the largest buffer tolerance), then each writing every pointer\n"
+               "# argument as .npy:\n# ");
+  teenyc_command(&b, name, c, "both");
+  tb_printf(&b, "# ");
   teenyc_command(&b, name, c, "interp");
   tb_printf(&b, "# ");
   teenyc_command(&b, name, c, "emu");
