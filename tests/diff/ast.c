@@ -257,12 +257,19 @@ const char *dfz_op_text(dfz_op op) {
   return op >= 0 && op < OP__COUNT && op_texts[op] ? op_texts[op] : "?";
 }
 
-void dfz_type_text(teeny_dtype dt, teeny_dtype pointee, bool tile, char *out, size_t size) {
-  char base[32];
+const char *dfz_dtype_text(const dfz_prog *p, teeny_dtype dt) {
+  if (p && p->meta.gname[0] && dt == p->meta.gdt)
+    return p->meta.gname;
+  return teeny_dtype_name(dt);
+}
+
+void dfz_type_text(const dfz_prog *p, teeny_dtype dt, teeny_dtype pointee, bool tile, char *out,
+                   size_t size) {
+  char base[48];
   if (dt == TEENY_DT_PTR)
-    snprintf(base, sizeof base, "ptr(%s)", teeny_dtype_name(pointee));
+    snprintf(base, sizeof base, "ptr(%s)", dfz_dtype_text(p, pointee));
   else
-    snprintf(base, sizeof base, "%s", teeny_dtype_name(dt));
+    snprintf(base, sizeof base, "%s", dfz_dtype_text(p, dt));
   if (tile)
     snprintf(out, size, "tile(%s)", base);
   else
@@ -292,11 +299,11 @@ static void print_call(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
     sb_printf(b, "0, %s", p->dims[e->sh.d[0]].text);
     break;
   case OP_ZEROS:
-    sb_printf(b, "%s, ", teeny_dtype_name(e->dt));
+    sb_printf(b, "%s, ", dfz_dtype_text(p, e->dt));
     print_dims(b, p, e->sh);
     break;
   case OP_FULL:
-    sb_printf(b, "%s, ", teeny_dtype_name(e->dt));
+    sb_printf(b, "%s, ", dfz_dtype_text(p, e->dt));
     print_expr(b, p, e->a[0]);
     sb_put(b, ", ");
     print_dims(b, p, e->sh);
@@ -359,7 +366,7 @@ static void print_expr(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
     sb_put(b, ")");
     break;
   case EK_CAST:
-    dfz_type_text(e->dt, e->pointee, e->iarg == 1, t, sizeof t);
+    dfz_type_text(p, e->dt, e->pointee, e->iarg == 1, t, sizeof t);
     sb_printf(b, "((%s) ", t);
     print_expr(b, p, e->a[0]);
     sb_put(b, ")");
@@ -391,7 +398,7 @@ static void print_stmt(sbuf *b, const dfz_prog *p, const dfz_stmt *s, int depth)
   indent(b, depth);
   switch (s->kind) {
   case SK_DECL:
-    dfz_type_text(s->dt, s->pointee, s->tile, t, sizeof t);
+    dfz_type_text(p, s->dt, s->pointee, s->tile, t, sizeof t);
     sb_printf(b, "%s %s", t, s->name);
     if (s->e) {
       sb_put(b, " = ");
@@ -473,6 +480,8 @@ char *dfz_prog_print(const dfz_prog *p) {
     sb_printf(&b, "/* difffuzz seed %llu: %s */\n", (unsigned long long)p->meta.seed,
               p->features);
   sb_put(&b, "#include <teeny/dsl.h>\n\n");
+  if (p->meta.gname[0])
+    sb_printf(&b, "TEENY_DTYPE(%s);\n", p->meta.gname);
   for (int i = 0; i < p->meta.nconsts; i++)
     sb_printf(&b, "TEENY_CONST(%s);\n", p->meta.consts[i].name);
   sb_put(&b, "\n");
@@ -482,6 +491,8 @@ char *dfz_prog_print(const dfz_prog *p) {
       continue;
     if (f->is_kernel) {
       sb_put(&b, "TEENY_KERNEL(");
+      if (p->meta.gname[0])
+        sb_printf(&b, "%s%s", p->meta.gname, p->meta.nconsts ? ", " : "");
       for (int c = 0; c < p->meta.nconsts; c++)
         sb_printf(&b, "%s%s", c ? ", " : "", p->meta.consts[c].name);
       sb_put(&b, ")\n");
@@ -491,7 +502,7 @@ char *dfz_prog_print(const dfz_prog *p) {
       for (int k = 0; k < p->meta.nparams; k++) {
         const dfz_param *pa = &p->meta.params[k];
         char t[48];
-        dfz_type_text(pa->is_ptr ? TEENY_DT_PTR : pa->dt, pa->dt, false, t, sizeof t);
+        dfz_type_text(p, pa->is_ptr ? TEENY_DT_PTR : pa->dt, pa->dt, false, t, sizeof t);
         sb_printf(&b, "%s%s %s", k ? ", " : "", t, pa->name);
       }
       sb_put(&b, ")\n{\n");

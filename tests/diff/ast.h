@@ -178,7 +178,11 @@ char *dfz_prog_print(const dfz_prog *p);
 void dfz_prog_case(const dfz_prog *p, dfz_case *out);
 void dfz_prog_free(dfz_prog *p);
 
-/* "tile(f32)", "i32", "ptr(u8)", "tile(ptr(u8))". */
-void dfz_type_text(teeny_dtype dt, teeny_dtype pointee, bool tile, char *out, size_t size);
+/* How p spells dt: the dtype generic's name for the dtype it is bound to
+ * (p->meta.gname for p->meta.gdt), else the dtype's own name. */
+const char *dfz_dtype_text(const dfz_prog *p, teeny_dtype dt);
+/* "tile(f32)", "i32", "ptr(u8)", "tile(ptr(u8))" (spelt as dfz_dtype_text). */
+void dfz_type_text(const dfz_prog *p, teeny_dtype dt, teeny_dtype pointee, bool tile, char *out,
+                   size_t size);
 
 #endif /* TEENY_TESTS_DIFF_AST_H */

@@ -40,6 +40,11 @@ teeny_spec *dfz_case_spec(const dfz_case *c, char *err, size_t errsz) {
   req.kernel = c->kernel;
   req.consts = cb;
   req.nconsts = (size_t)c->nconsts;
+  teeny_dtype_binding db = {c->gname, teeny_dtype_name(c->gdt)};
+  if (c->gname[0]) {
+    req.dtypes = &db;
+    req.ndtypes = 1;
+  }
   req.target = c->target;
   req.num_warps = c->num_warps;
   teeny_diags d;

@@ -116,6 +116,8 @@ typedef struct dfz_const {
 
 typedef struct dfz_case {
   uint64_t seed;            /* the generator's seed (0 when read from a file) */
+  char gname[DFZ_NAME_LEN]; /* a TEENY_DTYPE generic ("" if none) */
+  teeny_dtype gdt;          /* ... bound to this dtype */
   char *source;             /* kernel text (malloc'd) */
   char kernel[DFZ_NAME_LEN];
   dfz_const consts[DFZ_MAX_CONSTS];

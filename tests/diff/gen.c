@@ -418,6 +418,10 @@ void dfz_generate(uint64_t seed, const dfz_gen_opts *opts, dfz_prog *out) {
   dfz_dim_get(out, -1, -1, 1); /* dim 0: the literal 1 */
   g->approx = g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 45);
   g->lay = g_on(g, DFZ_F_2D) && dfz_chance(&g->r, 40) ? LAY_2D : LAY_1D;
+  if (dfz_chance(&g->r, 30)) { /* a dtype generic: every use of one dtype spelt D */
+    snprintf(m->gname, sizeof m->gname, "D");
+    m->gdt = g_rand_dtype(g);
+  }
   dfz_func *k = dfz_func_new(out, m->kernel, "", true);
   g->cur = &k->body;
   if (g->lay == LAY_1D)

@@ -733,7 +733,7 @@ static const char *combine_fn(gen *g, teeny_dtype dt, dfz_op *like) {
   for (int i = 0; i < g->p->nfuncs; i++)
     if (strcmp(g->p->funcs[i]->name, nm) == 0)
       return g->p->funcs[i]->name;
-  const char *t = teeny_dtype_name(dt);
+  const char *t = dfz_dtype_text(g->p, dt);
   char sig[160];
   snprintf(sig, sizeof sig, "static %s %s(%s a, %s b)", t, nm, t, t);
   dfz_func *f = g_helper_new(g, nm, sig);
@@ -1025,6 +1025,12 @@ static dfz_expr *p_dot(gen *g, gwant w, int depth) {
   const char *opt = NULL;
   if (adt == TEENY_DT_F32 && g_on(g, DFZ_F_PREC) && dfz_chance(&g->r, 50)) {
     prec = dfz_below(&g->r, 3);
+    /* prec_ieee takes the FMA path: each thread holds whole K rows of A
+     * and columns of B, which large tiles on few warps cannot */
+    long threads = 32L * g->p->meta.num_warps;
+    long per_thread = ((long)g_dim_value(g, d0) + g_dim_value(g, d1)) * K * 4 / threads;
+    if (prec == DFZ_PREC_IEEE && per_thread > 256)
+      prec = DFZ_PREC_TF32X3;
     opt = precs[prec];
     g_use(g, DFZ_F_PREC);
   }
@@ -1069,7 +1075,7 @@ static dfz_expr *p_helper(gen *g, gwant w, int depth) {
   g->nvars = 0;
   for (int i = 0; i < na; i++) {
     char t[40];
-    dfz_type_text(args[i]->dt, TEENY_DT_VOID, args[i]->sh.rank > 0, t, sizeof t);
+    dfz_type_text(g->p, args[i]->dt, TEENY_DT_VOID, args[i]->sh.rank > 0, t, sizeof t);
     char *pn = dfz_printf(&g->p->arena, "%c", 'a' + i);
     off += snprintf(params + off, sizeof params - (size_t)off, "%s%s %s", i ? ", " : "", t, pn);
     g_var_add(g, pn, args[i]->dt, args[i]->sh, args[i]->f, false);
@@ -1099,7 +1105,7 @@ static dfz_expr *p_helper(gen *g, gwant w, int depth) {
   g_emit(g, r);
   /* the result is a tile exactly when the body's value is one */
   char ret[40];
-  dfz_type_text(w.dt, TEENY_DT_VOID, body->sh.rank > 0, ret, sizeof ret);
+  dfz_type_text(g->p, w.dt, TEENY_DT_VOID, body->sh.rank > 0, ret, sizeof ret);
   f->sig = dfz_printf(&g->p->arena, "static %s %s(%s)", ret, name, params);
   /* restore the kernel's scope */
   memcpy(g->vars, hidden, sizeof(gvar) * (size_t)nhidden);

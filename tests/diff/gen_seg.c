@@ -967,9 +967,10 @@ static void seg_store_helper(gen *g) {
   dfz_expr *base = p->a[0], *off = p->a[1];
   char *name = dfz_printf(&g->p->arena, "helper%d", g->nhelpers++);
   char t_off[40], t_v[40], sig[256];
-  dfz_type_text(TEENY_DT_I32, TEENY_DT_VOID, off->sh.rank > 0, t_off, sizeof t_off);
-  dfz_type_text(v->dt, TEENY_DT_VOID, v->sh.rank > 0, t_v, sizeof t_v);
-  snprintf(sig, sizeof sig, "static void %s(ptr(%s) p, %s o, %s v)", name, teeny_dtype_name(dt), t_off, t_v);
+  dfz_type_text(g->p, TEENY_DT_I32, TEENY_DT_VOID, off->sh.rank > 0, t_off, sizeof t_off);
+  dfz_type_text(g->p, v->dt, TEENY_DT_VOID, v->sh.rank > 0, t_v, sizeof t_v);
+  snprintf(sig, sizeof sig, "static void %s(ptr(%s) p, %s o, %s v)", name, dfz_dtype_text(g->p, dt),
+           t_off, t_v);
   dfz_func *f = g_helper_new(g, name, sig);
   dfz_stmt *body = dfz_stmt_new(g->p, SK_EXPR);
   body->pinned = true;

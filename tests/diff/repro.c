@@ -3,6 +3,7 @@
  *
  * One directive per line, '#' starts a comment:
  *   kernel NAME | target sm_90a | num_warps 4 | grid X Y Z | seed N
+ *   dtype NAME DTYPE      (a TEENY_DTYPE generic and its binding)
  *   const NAME VALUE
  *   param NAME DTYPE scalar VALUE
  *   param NAME DTYPE ptr COUNT FILL LO HI SEED TOL CATEGORY
@@ -71,6 +72,8 @@ char *dfz_case_to_text(const dfz_case *c, const char *source_file) {
             c->num_warps, c->grid[0], c->grid[1], c->grid[2]);
   if (c->seed)
     tb_printf(&b, "seed %" PRIu64 "\n", c->seed);
+  if (c->gname[0])
+    tb_printf(&b, "dtype %s %s\n", c->gname, teeny_dtype_name(c->gdt));
   for (int i = 0; i < c->nconsts; i++)
     tb_printf(&b, "const %s %" PRId64 "\n", c->consts[i].name, c->consts[i].value);
   for (int i = 0; i < c->nparams; i++) {
@@ -182,6 +185,12 @@ bool dfz_case_from_text(const char *text, const char *dir, dfz_case *c, char *kn
         return fail(err, errsz, line, "%s", "grid X Y Z");
     } else if (strcmp(key, "seed") == 0) {
       c->seed = strtoull(rest, NULL, 10);
+    } else if (strcmp(key, "dtype") == 0) {
+      char name[DFZ_NAME_LEN], dt[16];
+      if (sscanf(rest, "%23s %15s", name, dt) != 2 || teeny_dtype_parse(dt) == TEENY_DT_VOID)
+        return fail(err, errsz, line, "%s", "dtype NAME DTYPE");
+      snprintf(c->gname, sizeof c->gname, "%s", name);
+      c->gdt = teeny_dtype_parse(dt);
     } else if (strcmp(key, "const") == 0) {
       char name[DFZ_NAME_LEN];
       long long v;
@@ -280,6 +289,8 @@ static bool write_npy(const char *path, const dfz_param *p) {
 static void teenyc_command(tbuf *b, const char *name, const dfz_case *c, const char *engine) {
   tb_printf(b, "teenyc run %s.c --kernel %s --target %s --num-warps %d", name, c->kernel,
             c->target, c->num_warps);
+  if (c->gname[0])
+    tb_printf(b, " --dtype %s=%s", c->gname, teeny_dtype_name(c->gdt));
   for (int i = 0; i < c->nconsts; i++)
     tb_printf(b, " --const %s=%" PRId64, c->consts[i].name, c->consts[i].value);
   tb_printf(b, " --grid %u,%u,%u", c->grid[0], c->grid[1], c->grid[2]);
