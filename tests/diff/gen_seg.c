@@ -948,6 +948,78 @@ static void seg_lock(gen *g) {
   g_use(g, DFZ_F_LOCK);
 }
 
+/* A chain through the programs, as a decoupled look-back scan hands its
+ * carry on: program p waits (acquire) until program p - 1 has published
+ * its tile (release), reads it, adds its own and publishes the sum.
+ * Programs run in pid order in the interpreter and the emulator, and all
+ * are resident at once on a GPU (a handful of programs). */
+static void seg_handoff(gen *g) {
+  teeny_dtype dt = dfz_chance(&g->r, 50) ? TEENY_DT_I32 : TEENY_DT_F32;
+  gbuf *flag = g_buf_new(g, "ready", TEENY_DT_I32, BR_SHARED);
+  gbuf *data = g_buf_new(g, "chain", dt, BR_SHARED);
+  set_cat(g, flag, "handoff");
+  set_cat(g, data, "handoff");
+  g_buf_need(flag, g->nprog);
+  dfz_shape sh = dfz_shape1(g->lay == LAY_1D ? g->dB : g->dBN);
+  int ed = sh.d[0];
+  data->cls = dfz_fact_range(-1e6, 1e6, true);
+  /* prev = 0; if (pid > 0) { while (atomic_add(ready + pid - 1, 0, sem_acquire) == 0) { }
+   *                          prev = load(chain + (pid - 1) * D + arange(0, D)); } */
+  gvar *prev = declare(g, "prev", gx_zeros(g, dt, sh), false);
+  prev->fixed = true; /* assigned here only */
+  dfz_stmt *s = dfz_stmt_new(g->p, SK_IF);
+  s->e = gx_bin(g, OP_GT, var_expr(g, "pid"), gx_weak_lit(g, TEENY_DT_I32, 0));
+  s->e->pinned = true;
+  s->group = ++g->uniq;
+  dfz_expr *before = gx_bin(g, OP_SUB, var_expr(g, "pid"), gx_weak_lit(g, TEENY_DT_I32, 1));
+  dfz_expr *poll = dfz_expr_new(g->p, EK_CALL, OP_ATOMIC_ADD, TEENY_DT_I32, dfz_scalar_shape());
+  poll->a[poll->n++] = g_ptr(g, flag, before);
+  poll->a[poll->n++] = gx_weak_lit(g, TEENY_DT_I32, 0);
+  poll->text = dfz_chance(&g->r, 50) ? "sem_acquire" : "sem_acq_rel, scope_gpu";
+  poll->f = dfz_fact_range(0, 1, true);
+  dfz_stmt *w = dfz_stmt_new(g->p, SK_WHILE);
+  w->e = gx_bin(g, OP_EQ, poll, gx_weak_lit(g, TEENY_DT_I32, 0));
+  w->e->pinned = true;
+  w->pinned = true;
+  dfz_block_add(g->p, &s->body, w);
+  dfz_expr *off = gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_bin(g, OP_SUB, var_expr(g, "pid"),
+                                                              gx_weak_lit(g, TEENY_DT_I32, 1)),
+                                           gx_dim_lit(g, ed)),
+                         gx_arange(g, ed));
+  dfz_stmt *rd = dfz_stmt_new(g->p, SK_ASSIGN);
+  rd->name = prev->name;
+  rd->e = g_load_node(g, data, g_ptr(g, data, off), NULL, false);
+  rd->e->pinned = true;
+  rd->pinned = true;
+  dfz_block_add(g->p, &s->body, rd);
+  g_emit(g, s);
+  prev->f = dfz_fact_hull(prev->f, data->cls); /* later patterns may read prev */
+  /* store(chain + pid * D + arange(0, D), prev + mine); atomic_xchg(ready + pid, 1, sem_release) */
+  gwant mw = g_want(dt, sh);
+  mw.exact = true;
+  mw.intval = dfz_is_float(dt);
+  mw.bound = 100;
+  dfz_expr *mine = gx(g, mw, 2);
+  dfz_expr *sum = gx_bin(g, OP_ADD, gx_var(g, prev), mine);
+  if (!sum)
+    sum = gx_var(g, prev);
+  sum->pinned = true;
+  dfz_expr *mo = gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, var_expr(g, "pid"), gx_dim_lit(g, ed)), gx_arange(g, ed));
+  g_buf_need(data, g->nprog * g_dim_value(g, ed));
+  dfz_stmt *st = expr_stmt(g, store_of(g, g_ptr(g, data, mo), sum, NULL));
+  st->group = s->group;
+  g_emit(g, st);
+  dfz_expr *pub = dfz_expr_new(g->p, EK_CALL, OP_ATOMIC_XCHG, TEENY_DT_I32, dfz_scalar_shape());
+  pub->a[pub->n++] = g_ptr(g, flag, var_expr(g, "pid"));
+  pub->a[pub->n++] = gx_weak_lit(g, TEENY_DT_I32, 1);
+  pub->text = dfz_chance(&g->r, 50) ? "sem_release" : NULL;
+  pub->pinned = true;
+  dfz_stmt *ps = expr_stmt(g, pub);
+  ps->group = s->group;
+  g_emit(g, ps);
+  g_use(g, DFZ_F_LOCK);
+}
+
 /* A void helper that stores, called with a pointer and offsets. */
 static void seg_store_helper(gen *g) {
   dfz_shape sh = rand_shape(g);
@@ -1009,7 +1081,7 @@ static void seg_math(gen *g) { seg_forced(g, GP_MATH, rand_shape(g), "math"); }
 static bool kind_on(gen *g, const seg_kind *k) {
   if (k->feature < 0)
     return true;
-  if (k->fn == seg_lock && !g_on(g, DFZ_F_UNIFORM))
+  if ((k->fn == seg_lock || k->fn == seg_handoff) && !g_on(g, DFZ_F_UNIFORM))
     return false;
   return g_on(g, (dfz_feature)k->feature);
 }
@@ -1034,7 +1106,8 @@ void g_segment(gen *g) {
       {seg_loop, 9, DFZ_F_LOOP, false},   {seg_atomic, 6, DFZ_F_ATOMIC, false},
       {seg_atomic_shared, 5, DFZ_F_ATOMIC_SHARED, false}, {seg_order, 7, DFZ_F_ORDER, true},
       {seg_uniform, 4, DFZ_F_UNIFORM, true}, {seg_lock, 2, DFZ_F_LOCK, false},
-      {seg_store_helper, 3, DFZ_F_HELPER, true}, {seg_matmul, 4, DFZ_F_DOT, false}};
+      {seg_store_helper, 3, DFZ_F_HELPER, true}, {seg_matmul, 4, DFZ_F_DOT, false},
+      {seg_handoff, 2, DFZ_F_LOCK, false}};
   int n = (int)(sizeof kinds / sizeof kinds[0]);
   int total = 0;
   for (int i = 0; i < n; i++)
