@@ -380,7 +380,9 @@ static bool sum_facts(teeny_dtype rdt, teeny_dtype adt, dfz_fact x, long n, bool
   }
   if (!dfz_fact_finite(x))
     return false;
-  teeny_dtype acc = sum_acc(adt);
+  /* the builtin sums of f16/bf16 accumulate in f32 (rdt); a combine
+   * function's sum accumulates in the operand's own dtype (rdt == adt) */
+  teeny_dtype acc = rdt == adt ? adt : sum_acc(adt);
   double m = dfz_fact_mag(x) + x.err;
   double lo = scan ? fmin(x.lo, x.lo * n) : x.lo * n, hi = scan ? fmax(x.hi, x.hi * n) : x.hi * n;
   if (m * n > dfz_max_finite(acc) / 4)

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/diff/gen_int.h"
@@ -1195,3 +1196,4 @@ dfz_expr *gx_forced(gen *g, gprod which, gwant w, int depth) {
   }
   return gx(g, w, depth);
 }
+
