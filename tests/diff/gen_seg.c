@@ -232,126 +232,6 @@ static void seg_dot(gen *g) {
   seg_forced(g, GP_DOT, dfz_shape2(a, b), "dot");
 }
 
-/* A k loop as matmul writes it: tiles of pointers moved by BK (and BK * N)
- * every trip, the K edge masked, an accumulator carried through dot. */
-static void seg_matmul(gen *g) {
-  int ds[4] = {g->dB, g->dBM, g->dBN, g->dE}, cand[4], n = 0;
-  for (int i = 0; i < 4; i++)
-    if (ds[i] > 0 && g_dim_value(g, ds[i]) >= 16 && g_dim_value(g, ds[i]) <= 64)
-      cand[n++] = ds[i];
-  if (n == 0) {
-    seg_dot(g);
-    return;
-  }
-  int dm = cand[dfz_below(&g->r, n)], dn = cand[dfz_below(&g->r, n)], dk = cand[dfz_below(&g->r, n)];
-  long M = g_dim_value(g, dm), N = g_dim_value(g, dn), BK = g_dim_value(g, dk);
-  if (M * BK > 4096 || BK * N > 4096 || M * N > 4096) {
-    seg_dot(g);
-    return;
-  }
-  static const teeny_dtype ops[] = {TEENY_DT_F16, TEENY_DT_BF16, TEENY_DT_I8, TEENY_DT_F32};
-  teeny_dtype adt = ops[dfz_below(&g->r, 4)];
-  if (adt == TEENY_DT_F32 && !g_on(g, DFZ_F_DOT_F32))
-    adt = TEENY_DT_F16;
-  teeny_dtype rdt = adt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
-  long K = dfz_range(&g->r, 1, (int)(3 * BK));
-  char *kn = g_name(g, "K");
-  dfz_param *pk = &g->p->meta.params[g->p->meta.nparams];
-  if (g->p->meta.nparams >= DFZ_MAX_PARAMS - 4)
-    return;
-  memset(pk, 0, sizeof *pk);
-  snprintf(pk->name, sizeof pk->name, "%s", kn);
-  pk->dt = TEENY_DT_I32;
-  pk->ival = K;
-  g->p->meta.nparams++;
-  gvar *kv = g_var_add(g, kn, TEENY_DT_I32, dfz_scalar_shape(), dfz_fact_const((double)K), true);
-  /* operands: small integers (exact), or reals in [-1, 1] in approx kernels */
-  gbuf *a = g_buf_new(g, "a", adt, BR_IN), *b = g_buf_new(g, "b", adt, BR_IN);
-  bool exact = !g->approx || adt == TEENY_DT_I8 || dfz_chance(&g->r, 50);
-  for (int i = 0; i < 2; i++) {
-    gbuf *x = i ? b : a;
-    dfz_param *px = &g->p->meta.params[x->pi];
-    px->fill.kind = exact ? DFZ_FILL_INTS : DFZ_FILL_REALS;
-    px->fill.lo = exact ? -4 : -1;
-    px->fill.hi = exact ? 4 : 1;
-    x->cls = dfz_fact_range(px->fill.lo, px->fill.hi, exact);
-  }
-  g_buf_need(a, M * K);
-  g_buf_need(b, K * N);
-  /* pa = a + col(rm) * K + row(rk); pb = b + col(rk) * N + row(rn) */
-  dfz_expr *rk = gx_arange(g, dk);
-  dfz_expr *pa = g_ptr(g, a, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dm)), gx_var(g, kv)),
-                                    gx_row(g, rk)));
-  dfz_expr *pb = g_ptr(g, b, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dk)), gx_dim_lit(g, dn)),
-                                    gx_row(g, gx_arange(g, dn))));
-  gvar *va = declare(g, "pa", pa, false), *vb = declare(g, "pb", pb, false);
-  dfz_expr *z = gx_zeros(g, rdt, dfz_shape2(dm, dn));
-  gvar *acc = declare(g, "acc", z, false);
-  dfz_stmt *s = dfz_stmt_new(g->p, SK_FOR);
-  s->name = g_name(g, "k");
-  s->e = gx_int_lit(g, TEENY_DT_I32, 0);
-  s->e->pinned = true;
-  s->e2 = gx_var(g, kv);
-  s->e2->pinned = true;
-  s->step = (int)BK;
-  s->step_text = g->p->dims[dk].text;
-  dfz_block *saved = g->cur;
-  g->cur = &s->body;
-  g_scope_push(g);
-  long trips = (K + BK - 1) / BK;
-  gvar *k = g_var_add(g, s->name, TEENY_DT_I32, dfz_scalar_shape(),
-                      dfz_fact_range(0, (double)((trips - 1) * BK), true), true);
-  /* the K edge: row(rk) < K - k for A, col(rk) < K - k for B */
-  dfz_expr *left = gx_bin(g, OP_SUB, gx_var(g, kv), gx_var(g, k));
-  dfz_expr *ma = gx_bin(g, OP_LT, gx_row(g, gx_arange(g, dk)), left);
-  dfz_expr *mb = gx_bin(g, OP_LT, gx_col(g, gx_arange(g, dk)), left);
-  ma->pinned = mb->pinned = true;
-  dfz_expr *la = g_load_node(g, a, gx_var(g, va), ma, false);
-  dfz_expr *lb = g_load_node(g, b, gx_var(g, vb), mb, false);
-  la->pinned = lb->pinned = true;
-  dfz_fact fa[3] = {la->f, lb->f, acc->f}, fin = acc->f;
-  for (long t = 0; t < trips; t++) {
-    fa[2] = fin;
-    if (!dfz_fact_dot(rdt, adt, fa, 3, BK, DFZ_PREC_TF32, &fin)) {
-      fin = dfz_fact_range(-INFINITY, INFINITY, false);
-      break;
-    }
-  }
-  if (!dfz_fact_finite(fin) && rdt != TEENY_DT_I32) {
-    g_scope_pop(g);
-    g->cur = saved;
-    return; /* the declarations stay: harmless */
-  }
-  dfz_expr *d = dfz_expr_new(g->p, EK_CALL, OP_DOT, rdt, dfz_shape2(dm, dn));
-  d->a[0] = la;
-  d->a[1] = lb;
-  d->a[2] = gx_var(g, acc);
-  d->n = 3;
-  d->f = fin;
-  dfz_stmt *as = dfz_stmt_new(g->p, SK_ASSIGN);
-  as->name = acc->name;
-  as->e = d;
-  g_emit(g, as);
-  acc->f = fin;
-  /* pa += BK; pb += BK * N (pinned: the addresses) */
-  dfz_stmt *ia = dfz_stmt_new(g->p, SK_ASSIGN), *ib = dfz_stmt_new(g->p, SK_ASSIGN);
-  ia->name = va->name;
-  ib->name = vb->name;
-  ia->aop = ib->aop = "+=";
-  ia->e = gx_dim_lit(g, dk);
-  int kn_dim = g_dim_mul(g, dk, dn);
-  ib->e = kn_dim >= 0 ? gx_dim_lit(g, kn_dim) : gx_bin(g, OP_MUL, gx_dim_lit(g, dk), gx_dim_lit(g, dn));
-  ia->e->pinned = ib->e->pinned = ia->pinned = ib->pinned = true;
-  g_emit(g, ia);
-  g_emit(g, ib);
-  g_scope_pop(g);
-  g->cur = saved;
-  g_emit(g, s);
-  g_store_slot(g, gx_var(g, acc), "dot");
-  g_use(g, DFZ_F_DOT);
-  g_use(g, DFZ_F_LOOP);
-}
-
 /* if (uniform scalar) { ... } else { ... } with stores and assignments. */
 static void seg_ctrl(gen *g) {
   gwant cw = g_want(TEENY_DT_BOOL, dfz_scalar_shape());
@@ -452,19 +332,23 @@ static dfz_expr *loop_bound(gen *g, int trips) {
   return mn ? mn : lit;
 }
 
-/* A loop: for / chunked for / while / do, with carried accumulators. */
-static void seg_loop(gen *g) {
-  int kind = dfz_below(&g->r, 4);
-  if (kind == 1 && g->lay != LAY_1D)
-    kind = 0;
-  int trips = dfz_range(&g->r, 1, 5);
-  if (kind == 1)
-    trips = (int)((g->n + g_dim_value(g, g->dB) - 1) / g_dim_value(g, g->dB));
-  /* the carried values, declared before the loop */
-  int ncar = dfz_range(&g->r, 1, 2);
-  gvar *car[2];
-  dfz_op cop[2];
-  for (int i = 0; i < ncar; i++) {
+/* A loop being generated: its kind, trip count, statement and counter. */
+typedef struct gloop {
+  int kind;           /* 0 for, 1 chunked for (off += B over n), 2 while, 3 do */
+  int trips;          /* iterations at most */
+  dfz_stmt *s;
+  const char *kv;     /* the counter (k, off or it) */
+  dfz_fact kf;        /* its facts inside the body */
+  gvar *cols, *cmask; /* chunked loops: off + arange(0, B) and cols < n */
+  int saved_floor;
+  dfz_block *saved_cur;
+} gloop;
+
+/* Up to two carried values, declared before the loop, with their updates. */
+static int loop_carried(gen *g, gvar **car, dfz_op *cop) {
+  static const dfz_op ops[] = {OP_ADD, OP_ADD, OP_MAXIMUM, OP_MINIMUM, OP_XOR};
+  int n = dfz_range(&g->r, 1, 2);
+  for (int i = 0; i < n; i++) {
     dfz_shape sh = dfz_chance(&g->r, 30) ? dfz_scalar_shape() : tile_shape(g);
     teeny_dtype dt = g_rand_dtype(g);
     if (dt == TEENY_DT_BOOL)
@@ -474,172 +358,325 @@ static void seg_loop(gen *g) {
     w.exact = true;
     w.intval = dfz_is_float(dt);
     w.bound = dfz_is_float(dt) ? 8 : 0;
-    dfz_expr *init = gx(g, w, 2);
-    car[i] = declare(g, "acc", init, false);
-    static const dfz_op ops[] = {OP_ADD, OP_ADD, OP_MAXIMUM, OP_MINIMUM, OP_XOR};
+    car[i] = declare(g, "acc", gx(g, w, 2), false);
     cop[i] = ops[dfz_below(&g->r, dfz_is_float(dt) ? 4 : 5)];
   }
-  dfz_stmt *s = NULL;
-  dfz_block *saved = g->cur;
-  const char *kv = NULL;
-  dfz_fact kf;
-  if (kind == 2 || kind == 3) { /* the counter: declared outside, updated last in the body */
+  return n;
+}
+
+/* The loop statement and its counter (a while/do counter is declared
+ * before the loop and stepped last in the body). */
+static void loop_statement(gen *g, gloop *L) {
+  dfz_stmt *s;
+  if (L->kind >= 2) {
     dfz_expr *z = gx_weak_lit(g, TEENY_DT_I32, 0);
     z->iarg = 0;
     char *it = g_name(g, "it");
     dfz_stmt *d = decl_stmt(g, it, z);
     d->pinned = true;
     g_emit(g, d);
-    gvar *iv = g_var_add(g, it, TEENY_DT_I32, dfz_scalar_shape(), dfz_fact_range(0, trips, true), true);
-    kv = iv->name;
-    kf = dfz_fact_range(0, trips - 1, true);
-    s = dfz_stmt_new(g->p, kind == 2 ? SK_WHILE : SK_DO);
-    s->e = gx_bin(g, OP_LT, gx_var(g, iv), loop_bound(g, trips));
+    gvar *iv = g_var_add(g, it, TEENY_DT_I32, dfz_scalar_shape(), dfz_fact_range(0, L->trips, true), true);
+    L->kv = iv->name;
+    L->kf = dfz_fact_range(0, L->trips - 1, true);
+    s = dfz_stmt_new(g->p, L->kind == 2 ? SK_WHILE : SK_DO);
+    s->e = gx_bin(g, OP_LT, gx_var(g, iv), loop_bound(g, L->trips));
     s->e->pinned = true;
   } else {
     s = dfz_stmt_new(g->p, SK_FOR);
-    s->name = g_name(g, kind == 1 ? "off" : "k");
+    s->name = g_name(g, L->kind == 1 ? "off" : "k");
     s->e = gx_int_lit(g, TEENY_DT_I32, 0);
     s->e->pinned = true;
-    if (kind == 1) {
+    if (L->kind == 1) {
       s->e2 = var_expr(g, "n");
       s->step = g_dim_value(g, g->dB);
       s->step_text = g->p->dims[g->dB].text;
-      kf = dfz_fact_range(0, (double)(trips - 1) * s->step, true);
+      L->kf = dfz_fact_range(0, (double)(L->trips - 1) * s->step, true);
     } else {
-      s->e2 = loop_bound(g, trips);
-      kf = dfz_fact_range(0, trips - 1, true);
+      s->e2 = loop_bound(g, L->trips);
+      L->kf = dfz_fact_range(0, L->trips - 1, true);
     }
     s->e2->pinned = true;
-    kv = s->name;
+    L->kv = s->name;
   }
-  g->cur = &s->body;
+  L->s = s;
+}
+
+/* Into the body: a scope, no assignments to outer variables, the counter. */
+static void loop_enter(gen *g, gloop *L) {
+  L->saved_cur = g->cur;
+  g->cur = &L->s->body;
   g_scope_push(g);
-  int saved_floor = g->assign_floor;
+  L->saved_floor = g->assign_floor;
   g->assign_floor = g->nvars;
   g->loop_depth++;
   g->nest++;
-  if (kind < 2)
-    g_var_add(g, kv, TEENY_DT_I32, dfz_scalar_shape(), kf, true);
+  if (L->kind < 2)
+    g_var_add(g, L->kv, TEENY_DT_I32, dfz_scalar_shape(), L->kf, true);
   else
-    g_var_find(g, kv)->f = kf;
-  for (int i = 0; i < ncar; i++)
-    car[i]->hidden = true;
-  gvar *cols_v = NULL, *cmask_v = NULL;
-  if (kind == 1) {
-    dfz_expr *cols = gx_bin(g, OP_ADD, var_expr(g, kv), gx_arange(g, g->dB));
-    cols_v = declare(g, "cols", cols, true);
-    dfz_expr *cm = gx_bin(g, OP_LT, gx_var(g, cols_v), var_expr(g, "n"));
-    cmask_v = declare(g, "cmask", cm, true);
+    g_var_find(g, L->kv)->f = L->kf;
+  if (L->kind == 1) {
+    L->cols = declare(g, "cols", gx_bin(g, OP_ADD, var_expr(g, L->kv), gx_arange(g, g->dB)), true);
+    L->cmask = declare(g, "cmask", gx_bin(g, OP_LT, gx_var(g, L->cols), var_expr(g, "n")), true);
   }
-  /* the body: a local value, maybe nested patterns, the updates, a store */
-  gwant xw = g_want(car[0]->dt, car[0]->sh);
-  xw.exact = true;
-  if (dfz_is_float(xw.dt)) {
-    xw.intval = true;
-    xw.bound = 4;
-  }
-  if (g->approx && dfz_chance(&g->r, 40) && dfz_is_float(xw.dt)) {
-    xw.exact = xw.intval = false;
-    xw.bound = 4;
-  }
-  dfz_expr *x = gx(g, xw, depth_for(g));
-  gvar *xv = declare(g, "x", x, false);
-  if (g->nest < 3 && dfz_chance(&g->r, 25))
-    g_segment(g);
-  for (int i = 0; i < ncar; i++) {
-    gvar *a = car[i];
-    dfz_expr *xi = gx_var(g, xv);
-    if (i > 0 || xv->dt != a->dt) {
-      gwant w = g_want(a->dt, a->sh);
-      w.exact = true;
-      w.intval = dfz_is_float(a->dt);
-      w.bound = dfz_is_float(a->dt) ? 4 : 0;
-      xi = gx_fix(g, xi, w);
-      if (!xi)
-        xi = gx(g, w, 2);
-    }
-    dfz_fact fin;
-    dfz_op op = cop[i];
-    if (!carried_facts(g, op, a->dt, a->f, xi->f, trips, &fin)) {
-      op = OP_MAXIMUM;
-      if (!carried_facts(g, op, a->dt, a->f, xi->f, trips, &fin))
-        continue;
-    }
-    a->hidden = false;
-    dfz_expr *rhs;
-    if (op == OP_MAXIMUM || op == OP_MINIMUM)
-      rhs = gx_call(g, op, 2, (dfz_expr *[]){gx_var(g, a), xi});
-    else
-      rhs = gx_bin(g, op, gx_var(g, a), xi);
-    if (!rhs || !g_fits(rhs->sh, a->sh)) {
-      a->hidden = true;
-      continue;
-    }
-    dfz_stmt *as = dfz_stmt_new(g->p, SK_ASSIGN);
-    as->name = a->name;
-    as->e = rhs;
-    a->f = fin;
-    a->taint |= g_taint(g, rhs) | g->ctl_taint;
-    if (dfz_chance(&g->r, 25)) { /* only on some iterations */
-      dfz_stmt *cond = dfz_stmt_new(g->p, SK_IF);
-      cond->e = gx_bin(g, OP_EQ, gx_bin(g, OP_REM, var_expr(g, kv), gx_weak_lit(g, TEENY_DT_I32, 2)),
-                       gx_weak_lit(g, TEENY_DT_I32, dfz_below(&g->r, 2)));
-      dfz_block_add(g->p, &cond->body, as);
-      g_emit(g, cond);
-    } else {
-      g_emit(g, as);
-    }
-  }
-  /* a per-iteration store of the local value */
-  if (dfz_chance(&g->r, 50) && g->loop_depth == 1) {
-    if (kind == 1) {
-      gbuf *b = g_buf_new(g, "out", x->dt, BR_OUT);
-      set_cat(g, b, "loop");
-      dfz_expr *row = gx_bin(g, OP_MUL, var_expr(g, "pid"), var_expr(g, "n"));
-      dfz_expr *p = g_ptr(g, b, gx_bin(g, OP_ADD, row, gx_var(g, cols_v)));
-      g_buf_need(b, g->nprog * g->n);
-      g_store(g, b, p, gx_var(g, xv), gx_var(g, cmask_v));
-    } else if (kind == 0) {
-      int ed = g_shape_dim(g, x->sh);
-      if (ed >= 0) {
-        gbuf *b = g_buf_new(g, "out", x->dt, BR_OUT);
-        set_cat(g, b, "loop");
-        /* (pid * trips + k) * elems + local */
-        dfz_expr *it = gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, var_expr(g, "pid"),
-                                                  gx_weak_lit(g, TEENY_DT_I32, trips)),
-                              var_expr(g, kv));
-        dfz_expr *off = gx_bin(g, OP_MUL, it, gx_dim_lit(g, ed));
-        if (x->sh.rank > 0)
-          off = gx_bin(g, OP_ADD, off, g_local_offs(g, x->sh));
-        g_buf_need(b, g->nprog * trips * g_dim_value(g, ed));
-        g_store(g, b, g_ptr(g, b, off), gx_var(g, xv), NULL);
-      }
-    }
-  }
-  if (kind >= 2) {
+}
+
+static void loop_leave(gen *g, gloop *L) {
+  if (L->kind >= 2) {
     dfz_stmt *inc = dfz_stmt_new(g->p, SK_ASSIGN);
-    inc->name = (char *)kv;
+    inc->name = (char *)L->kv;
     inc->aop = dfz_chance(&g->r, 50) ? "+=" : "=";
     inc->e = inc->aop[0] == '+' ? gx_int_lit(g, TEENY_DT_I32, 1)
-                                : gx_bin(g, OP_ADD, var_expr(g, kv), gx_weak_lit(g, TEENY_DT_I32, 1));
+                                : gx_bin(g, OP_ADD, var_expr(g, L->kv), gx_weak_lit(g, TEENY_DT_I32, 1));
     inc->e->pinned = true;
     inc->pinned = true;
     g_emit(g, inc);
   }
   g->nest--;
   g->loop_depth--;
-  g->assign_floor = saved_floor;
+  g->assign_floor = L->saved_floor;
   g_scope_pop(g);
+  g->cur = L->saved_cur;
+  g_emit(g, L->s);
+  if (L->kind >= 2)
+    g_var_find(g, L->kv)->f = dfz_fact_range(0, L->trips, true);
+}
+
+/* a = a op x for every trip (some trips only, a quarter of the time), with
+ * the facts of the last trip; false if neither op nor max keeps them. */
+static bool loop_update(gen *g, gloop *L, gvar *a, dfz_op op, dfz_expr *xi) {
+  dfz_fact fin;
+  if (!carried_facts(g, op, a->dt, a->f, xi->f, L->trips, &fin)) {
+    op = OP_MAXIMUM;
+    if (!carried_facts(g, op, a->dt, a->f, xi->f, L->trips, &fin))
+      return false;
+  }
+  a->hidden = false;
+  dfz_expr *rhs = op == OP_MAXIMUM || op == OP_MINIMUM ? gx_call(g, op, 2, (dfz_expr *[]){gx_var(g, a), xi})
+                                                       : gx_bin(g, op, gx_var(g, a), xi);
+  if (!rhs || !g_fits(rhs->sh, a->sh)) {
+    a->hidden = true;
+    return false;
+  }
+  dfz_stmt *as = dfz_stmt_new(g->p, SK_ASSIGN);
+  as->name = a->name;
+  as->e = rhs;
+  a->f = fin;
+  a->taint |= g_taint(g, rhs) | g->ctl_taint;
+  if (dfz_chance(&g->r, 25)) {
+    dfz_stmt *cond = dfz_stmt_new(g->p, SK_IF);
+    cond->e = gx_bin(g, OP_EQ, gx_bin(g, OP_REM, var_expr(g, L->kv), gx_weak_lit(g, TEENY_DT_I32, 2)),
+                     gx_weak_lit(g, TEENY_DT_I32, dfz_below(&g->r, 2)));
+    dfz_block_add(g->p, &cond->body, as);
+    g_emit(g, cond);
+  } else {
+    g_emit(g, as);
+  }
+  return true;
+}
+
+/* The trip's value stored to its own slot (chunked: the program's row). */
+static void loop_store(gen *g, gloop *L, gvar *xv) {
+  if (L->kind == 1) {
+    gbuf *b = g_buf_new(g, "out", xv->dt, BR_OUT);
+    set_cat(g, b, "loop");
+    dfz_expr *row = gx_bin(g, OP_MUL, var_expr(g, "pid"), var_expr(g, "n"));
+    g_buf_need(b, g->nprog * g->n);
+    g_store(g, b, g_ptr(g, b, gx_bin(g, OP_ADD, row, gx_var(g, L->cols))), gx_var(g, xv),
+            gx_var(g, L->cmask));
+  } else if (L->kind == 0) {
+    int ed = g_shape_dim(g, xv->sh);
+    if (ed < 0)
+      return;
+    gbuf *b = g_buf_new(g, "out", xv->dt, BR_OUT);
+    set_cat(g, b, "loop");
+    /* (pid * trips + k) * elems + local */
+    dfz_expr *it = gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, var_expr(g, "pid"), gx_weak_lit(g, TEENY_DT_I32, L->trips)),
+                          var_expr(g, L->kv));
+    dfz_expr *off = gx_bin(g, OP_MUL, it, gx_dim_lit(g, ed));
+    if (xv->sh.rank > 0)
+      off = gx_bin(g, OP_ADD, off, g_local_offs(g, xv->sh));
+    g_buf_need(b, g->nprog * L->trips * g_dim_value(g, ed));
+    g_store(g, b, g_ptr(g, b, off), gx_var(g, xv), NULL);
+  }
+}
+
+/* A loop: for / chunked for / while / do, with carried accumulators.
+ * The carried values are hidden inside the body but for their updates, so
+ * every other value there has facts that hold on every trip. */
+static void seg_loop(gen *g) {
+  gloop L;
+  memset(&L, 0, sizeof L);
+  L.kind = dfz_below(&g->r, 4);
+  if (L.kind == 1 && g->lay != LAY_1D)
+    L.kind = 0;
+  L.trips = L.kind == 1 ? (int)((g->n + g_dim_value(g, g->dB) - 1) / g_dim_value(g, g->dB))
+                        : dfz_range(&g->r, 1, 5);
+  gvar *car[2];
+  dfz_op cop[2];
+  int ncar = loop_carried(g, car, cop);
+  loop_statement(g, &L);
+  loop_enter(g, &L);
+  for (int i = 0; i < ncar; i++)
+    car[i]->hidden = true;
+  /* the body: a local value, maybe nested patterns, the updates, a store */
+  gwant xw = g_want(car[0]->dt, car[0]->sh);
+  xw.exact = true;
+  if (dfz_is_float(xw.dt)) {
+    xw.intval = true;
+    xw.bound = 4;
+    if (g->approx && dfz_chance(&g->r, 40))
+      xw.exact = xw.intval = false;
+  }
+  gvar *xv = declare(g, "x", gx(g, xw, depth_for(g)), false);
+  if (g->nest < 3 && dfz_chance(&g->r, 25))
+    g_segment(g);
+  for (int i = 0; i < ncar; i++) {
+    dfz_expr *xi = gx_var(g, xv);
+    if (i > 0 || xv->dt != car[i]->dt) {
+      gwant w = g_want(car[i]->dt, car[i]->sh);
+      w.exact = true;
+      w.intval = dfz_is_float(car[i]->dt);
+      w.bound = dfz_is_float(car[i]->dt) ? 4 : 0;
+      xi = gx_fix(g, xi, w);
+      if (!xi)
+        xi = gx(g, w, 2);
+    }
+    loop_update(g, &L, car[i], cop[i], xi);
+  }
+  if (dfz_chance(&g->r, 50) && g->loop_depth == 1)
+    loop_store(g, &L, xv);
+  loop_leave(g, &L);
   for (int i = 0; i < ncar; i++)
     car[i]->hidden = false;
-  g->cur = saved;
-  g_emit(g, s);
-  if (kind >= 2)
-    g_var_find(g, kv)->f = dfz_fact_range(0, trips, true);
   for (int i = 0; i < ncar; i++)
     if (g->loop_depth == 0 || dfz_chance(&g->r, 50))
       g_store_slot(g, gx_var(g, car[i]), "loop");
+  g_use(g, DFZ_F_LOOP);
+}
+
+/* The dims of a matmul k loop: M, N, BK >= 16 (and <= 64), tiles <= 4096. */
+static bool matmul_dims(gen *g, int *dm, int *dn, int *dk) {
+  int ds[4] = {g->dB, g->dBM, g->dBN, g->dE}, cand[4], n = 0;
+  for (int i = 0; i < 4; i++)
+    if (ds[i] > 0 && g_dim_value(g, ds[i]) >= 16 && g_dim_value(g, ds[i]) <= 64)
+      cand[n++] = ds[i];
+  if (n == 0)
+    return false;
+  *dm = cand[dfz_below(&g->r, n)];
+  *dn = cand[dfz_below(&g->r, n)];
+  *dk = cand[dfz_below(&g->r, n)];
+  long M = g_dim_value(g, *dm), N = g_dim_value(g, *dn), BK = g_dim_value(g, *dk);
+  return M * BK <= 4096 && BK * N <= 4096 && M * N <= 4096;
+}
+
+/* An input operand of a matmul: small integers, or reals in [-1, 1]. */
+static gbuf *matmul_operand(gen *g, const char *prefix, teeny_dtype dt, bool exact, long elems) {
+  gbuf *x = g_buf_new(g, prefix, dt, BR_IN);
+  dfz_param *px = &g->p->meta.params[x->pi];
+  px->fill.kind = exact ? DFZ_FILL_INTS : DFZ_FILL_REALS;
+  px->fill.lo = exact ? -4 : -1;
+  px->fill.hi = exact ? 4 : 1;
+  x->cls = dfz_fact_range(px->fill.lo, px->fill.hi, exact);
+  g_buf_need(x, elems);
+  return x;
+}
+
+/* A scalar i32 parameter (and variable) of value v. */
+static gvar *scalar_arg(gen *g, const char *prefix, long v) {
+  if (g->p->meta.nparams >= DFZ_MAX_PARAMS - 4)
+    return NULL;
+  char *name = g_name(g, prefix);
+  dfz_param *pk = &g->p->meta.params[g->p->meta.nparams++];
+  memset(pk, 0, sizeof *pk);
+  snprintf(pk->name, sizeof pk->name, "%s", name);
+  pk->dt = TEENY_DT_I32;
+  pk->ival = v;
+  return g_var_add(g, name, TEENY_DT_I32, dfz_scalar_shape(), dfz_fact_const((double)v), true);
+}
+
+/* A k loop as matmul writes it: tiles of pointers moved by BK (and BK * N)
+ * every trip, the K edge masked, an accumulator carried through dot. */
+static void seg_matmul(gen *g) {
+  int dm, dn, dk;
+  if (!matmul_dims(g, &dm, &dn, &dk)) {
+    seg_dot(g);
+    return;
+  }
+  long M = g_dim_value(g, dm), N = g_dim_value(g, dn), BK = g_dim_value(g, dk);
+  static const teeny_dtype ops[] = {TEENY_DT_F16, TEENY_DT_BF16, TEENY_DT_I8, TEENY_DT_F32};
+  teeny_dtype adt = ops[dfz_below(&g->r, 4)];
+  if (adt == TEENY_DT_F32 && !g_on(g, DFZ_F_DOT_F32))
+    adt = TEENY_DT_F16;
+  teeny_dtype rdt = adt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
+  long K = dfz_range(&g->r, 1, (int)(3 * BK));
+  gvar *kv = scalar_arg(g, "K", K);
+  if (!kv)
+    return;
+  bool exact = !g->approx || adt == TEENY_DT_I8 || dfz_chance(&g->r, 50);
+  gbuf *a = matmul_operand(g, "a", adt, exact, M * K), *b = matmul_operand(g, "b", adt, exact, K * N);
+  /* pa = a + col(rm) * K + row(rk); pb = b + col(rk) * N + row(rn) */
+  dfz_expr *pa = g_ptr(g, a, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dm)), gx_var(g, kv)),
+                                    gx_row(g, gx_arange(g, dk))));
+  dfz_expr *pb = g_ptr(g, b, gx_bin(g, OP_ADD, gx_bin(g, OP_MUL, gx_col(g, gx_arange(g, dk)), gx_dim_lit(g, dn)),
+                                    gx_row(g, gx_arange(g, dn))));
+  gvar *va = declare(g, "pa", pa, false), *vb = declare(g, "pb", pb, false);
+  gvar *acc = declare(g, "acc", gx_zeros(g, rdt, dfz_shape2(dm, dn)), false);
+  gloop L;
+  memset(&L, 0, sizeof L);
+  L.trips = (int)((K + BK - 1) / BK);
+  L.s = dfz_stmt_new(g->p, SK_FOR);
+  L.s->name = g_name(g, "k");
+  L.s->e = gx_int_lit(g, TEENY_DT_I32, 0);
+  L.s->e2 = gx_var(g, kv);
+  L.s->e->pinned = L.s->e2->pinned = true;
+  L.s->step = (int)BK;
+  L.s->step_text = g->p->dims[dk].text;
+  L.kv = L.s->name;
+  L.kf = dfz_fact_range(0, (double)((L.trips - 1) * BK), true);
+  L.kind = 0;
+  loop_enter(g, &L);
+  /* the K edge: row(rk) < K - k for A, col(rk) < K - k for B */
+  dfz_expr *left = gx_bin(g, OP_SUB, gx_var(g, kv), var_expr(g, L.kv));
+  dfz_expr *ma = gx_bin(g, OP_LT, gx_row(g, gx_arange(g, dk)), left);
+  dfz_expr *mb = gx_bin(g, OP_LT, gx_col(g, gx_arange(g, dk)), left);
+  ma->pinned = mb->pinned = true;
+  dfz_expr *la = g_load_node(g, a, gx_var(g, va), ma, false);
+  dfz_expr *lb = g_load_node(g, b, gx_var(g, vb), mb, false);
+  la->pinned = lb->pinned = true;
+  dfz_fact fa[3] = {la->f, lb->f, acc->f}, fin = acc->f;
+  bool ok = true;
+  for (int t = 0; t < L.trips && ok; t++) {
+    fa[2] = fin;
+    ok = dfz_fact_dot(rdt, adt, fa, 3, BK, DFZ_PREC_TF32, &fin);
+  }
+  if (ok) {
+    dfz_expr *d = dfz_expr_new(g->p, EK_CALL, OP_DOT, rdt, dfz_shape2(dm, dn));
+    d->a[0] = la;
+    d->a[1] = lb;
+    d->a[2] = gx_var(g, acc);
+    d->n = 3;
+    d->f = fin;
+    dfz_stmt *as = dfz_stmt_new(g->p, SK_ASSIGN);
+    as->name = acc->name;
+    as->e = d;
+    g_emit(g, as);
+    acc->f = fin;
+  }
+  /* pa += BK; pb += BK * N (pinned: the addresses) */
+  dfz_stmt *ia = dfz_stmt_new(g->p, SK_ASSIGN), *ib = dfz_stmt_new(g->p, SK_ASSIGN);
+  ia->name = va->name;
+  ib->name = vb->name;
+  ia->aop = ib->aop = "+=";
+  ia->e = gx_dim_lit(g, dk);
+  int kn_dim = g_dim_mul(g, dk, dn);
+  ib->e = kn_dim >= 0 ? gx_dim_lit(g, kn_dim) : gx_bin(g, OP_MUL, gx_dim_lit(g, dk), gx_dim_lit(g, dn));
+  ia->e->pinned = ib->e->pinned = ia->pinned = ib->pinned = true;
+  g_emit(g, ia);
+  g_emit(g, ib);
+  loop_leave(g, &L);
+  if (ok)
+    g_store_slot(g, gx_var(g, acc), "dot");
+  g_use(g, DFZ_F_DOT);
   g_use(g, DFZ_F_LOOP);
 }
 
