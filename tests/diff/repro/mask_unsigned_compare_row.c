@@ -3,8 +3,12 @@
  * broadcast over a 2-D tile.  The mask is false only where arange == 10
  * (elements 10 and 74 keep `other`, 7); the generated code loads there.
  * u32 and u64 fail, i64 passes; 2-D tiles (BM >= 2 with 1 warp) fail, 1-D
- * ones pass, and so does the same mask written (u64) (...) != 0: a mask
- * analysis that gets an unsigned comparison with 0 wrong. */
+ * ones pass, and so does the same mask written (u64) (...) != 0.  The
+ * PTX's vector fast path tests only the first of each thread's four
+ * columns (setp.ne.s32 %p1, c0, 10; @%p1 ld.global.nc.v4.b32): the mask's
+ * constancy analysis takes the unsigned comparison as constant over
+ * aligned groups of 4, which it is not at x == 10 (the slow path's
+ * per-lane predicates are right). */
 #include <teeny/dsl.h>
 
 TEENY_CONST(BM);
