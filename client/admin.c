@@ -55,6 +55,7 @@ static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
     m->u.list.name = a->name;
     m->u.list.limit = a->limit;
     m->u.list.sort = (teeny_msg_sort)a->sort;
+    m->u.list.after = a->after;
     break;
   case TEENY_ADMIN_SHOW:
     m->u.show.key = a->key;
@@ -160,6 +161,7 @@ static int body_of(admin_reply *a) {
   case TEENY_OP_STATS:
     return stats_counters(p, &r->u.stats);
   case TEENY_OP_LIST:
+    p->next = r->u.list.next;
     return entries_of(p, r->u.list.entries, r->u.list.nentries);
   case TEENY_OP_SHOW:
     return show_of(p, &r->u.show);
@@ -177,6 +179,7 @@ static int body_of(admin_reply *a) {
 static int check_admin(teeny_client *c, const teeny_admin_req *req) {
   if (c->active == TEENY_MODE_DEFAULT)
     return TEENY_E_INVAL;
+  teeny__client_maybe_return(c);
   if (!req || (unsigned)req->op > TEENY_ADMIN_SHUTDOWN)
     return teeny__seterr(c->err, sizeof c->err, TEENY_E_INVAL, "invalid admin request");
   if (c->active != TEENY_MODE_DAEMON)

@@ -1,7 +1,10 @@
 /*
  * client/client.c — the client handle: opening in one of the modes,
- * compile and batch compile, the memo in front of both, and the one
- * transparent reconnect after a lost connection.
+ * compile and batch compile, the memo in front of both, and riding out
+ * daemon restarts: a lost connection or a SHUTDOWN reply is followed by a
+ * reconnect and a resend (daemon mode: waiting with backoff up to
+ * restart_wait_ms), and an auto client that went in process returns to
+ * the daemon when it answers again.
  *
  * Invariants: c->active is the mode every call uses now (DAEMON with an
  * open or reopenable connection, EMBEDDED with c->store open, OFFLINE), or
@@ -14,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "client/client_int.h"
 
@@ -23,7 +27,9 @@ _Static_assert(TEENY_EMIT_MLIR == TEENY_MSG_EMIT_MLIR, "emit bits differ");
 
 #define EMIT_MASK (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE)
 #define DEFAULT_MEMO_ENTRIES 4096
-#define DEFAULT_SOCKET "/run/teenycd/teenycd.sock"
+#define BACKOFF_FIRST_MS 5  /* first wait for a restarting daemon */
+#define BACKOFF_MAX_MS 200  /* waits double up to this */
+#define PROBE_MS 100        /* auto in process: look for the daemon this often */
 
 /* ---- names and paths ------------------------------------------------------------ */
 
@@ -41,25 +47,6 @@ int teeny_client_mode_parse(const char *name) {
   return -1;
 }
 
-static int put_path(char *out, size_t size, const char *a, const char *b) {
-  int n = snprintf(out, size, "%s%s", a, b);
-  if (n < 0 || (size_t)n >= size || (size_t)n >= TEENY__SOCKET_MAX)
-    return TEENY_E_LIMIT;
-  return 0;
-}
-
-int teeny_client_socket_path(const char *explicit_path, char *out, size_t size) {
-  const char *env = getenv("TEENYCD_SOCKET");
-  const char *xdg = getenv("XDG_RUNTIME_DIR");
-  if (explicit_path && *explicit_path)
-    return put_path(out, size, explicit_path, "");
-  if (env && *env)
-    return put_path(out, size, env, "");
-  if (xdg && xdg[0] == '/')
-    return put_path(out, size, xdg, "/teenycd.sock");
-  return put_path(out, size, DEFAULT_SOCKET, "");
-}
-
 /* ---- messages --------------------------------------------------------------------- */
 
 const char *teeny_client_errmsg(const teeny_client *c) {
@@ -72,8 +59,10 @@ teeny_client_mode teeny_client_active_mode(const teeny_client *c) {
 
 const char *teeny_client_socket(const teeny_client *c) { return c ? c->socket : ""; }
 
+const char *teeny_client_notice(const teeny_client *c) { return c ? c->notice : ""; }
+
 const char *teeny_client_store_root(const teeny_client *c) {
-  return c && c->store ? teeny_store_root(c->store) : "";
+  return c && c->store ? c->emb->estore_root(c->store) : "";
 }
 
 /* Set c's message; returns rc. */
@@ -111,57 +100,93 @@ static bool store_configured(const teeny_client *c) {
 /* Does the default store (the one a system teenycd uses) exist? */
 static bool default_store_exists(void) {
   struct stat st;
-  return stat(TEENY_STORE_DEFAULT_ROOT, &st) == 0 && S_ISDIR(st.st_mode);
+  return stat(TEENY_SYSTEM_STORE, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The in-process compiler (libteenyc-embedded), loaded on first need. */
+static int need_compiler(teeny_client *c) {
+  if (!c->emb && !(c->emb = teeny__embedded_get(c->err, sizeof c->err)))
+    return TEENY_E_UNSUPPORTED;
+  return 0;
+}
+
+static int open_offline(teeny_client *c) {
+  int rc = need_compiler(c);
+  if (!rc)
+    c->active = TEENY_MODE_OFFLINE;
+  return rc;
+}
+
+/* A read-only store (its owner could not manage what we would write) is
+ * worth one notice: every miss compiles and nothing is cached. */
+static void note_readonly(teeny_client *c, const char *before) {
+  const char *ro = c->emb->estore_readonly(c->store);
+  if (ro)
+    snprintf(c->notice, sizeof c->notice, "%s%sthe store %.200s is read-only for this "
+             "process (%.400s): nothing compiled here is cached", before,
+             *before ? "; " : "", c->emb->estore_root(c->store), ro);
 }
 
 static int open_embedded(teeny_client *c) {
-  int rc = teeny__embedded_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  int rc = need_compiler(c);
   if (!rc)
-    c->active = TEENY_MODE_EMBEDDED;
-  return rc;
+    rc = c->emb->estore_open(&c->store, c->cache_dir, c->err, sizeof c->err);
+  if (rc)
+    return rc;
+  c->active = TEENY_MODE_EMBEDDED;
+  note_readonly(c, "");
+  return 0;
 }
 
 /* auto with no daemon: the daemon's store if one is configured (an error if
  * it cannot be opened) or if the default one exists and opens; else
- * offline.  auto never creates the system-wide default store. */
+ * offline.  auto never creates the system-wide default store.  The notice
+ * says which, and why the daemon was not used. */
 static int fall_back(teeny_client *c) {
   char why[TEENY__ERR_LEN];
   snprintf(why, sizeof why, "%s", c->err);
   bool configured = store_configured(c);
-  if (!configured && !default_store_exists()) {
-    c->active = TEENY_MODE_OFFLINE;
-    c->err[0] = '\0';
-    return 0;
+  bool have_default = default_store_exists();
+  int rc = configured || have_default ? open_embedded(c) : 1;
+  if (rc && !configured)
+    rc = open_offline(c);
+  if (rc) {
+    char serr[TEENY__ERR_LEN];
+    snprintf(serr, sizeof serr, "%s", c->err);
+    snprintf(c->err, sizeof c->err, "%.600s; and %.400s", why, serr);
+    return rc;
   }
-  int rc = open_embedded(c);
-  if (!rc)
-    return 0;
-  if (!configured) {
-    c->active = TEENY_MODE_OFFLINE;
-    c->err[0] = '\0';
-    return 0;
+  c->err[0] = '\0';
+  char head[TEENY__ERR_LEN];
+  if (c->active == TEENY_MODE_EMBEDDED) {
+    snprintf(head, sizeof head, "%.700s; compiling in this process with the store %.200s "
+             "(embedded mode)", why, c->emb->estore_root(c->store));
+    snprintf(c->notice, sizeof c->notice, "%s", head);
+    note_readonly(c, head);
+  } else {
+    snprintf(c->notice, sizeof c->notice, "%.700s; compiling in this process without a "
+             "cache (offline mode: %s)", why, have_default ? "the store could not be opened"
+             : "no store configured and " TEENY_SYSTEM_STORE " does not exist");
   }
-  char serr[TEENY__ERR_LEN];
-  snprintf(serr, sizeof serr, "%s", c->err);
-  snprintf(c->err, sizeof c->err, "%.240s; and %.240s", why, serr);
-  return rc;
+  return 0;
 }
 
 static int open_mode(teeny_client *c) {
   switch (c->requested) {
   case TEENY_MODE_DAEMON:
     c->active = TEENY_MODE_DAEMON;
-    return teeny__client_connect(c);
+    return teeny__client_discover(c);
   case TEENY_MODE_EMBEDDED:
     return open_embedded(c);
   case TEENY_MODE_OFFLINE:
-    c->active = TEENY_MODE_OFFLINE;
-    return 0;
-  default:
+    return open_offline(c);
+  default: {
     c->active = TEENY_MODE_DAEMON;
-    if (teeny__client_connect(c) == 0)
-      return 0;
+    int rc = teeny__client_discover(c);
+    if (rc != TEENY_E_CONNECT && rc != TEENY_E_PERM)
+      return rc;
     return fall_back(c);
+  }
   }
 }
 
@@ -177,6 +202,10 @@ static int init_fields(teeny_client *c, const teeny_client_opts *o) {
   if (o->timeout_ms < 0)
     return fail(c, TEENY_E_INVAL, "negative timeout");
   c->timeout_ms = o->timeout_ms;
+  c->restart_wait_ms = o->restart_wait_ms < 0   ? 0
+                       : o->restart_wait_ms == 0 ? TEENY_CLIENT_RESTART_WAIT_MS
+                                                 : o->restart_wait_ms;
+  c->socket_given = o->socket_path && *o->socket_path;
   if (teeny_client_socket_path(o->socket_path, c->socket, sizeof c->socket))
     return fail(c, TEENY_E_LIMIT, "socket path too long (%.64s...)",
                 o->socket_path ? o->socket_path : "$TEENYCD_SOCKET or $XDG_RUNTIME_DIR");
@@ -213,7 +242,8 @@ void teeny_client_close(teeny_client *c) {
   if (!c)
     return;
   teeny__conn_close(&c->conn);
-  teeny_store_destroy(c->store);
+  if (c->store)
+    c->emb->estore_close(c->store);
   teeny__memo_close(&c->memo);
   teeny__free(c->cache_dir);
   pthread_mutex_destroy(&c->lock);
@@ -229,22 +259,94 @@ int teeny__client_connect(teeny_client *c) {
                           sizeof c->err);
 }
 
-int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
-                           teeny_msg_reply **replies, bool *done, size_t n,
-                           bool may_retry) {
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Replies that say the daemon is stopping: their requests go again, to
+ * the daemon that comes next.  How many. */
+static size_t unanswer_shutdown(teeny_msg_reply **replies, bool *done,
+                                size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (done[i] && replies[i]->status == TEENY_E_SHUTDOWN) {
+      teeny_msg_reply_free(replies[i]);
+      memset(replies[i], 0, sizeof *replies[i]);
+      done[i] = false;
+      k++;
+    }
+  return k;
+}
+
+/* One attempt: connect if needed, exchange, and treat SHUTDOWN replies as
+ * a lost connection (when the caller may retry). */
+static int attempt(teeny_client *c, teeny_msg_request *reqs,
+                   teeny_msg_reply **replies, bool *done, size_t n,
+                   bool may_retry) {
   int rc = teeny__client_connect(c);
   if (!rc)
     rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
                               c->err, sizeof c->err);
-  if (rc != TEENY_E_CLOSED || !may_retry)
-    return rc;
-  /* The daemon went away (a restart?): reconnect once and resend what is
-   * unanswered.  Compiles are idempotent, so a resend is always safe. */
-  rc = teeny__client_connect(c);
-  if (!rc)
-    rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
-                              c->err, sizeof c->err);
+  if (!rc && may_retry && unanswer_shutdown(replies, done, n)) {
+    teeny__conn_close(&c->conn);
+    rc = fail(c, TEENY_E_SHUTDOWN, "teenycd at %s is shutting down", c->socket);
+  }
   return rc;
+}
+
+static bool restart_like(int rc) {
+  return rc == TEENY_E_CLOSED || rc == TEENY_E_CONNECT || rc == TEENY_E_SHUTDOWN;
+}
+
+int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
+                           teeny_msg_reply **replies, bool *done, size_t n,
+                           bool may_retry) {
+  int rc = attempt(c, reqs, replies, done, n, may_retry);
+  if (!may_retry || !restart_like(rc))
+    return rc;
+  /* The daemon went away or is stopping (a restart?): reconnect and send
+   * what is unanswered again, at once; compiles are idempotent, so a resend
+   * is always safe.  Daemon mode then waits for the next daemon. */
+  rc = attempt(c, reqs, replies, done, n, may_retry);
+  bool wait = c->requested == TEENY_MODE_DAEMON && c->restart_wait_ms > 0;
+  int64_t deadline = mono_ms() + c->restart_wait_ms;
+  for (int pause = BACKOFF_FIRST_MS; wait && restart_like(rc); ) {
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      char why[TEENY__ERR_LEN];
+      snprintf(why, sizeof why, "%s", c->err);
+      return fail(c, TEENY_E_CONNECT, "teenycd did not answer again within %d ms: %.400s",
+                  c->restart_wait_ms, why);
+    }
+    sleep_ms(pause < left ? pause : (int)left);
+    pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
+    rc = attempt(c, reqs, replies, done, n, may_retry);
+  }
+  return rc;
+}
+
+void teeny__client_maybe_return(teeny_client *c) {
+  if (c->requested != TEENY_MODE_AUTO || c->active == TEENY_MODE_DAEMON ||
+      c->active == TEENY_MODE_DEFAULT)
+    return;
+  int64_t now = mono_ms();
+  if (now < c->next_probe_ms)
+    return;
+  c->next_probe_ms = now + PROBE_MS;
+  char keep[TEENY__ERR_LEN];
+  snprintf(keep, sizeof keep, "%s", c->err); /* a failed look says nothing */
+  if (teeny__client_discover(c) == 0)
+    c->active = TEENY_MODE_DAEMON; /* the store stays open for next time */
+  else
+    snprintf(c->err, sizeof c->err, "%s", keep);
 }
 
 /* ---- compiling ---------------------------------------------------------------------- */
@@ -275,10 +377,24 @@ static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
   m->u.compile.emit = emit & EMIT_MASK;
 }
 
-/* auto mode lost its daemon for good: continue in process. */
+/* The message of a failed in-process compile: its first error, if any. */
+static const char *first_error(const teeny_diags *d) {
+  for (size_t i = 0; i < d->n; i++)
+    if (d->v[i].level == TEENY_DIAG_ERROR)
+      return d->v[i].message;
+  return NULL;
+}
+
+/* auto mode lost its daemon (for now): continue in process. */
 static bool give_up_daemon(teeny_client *c, int rc) {
-  if (c->requested != TEENY_MODE_AUTO || rc != TEENY_E_CONNECT)
+  if (c->requested != TEENY_MODE_AUTO ||
+      (rc != TEENY_E_CONNECT && rc != TEENY_E_CLOSED && rc != TEENY_E_SHUTDOWN))
     return false;
+  c->next_probe_ms = mono_ms() + PROBE_MS;
+  if (c->store) { /* open already, from an earlier fall back */
+    c->active = TEENY_MODE_EMBEDDED;
+    return true;
+  }
   return fall_back(c) == 0;
 }
 
@@ -303,15 +419,32 @@ static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
   return 0;
 }
 
+/* Lock held.  Compile in process (embedded or offline); *core on success
+ * (status may be the request's error). */
+static int compile_local(teeny_client *c, const teeny_compile_req *req,
+                         unsigned emit, teeny__core **core) {
+  teeny__core *k = teeny__core_new();
+  if (!k)
+    return fail(c, TEENY_E_NOMEM, "out of memory");
+  teeny__eresult e;
+  c->emb->compile(c->store, req, emit, &e);
+  teeny_client_mode mode = c->store ? TEENY_MODE_EMBEDDED : TEENY_MODE_OFFLINE;
+  teeny__core_from_eresult(k, &e, mode);
+  if (e.status)
+    teeny__core_set_error(k, e.status, first_error(&k->diags), mode);
+  *core = k;
+  return 0;
+}
+
 static int compile_locked(teeny_client *c, const teeny_compile_req *req,
                           unsigned emit, teeny__core **core) {
+  teeny__client_maybe_return(c);
   if (c->active == TEENY_MODE_DAEMON) {
     int rc = compile_daemon(c, req, emit, core);
     if (!give_up_daemon(c, rc))
       return rc;
   }
-  int rc = teeny__embedded_compile(c->store, req, emit, core);
-  return rc ? fail(c, rc, "out of memory") : 0;
+  return compile_local(c, req, emit, core);
 }
 
 /* The outcome of one request as the call's return value and message. */
@@ -456,8 +589,8 @@ static int batch_local(teeny_client *c, batch *b, const teeny_compile_req *reqs,
     if (out[i])
       continue;
     teeny__core *k = NULL;
-    if (teeny__embedded_compile(c->store, &reqs[i], emit, &k))
-      return fail(c, TEENY_E_NOMEM, "out of memory");
+    if (compile_local(c, &reqs[i], emit, &k))
+      return TEENY_E_NOMEM;
     memo_store(c, &reqs[i], emit, b->hash[i], k);
     if (hand_out(c, k, -1, &out[i]))
       return TEENY_E_NOMEM;
@@ -478,6 +611,8 @@ int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
     rc = check_req(c, &reqs[i]);
   if (!rc)
     rc = batch_plan(c, &b, reqs, n, emit, out);
+  if (!rc)
+    teeny__client_maybe_return(c);
   if (!rc && c->active == TEENY_MODE_DAEMON) {
     rc = batch_daemon(c, &b, reqs, emit, out);
     if (give_up_daemon(c, rc))

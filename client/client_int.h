@@ -8,11 +8,17 @@
  *               decoded reply, a compiled artifact or a store record) and
  *               the per-call wrapper handed to the caller
  *   memo.c      the per-client memo: exact request -> result core
- *   embedded.c  compiling in process, with or without the store
  *   admin.c     teeny_client_admin: the non-compile ops
  *   client.c    open/close, modes, compile and batch, reconnect
+ *   discover.c  which socket: the candidates, the first that answers
  *   cuda.c      the dlopen()ed CUDA driver (public API only)
  *   kernel.c    teeny_kernel, the runtime of teenyc-gen's code
+ *   embedded_load.c    finding libteenyc-embedded on first need
+ *                      (embedded_api.h is its interface)
+ *   codegen_embedded.c the thin client's NVPTX back end: libteenyc-embedded's
+ *
+ * Not part of the thin library: embedded.c, the body of libteenyc-embedded
+ * (the compiler's back end and the store, for embedded and offline modes).
  *
  * Locking: teeny_client.lock guards the connection, the store and err;
  * the memo has its own lock, always taken after (never while waiting for)
@@ -27,13 +33,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client/embedded_api.h"
 #include "common/common.h"
-#include "store/store.h"
 #include "proto/frame.h"
 #include "proto/msg.h"
 #include "teeny/client.h"
 
-#define TEENY__ERR_LEN 512      /* size of every internal message buffer */
+#define TEENY__ERR_LEN 1024     /* size of every internal message buffer */
 #define TEENY__SOCKET_MAX 108   /* sizeof(sockaddr_un.sun_path) */
 #define TEENY__READ_CHUNK 65536 /* bytes per read() */
 
@@ -59,7 +65,8 @@ typedef struct teeny__conn {
 
 void teeny__conn_init(teeny__conn *k);
 /* Connect to path and do HELLO as client_name.  Returns 0, TEENY_E_CONNECT
- * (no listener: ENOENT, ECONNREFUSED, ...), TEENY_E_VERSION, TEENY_E_PROTO,
+ * (no listener: ENOENT, ECONNREFUSED, ...), TEENY_E_PERM (EACCES: the
+ * socket is not ours to use), TEENY_E_VERSION, TEENY_E_PROTO,
  * TEENY_E_TIMEOUT, TEENY_E_CLOSED, TEENY_E_NOMEM; k is closed on failure. */
 int teeny__conn_open(teeny__conn *k, const char *path, const char *client_name,
                      int timeout_ms, char *err, size_t errsz);
@@ -88,8 +95,7 @@ typedef struct teeny__core {
   teeny_client_result pub;   /* the fields every wrapper copies */
   unsigned emit;             /* artifacts present (TEENY_EMIT_*) */
   teeny_msg_reply reply;     /* daemon: the decoded reply (owns it all) */
-  teeny_artifact *art;       /* embedded/offline: a compiled artifact */
-  teeny_store_rec rec;       /* embedded: a store hit */
+  teeny_artifact *art;       /* embedded/offline: compiled or from the store */
   teeny_diags diags;         /* embedded/offline: diagnostics */
   char *error;               /* owned copy of pub.error */
 } teeny__core;
@@ -99,11 +105,10 @@ void teeny__core_ref(teeny__core *c);
 void teeny__core_unref(teeny__core *c);           /* NULL is a no-op */
 /* Fill pub from c->reply (a decoded compile reply). */
 void teeny__core_from_reply(teeny__core *c, unsigned emit);
-/* Fill pub from an artifact now owned by c. */
-void teeny__core_from_artifact(teeny__core *c, teeny_artifact *a,
-                               teeny_client_cache cache, teeny_client_mode mode);
-/* Fill pub from the store record c->rec plus the spec's source. */
-void teeny__core_from_rec(teeny__core *c, unsigned emit, teeny_client_mode mode);
+/* Fill c from an in-process compile's result, taking over its artifact
+ * and diagnostics (e is left empty). */
+void teeny__core_from_eresult(teeny__core *c, teeny__eresult *e,
+                              teeny_client_mode mode);
 /* A failed request: status, message, diagnostics in c->diags. */
 int teeny__core_set_error(teeny__core *c, int status, const char *msg,
                           teeny_client_mode mode);
@@ -142,21 +147,6 @@ void teeny__memo_put(teeny__memo *m, const teeny_compile_req *req,
                      uint64_t hash, teeny__core *core);
 
 /* ============================================================================
- * embedded.c — in process
- * ========================================================================== */
-
-/* Open the store for embedded mode.  root: explicit or NULL (environment).
- * Returns 0 or the store's error with err set. */
-int teeny__embedded_open(teeny_store **out, const char *root, char *err,
-                         size_t errsz);
-/* Compile req in process; with store non-NULL, look the key up first and
- * put a fresh compile (a failed put becomes a warning, not an error).
- * Returns 0 with *out a new core (status 0 or the request's error); an
- * error only when no core could be made (TEENY_E_NOMEM). */
-int teeny__embedded_compile(teeny_store *store, const teeny_compile_req *req,
-                            unsigned emit, teeny__core **out);
-
-/* ============================================================================
  * client.c — the handle
  * ========================================================================== */
 
@@ -164,22 +154,40 @@ struct teeny_client {
   pthread_mutex_t lock;          /* guards conn, store, err, active */
   teeny_client_mode requested;   /* AUTO, DAEMON, EMBEDDED or OFFLINE */
   teeny_client_mode active;      /* DAEMON, EMBEDDED, OFFLINE; DEFAULT: failed */
-  char socket[TEENY__SOCKET_MAX];/* resolved daemon socket */
+  char socket[TEENY__SOCKET_MAX];/* the daemon's socket (discover.c) */
+  bool socket_given;             /* opts.socket_path: no discovery */
   char name[TEENY_PROTO_MAX_NAME + 1]; /* HELLO client name */
   char *cache_dir;               /* explicit store root, or NULL */
   int timeout_ms;                /* 0: none */
+  int restart_wait_ms;           /* daemon mode: wait for a restart; 0: none */
+  int64_t next_probe_ms;         /* auto mode in process: when to look for
+                                    the daemon again (monotonic ms) */
   teeny__conn conn;              /* daemon mode */
-  teeny_store *store;            /* embedded mode */
+  const teeny__embedded_api *emb;/* embedded/offline: libteenyc-embedded */
+  teeny__estore *store;          /* embedded mode */
   teeny__memo memo;              /* exact request -> result */
   char err[TEENY__ERR_LEN];      /* the last failure */
+  char notice[TEENY__ERR_LEN];   /* how the mode came about ("": plainly) */
 };
 
 /* Lock held: the connection, reopened if closed.  0 or a transport error. */
 int teeny__client_connect(teeny_client *c);
-/* Lock held: exchange with one reconnect-and-resend after a lost
- * connection (not for shutdown).  As teeny__conn_exchange. */
+/* discover.c.  Lock held (or opening): connect to the first socket that
+ * answers (c->socket then names it).  Returns 0; TEENY_E_CONNECT or
+ * TEENY_E_PERM (the worst reason) with every path tried and why in c->err;
+ * or the error of a daemon that answered and failed (TEENY_E_VERSION...). */
+int teeny__client_discover(teeny_client *c);
+
+/* Lock held: exchange, riding out a daemon restart when may_retry (not
+ * for shutdown): after a lost connection, and for requests answered
+ * SHUTDOWN, reconnect and send what is unanswered again — once at once,
+ * then (daemon mode) with backoff until restart_wait_ms have passed.  As
+ * teeny__conn_exchange otherwise. */
 int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
                            teeny_msg_reply **replies, bool *done, size_t n,
                            bool may_retry);
+/* Lock held: an auto client working in process goes back to the daemon
+ * when it answers (looked for at most every PROBE_MS). */
+void teeny__client_maybe_return(teeny_client *c);
 
 #endif /* TEENY_CLIENT_INT_H */

@@ -55,6 +55,8 @@ void teeny__conn_close(teeny__conn *k) {
 /* ---- connecting ------------------------------------------------------------- */
 
 static int connect_errno(int e) {
+  if (e == EACCES || e == EPERM)
+    return TEENY_E_PERM; /* a daemon may be there, but not for us */
   return e == ENOMEM || e == ENOBUFS ? TEENY_E_NOMEM : TEENY_E_CONNECT;
 }
 

@@ -3,7 +3,8 @@
  *
  * A result's memory lives in a reference-counted core: the decoded reply
  * (daemon mode: the artifact's strings point into the reply's own memory,
- * nothing is copied), a compiled teeny_artifact, or a store record.  The
+ * nothing is copied) or a teeny_artifact made in process (compiled, or
+ * read from the store, by libteenyc-embedded).  The
  * memo holds one reference; every teeny_client_result handed to a caller
  * is a small wrapper with its own copy of the public fields (so a memo hit
  * can say "memo" without touching the shared core) and one reference.
@@ -37,7 +38,6 @@ void teeny__core_unref(teeny__core *c) {
     return;
   teeny_msg_reply_free(&c->reply);
   teeny_artifact_destroy(c->art);
-  teeny_store_rec_close(&c->rec);
   teeny_diags_close(&c->diags);
   teeny__free(c->error);
   teeny__free(c);
@@ -68,45 +68,24 @@ void teeny__core_from_reply(teeny__core *c, unsigned emit) {
   p->compile_ms = (double)p->art.compile_ns / 1e6;
 }
 
-void teeny__core_from_artifact(teeny__core *c, teeny_artifact *a,
-                               teeny_client_cache cache, teeny_client_mode mode) {
-  c->art = a;
+void teeny__core_from_eresult(teeny__core *c, teeny__eresult *e,
+                              teeny_client_mode mode) {
+  teeny_diags_close(&c->diags);
+  c->diags = e->diags;
+  teeny_diags_init(&e->diags);
+  c->art = e->art;
+  e->art = NULL;
+  c->pub.mode = mode;
+  c->pub.diags = c->diags.v;
+  c->pub.ndiags = c->diags.n;
+  if (!c->art)
+    return;
+  const teeny_artifact *a = c->art;
   c->pub.art = *a;
-  c->pub.cache = cache;
-  c->pub.mode = mode;
+  c->pub.cache = e->cache;
   c->pub.compile_ms = (double)a->compile_ns / 1e6;
-  c->pub.diags = c->diags.v;
-  c->pub.ndiags = c->diags.n;
-  c->emit = TEENY_EMIT_SOURCE | (a->ptx ? TEENY_EMIT_PTX : 0) |
+  c->emit = (a->source ? TEENY_EMIT_SOURCE : 0) | (a->ptx ? TEENY_EMIT_PTX : 0) |
             (a->mlir ? TEENY_EMIT_MLIR : 0);
-}
-
-void teeny__core_from_rec(teeny__core *c, unsigned emit, teeny_client_mode mode) {
-  const teeny_store_rec *r = &c->rec;
-  teeny_artifact *a = &c->pub.art;
-  memcpy(a->key, r->key, sizeof a->key);
-  a->name = r->name;
-  a->id = r->id;
-  a->entry = r->entry;
-  a->target = r->target;
-  a->num_warps = r->num_warps;
-  a->params = r->params;
-  a->nparams = r->nparams;
-  a->threads_per_block = r->threads_per_block;
-  a->shared_bytes = r->shared_bytes;
-  a->compile_ns = (uint64_t)(r->compile_ms * 1e6);
-  a->ptx = r->ptx;
-  a->ptx_len = r->ptx ? r->ptx_size : 0;
-  a->mlir = r->mlir;
-  a->mlir_len = r->mlir ? r->mlir_size : 0;
-  a->source = r->src;
-  a->source_len = r->src ? r->src_size : 0;
-  c->pub.cache = TEENY_CLIENT_DISK;
-  c->pub.mode = mode;
-  c->pub.compile_ms = r->compile_ms;
-  c->pub.diags = c->diags.v;
-  c->pub.ndiags = c->diags.n;
-  c->emit = emit & (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE);
 }
 
 int teeny__core_set_error(teeny__core *c, int status, const char *msg,

@@ -19,11 +19,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "teeny/compile.h"
 #include "teeny/error.h"
 
 #define TEENY_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The system daemon's socket and store (systemd/teenycd.socket and
+ * teenycd.service name the same paths). */
+#define TEENY_SYSTEM_SOCKET "/run/teenycd/teenycd.sock"
+#define TEENY_SYSTEM_STORE "/var/cache/teenyc"
 
 #if defined(__GNUC__)
 #define TEENY_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -89,6 +95,10 @@ typedef struct teeny_buf {
 void teeny__buf_init(teeny_buf *b);
 void teeny__buf_free(teeny_buf *b);
 void teeny__buf_append(teeny_buf *b, const void *data, size_t n);
+/* Make b's capacity at least cap bytes, exactly cap if it grows (so a
+ * caller that accounts for memory controls each step).  False (and b->oom
+ * set) when out of memory. */
+bool teeny__buf_reserve(teeny_buf *b, size_t cap);
 void teeny__buf_puts(teeny_buf *b, const char *s);
 void teeny__buf_putc(teeny_buf *b, char c);
 void teeny__buf_printf(teeny_buf *b, const char *fmt, ...) TEENY_PRINTF(2, 3);
@@ -123,6 +133,15 @@ int teeny__diags_addf_at(teeny_diags *diags, teeny_diag_level level,
 
 /* Time in nanoseconds from CLOCK_MONOTONIC. */
 uint64_t teeny__now_ns(void);
+
+/* ---- users and groups (ids.c) --------------------------------------------------- */
+
+/* The name of user u / group g into out ("1234" when it has none). */
+void teeny__user_name(uid_t u, char *out, size_t size);
+void teeny__group_name(gid_t g, char *out, size_t size);
+/* Is user u in group g (its primary group, or a listed member)?  False
+ * when the system does not know u or g. */
+bool teeny__user_in_group(uid_t u, gid_t g);
 
 /* ---- parameter lists (param.c) ----------------------------------------------- */
 

@@ -63,7 +63,16 @@ static const opt opts[] = {
     {"memcache_size", "memcache-size", T_SIZE, F(memcache_size), 0, UINT64_MAX, "BYTES",
      "byte cap of the in-memory request map (0: off)", "256M", "1G"},
     {"workers", "workers", T_COUNT, F(workers), 1, 1024, "N",
-     "compile threads (and store connections)", "number of cores", "4"},
+     "compiles one client may run at once (the compile lane has N + 2 "
+     "threads, so others always find one)", "number of cores", "4"},
+    {"store_workers", "store-workers", T_COUNT, F(store_workers), 1, 1024, "N",
+     "threads for spec steps, disk hits, puts and stats", "3", "4"},
+    {"admin_workers", "admin-workers", T_COUNT, F(admin_workers), 1, 1024, "N",
+     "threads for list, show, purge and verify (at nice +5)", "2", "3"},
+    {"memory_budget", "memory-budget", T_SIZE, F(memory_budget), 1u << 20, UINT64_MAX, "BYTES",
+     "request frames, unread replies and waiting requests held in total; "
+     "over it, frames wait and replies are refused with BUSY "
+     "(at least 2 x --max-frame)", "1G", "512M"},
     {"max_frame", "max-frame", T_SIZE, F(max_frame), 64, UINT32_MAX, "BYTES",
      "largest request frame accepted", "16M", "4M"},
     {"max_source", "max-source", T_SIZE, F(max_source), 1, TEENY_MAX_SOURCE_BYTES, "BYTES",
@@ -72,6 +81,11 @@ static const opt opts[] = {
      "unanswered requests allowed per connection", "64", "256"},
     {"max_connections", "max-connections", T_COUNT, F(max_connections), 1, 1u << 20, "N",
      "open client connections", "1024", "4096"},
+    {"max_connections_per_uid", "max-connections-per-uid", T_COUNT, F(max_connections_per_uid), 1, 1u << 20, "N",
+     "open connections of one uid", "256", "64"},
+    {"max_inflight_per_uid", "max-inflight-per-uid", T_COUNT, F(max_inflight_per_uid), 1, 1u << 24, "N",
+     "unanswered requests of one uid, over all its connections", "1024",
+     "4096"},
     {"idle_timeout", "idle-timeout", T_MS, F(idle_timeout_ms), 0, UINT64_MAX, "TIME",
      "close a connection idle this long (0: never)", "300s", "10m"},
     {"read_timeout", "read-timeout", T_MS, F(read_timeout_ms), 1, UINT64_MAX, "TIME",
@@ -114,6 +128,11 @@ void teeny__config_init(teeny_config *c) {
   c->max_source = TEENY_MAX_SOURCE_BYTES;
   c->max_inflight = 64;
   c->max_connections = 1024;
+  c->max_connections_per_uid = 256;
+  c->max_inflight_per_uid = 1024;
+  c->store_workers = 3;
+  c->admin_workers = 2;
+  c->memory_budget = 1ull << 30;
   c->idle_timeout_ms = 300000;
   c->read_timeout_ms = 10000;
   c->shutdown_timeout_ms = 10000;
@@ -248,7 +267,9 @@ static void store_number(teeny_config *c, const opt *o, uint64_t v) {
   char *field = (char *)c + o->off;
   switch (o->type) {
   case T_COUNT:
-    if (o->off == offsetof(teeny_config, workers)) {
+    if (o->off == offsetof(teeny_config, workers) ||
+        o->off == offsetof(teeny_config, store_workers) ||
+        o->off == offsetof(teeny_config, admin_workers)) {
       *(unsigned *)(void *)field = (unsigned)v;
       return;
     }
@@ -413,6 +434,13 @@ int teeny__config_resolve(teeny_config *c, char *err) {
              "max_frame (%" PRIu64 ") must exceed max_source (%" PRIu64
              ") by at least 4K",
              c->max_frame, c->max_source);
+    return TEENY_E_INVAL;
+  }
+  if (c->memory_budget < 2 * c->max_frame) {
+    snprintf(err, TEENY_CONFIG_ERR_LEN,
+             "memory_budget (%" PRIu64 ") must be at least twice max_frame "
+             "(%" PRIu64 "): frames being read may hold half of it",
+             c->memory_budget, c->max_frame);
     return TEENY_E_INVAL;
   }
   return 0;

@@ -32,11 +32,17 @@ typedef struct teeny_config {
   char *cache_dir;           /* store root; NULL until resolved */
   uint64_t max_size;         /* store size cap in bytes (0: no cap) */
   uint64_t memcache_size;    /* byte cap of the in-memory map */
-  unsigned workers;          /* compile threads; 0 until resolved */
+  unsigned workers;          /* compiles one client may run at once; 0 until
+                                resolved */
+  unsigned store_workers;    /* threads for spec steps, disk hits, puts */
+  unsigned admin_workers;    /* threads for stats, list, show, purge, verify */
+  uint64_t memory_budget;    /* frames, replies and requests held, in total */
   uint64_t max_frame;        /* largest request frame payload */
   uint64_t max_source;       /* largest compile source */
   uint64_t max_inflight;     /* unanswered requests per connection */
   uint64_t max_connections;  /* open client connections */
+  uint64_t max_connections_per_uid; /* ... of one uid */
+  uint64_t max_inflight_per_uid;    /* unanswered requests of one uid */
   uint64_t idle_timeout_ms;  /* close a connection idle this long (0: never) */
   uint64_t read_timeout_ms;  /* close one stalled mid-frame, or not reading
                                 its replies, this long */

@@ -35,12 +35,14 @@ extern char **environ;
 #define HELPER_RECYCLE_RSS (1ull << 30)      /* restart a helper this big */
 #define HELPER_READ_BUF (64u * 1024)         /* read chunk */
 #define DESTROY_GRACE_MS 2000                /* exit on EOF, else SIGKILL */
+#define BACKGROUND_NICE 10                   /* a background helper's nice */
 
 
 typedef struct helper {
   pid_t pid;             /* the process, 0: none (mu) */
   bool busy;             /* lent to a compile (mu) */
   bool aborted;          /* killed by teeny__helpers_abort (mu) */
+  bool background;       /* runs at nice +BACKGROUND_NICE */
   int to;                /* its stdin, our write end; -1: none */
   int from;              /* its stdout, our read end; -1: none */
   teeny_frame_reader rd; /* replies */
@@ -57,8 +59,8 @@ struct teeny_helpers {
                             compiler of a running daemon ("" : use exe) */
   pthread_mutex_t mu;    /* see the top of the file */
   pthread_cond_t cv;     /* a slot was returned */
-  helper *v;             /* the slots */
-  unsigned n;            /* how many */
+  helper *v;             /* the slots: foreground, then background ones */
+  unsigned n;            /* how many (twice the workers) */
   uint64_t started;      /* helpers spawned (mu) */
 };
 
@@ -80,7 +82,8 @@ int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
     return TEENY_E_NOMEM;
   hs->o = *o;
   hs->exe = teeny__strdup(o->exe ? o->exe : "");
-  hs->v = teeny__calloc(n ? n : 1, sizeof *hs->v);
+  n = n ? n : 1;
+  hs->v = teeny__calloc(2 * (size_t)n, sizeof *hs->v);
   if (!hs->exe || !hs->v) {
     teeny__free(hs->exe);
     teeny__free(hs->v);
@@ -92,22 +95,25 @@ int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
   if (hs->image_fd >= 0)
     snprintf(hs->image, sizeof hs->image, "/proc/%ld/fd/%d", (long)getpid(),
              hs->image_fd);
-  hs->n = n ? n : 1;
-  for (unsigned i = 0; i < hs->n; i++)
+  hs->n = 2 * n;
+  for (unsigned i = 0; i < hs->n; i++) {
     hs->v[i].to = hs->v[i].from = -1;
+    hs->v[i].background = i >= n;
+  }
   pthread_mutex_init(&hs->mu, NULL);
   pthread_cond_init(&hs->cv, NULL);
   *out = hs;
   return 0;
 }
 
-static helper *borrow(teeny_helpers *hs) {
+static helper *borrow(teeny_helpers *hs, bool background) {
   pthread_mutex_lock(&hs->mu);
   helper *h = NULL;
   for (;;) {
     for (unsigned i = 0; i < hs->n; i++) { /* prefer a running helper */
       helper *x = &hs->v[i];
-      if (!x->busy && (!h || (!h->pid && x->pid)))
+      if (x->background == background && !x->busy &&
+          (!h || (!h->pid && x->pid)))
         h = x;
     }
     if (h)
@@ -204,6 +210,9 @@ static int spawn(teeny_helpers *hs, helper *h, char *msg, size_t msgsz) {
              strerror(e));
     return TEENY_E_INTERNAL;
   }
+  if (h->background && setpriority(PRIO_PROCESS, (id_t)pid, BACKGROUND_NICE))
+    TEENY_LOGD(hs->o.log, "cannot lower the priority of compiler process %ld: %s",
+               (long)pid, strerror(errno));
   fcntl(in[1], F_SETFL, O_NONBLOCK);
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   h->to = in[1];
@@ -475,8 +484,9 @@ static int exchange(teeny_helpers *hs, helper *h, const teeny_buf *req,
 }
 
 int teeny__helpers_run(teeny_helpers *hs, const teeny_msg_compile *c,
-                       unsigned emit, const char *key, teeny_artifact **out,
-                       teeny_diags *diags, teeny_helper_outcome *what) {
+                       unsigned emit, const char *key, bool background,
+                       teeny_artifact **out, teeny_diags *diags,
+                       teeny_helper_outcome *what) {
   *out = NULL;
   memset(what, 0, sizeof *what);
   uint64_t t0 = teeny__now_ns();
@@ -500,7 +510,7 @@ int teeny__helpers_run(teeny_helpers *hs, const teeny_msg_compile *c,
              teeny_strerror(rc));
     rc = TEENY_E_INTERNAL;
   } else {
-    helper *h = borrow(hs);
+    helper *h = borrow(hs, background);
     rc = exchange(hs, h, &b, key, deadline, out, diags, what, msg,
                   sizeof msg);
     if (h->pid && rss_bytes(h->pid) > (long)HELPER_RECYCLE_RSS) {

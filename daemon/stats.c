@@ -22,7 +22,7 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
   out->misses = s->misses;
   out->compiles = s->compiles;
   out->joins = s->joins;
-  out->errors = s->errors;
+  out->errors = s->errors + s->store_errors;
   out->entries = entries;
   out->bytes = bytes;
   out->evictions = s->evictions;
@@ -36,9 +36,17 @@ void teeny__stats_reply(const teeny_stats_snap *snap, uint64_t entries,
                                  (double)snap->memcache_entries};
   extra[2] = (teeny_msg_counter){"memcache_bytes", (double)snap->memcache_bytes};
   extra[3] = (teeny_msg_counter){"connections", (double)snap->connections};
-  extra[4] = (teeny_msg_counter){"compile_timeouts",
+  extra[4] = (teeny_msg_counter){"uids", (double)snap->uids};
+  extra[5] = (teeny_msg_counter){"compile_timeouts",
                                  (double)s->compile_timeouts};
-  extra[5] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
+  extra[6] = (teeny_msg_counter){"compiler_deaths", (double)s->compiler_deaths};
+  extra[7] = (teeny_msg_counter){"memory_budget", (double)snap->memory_budget};
+  extra[8] = (teeny_msg_counter){"memory_used", (double)snap->memory_used};
+  extra[9] = (teeny_msg_counter){"memory_peak", (double)snap->memory_peak};
+  extra[10] = (teeny_msg_counter){"memory_refused",
+                                  (double)snap->memory_refused};
+  extra[11] = (teeny_msg_counter){"index_rebuilds", (double)s->index_rebuilds};
+  extra[12] = (teeny_msg_counter){"store_errors", (double)s->store_errors};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
 }

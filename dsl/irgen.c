@@ -35,8 +35,26 @@ typedef struct slotinfo {
   bool *assigned; /* [nslots] assigned somewhere inside */
   bool *declared; /* [nslots] declared inside (so local to it) */
   bool returns;   /* contains a return */
-  bool calls;     /* contains a call (for loop-invariance checks) */
+  bool calls;     /* contains a call whose value may change between two
+                     evaluations with the same arguments: a helper, a load,
+                     an atomic (for loop-invariance checks) */
 } slotinfo;
+
+/* A builtin whose value depends on its arguments alone (cdiv, minimum,
+ * ...): a loop bound made of them is still the same every trip
+ * (tutorial 03's `k < tl.cdiv(K, BLOCK_SIZE_K)`). */
+static bool pure_call(const teeny_expr *e) {
+  if (e->sym != SYM_BUILTIN)
+    return false;
+  switch ((teeny_builtin)e->sym_index) {
+  case BI_LOAD: case BI_STORE: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN:
+  case BI_ATOMIC_XCHG: case BI_ATOMIC_CAS: case BI_ATOMIC_AND: case BI_ATOMIC_OR:
+  case BI_ATOMIC_XOR: case BI_BARRIER: case BI_REDUCE: case BI_SCAN:
+    return false;
+  default:
+    return true;
+  }
+}
 
 static void scan_expr(const teeny_expr *e, slotinfo *si) {
   if (!e)
@@ -44,7 +62,7 @@ static void scan_expr(const teeny_expr *e, slotinfo *si) {
   if ((e->kind == EX_ASSIGN || e->kind == EX_INCDEC) && e->lhs &&
       e->lhs->sym == SYM_VAR)
     si->assigned[e->lhs->sym_index] = true;
-  if (e->kind == EX_CALL)
+  if (e->kind == EX_CALL && !pure_call(e))
     si->calls = true;
   scan_expr(e->lhs, si);
   scan_expr(e->rhs, si);

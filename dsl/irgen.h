@@ -120,4 +120,9 @@ int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what);
 
 gval teeny__gen_builtin(gen *g, const teeny_expr *call);
 
+/* ---- irgen_random.c ------------------------------------------------------------------ */
+
+/* rand, randn or randint (which) of call e: Philox as Triton computes it. */
+gval teeny__gen_random(gen *g, const teeny_expr *e, teeny_builtin which);
+
 #endif /* TEENY_DSL_IRGEN_H */

@@ -8,6 +8,7 @@
  * their combine regions here; reduce/scan with a helper inline the helper
  * into the region.
  */
+#include <math.h>
 #include <string.h>
 
 #include "dsl/irgen.h"
@@ -274,7 +275,12 @@ static bool atomic_dtype_ok(teeny_rmw_kind k, teeny_dtype dt) {
                  dt == TEENY_DT_U64;
   switch (k) {
   case RMW_ADD:
-    return int3264 || dt == TEENY_DT_F16 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64;
+    return int3264 || dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 ||
+           dt == TEENY_DT_F64;
+  case RMW_AND:
+  case RMW_OR:
+  case RMW_XOR:
+    return int3264;
   case RMW_MAX:
   case RMW_MIN:
     return int3264 || dt == TEENY_DT_F32;
@@ -398,6 +404,92 @@ static gval gen_fma(gen *g, const teeny_expr *e) {
   for (int i = 0; i < 3; i++)
     v[i] = float_operand(g, v[i], e->args[i]->loc, "fma");
   return teeny__gen_elementwise(g, IR_FMA, v, 3, e->loc, "fma");
+}
+
+/* pow(x, y): floats (weak literals adopt the other's dtype), C's pow. */
+static gval gen_pow(gen *g, const teeny_expr *e) {
+  gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
+  for (int i = 0; i < 2; i++)
+    if (!v[i].weak && !teeny__dt_is_float(v[i].type.dt))
+      teeny__gen_fail(g, e->args[i]->loc, "pow needs floating-point operands, not %s; "
+                      "cast it first", teeny__gen_tstr(g, v[i].type));
+  if (v[0].weak && v[1].weak)
+    for (int i = 0; i < 2; i++)
+      v[i] = teeny__gen_operand(g, v[i], TEENY_DT_F32, e->args[i]->loc);
+  return teeny__gen_elementwise(g, IR_POW, v, 2, e->loc, "pow");
+}
+
+/* isnan(x), isinf(x): bool of x's shape; false for integers. */
+static gval gen_isnan_isinf(gen *g, const teeny_expr *e, bool inf) {
+  gval x = arg(g, e, 0);
+  if (x.type.dt == TEENY_DT_PTR || x.type.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs a number, not %s", e->name,
+                    teeny__gen_tstr(g, x.type));
+  if (x.weak)
+    x = teeny__gen_operand(g, x, teeny__dt_is_float(x.type.dt) ? TEENY_DT_F32 : TEENY_DT_I32,
+                           e->loc);
+  if (!teeny__dt_is_float(x.type.dt))
+    return teeny__gen_broadcast(g, teeny__gv_bool(false), x.type.rank, x.type.shape, e->loc);
+  if (!inf) /* NaN is the one value unequal to itself */
+    return teeny__gen_binop(g, OP_NE, x, x, e->loc);
+  gval a = teeny__gen_op(g, IR_ABS, &x, 1, x.type, e->loc);
+  return teeny__gen_binop(g, OP_EQ, a, teeny__gv_weak_float(INFINITY), e->loc);
+}
+
+/* clamp(x, lo, hi) = minimum(maximum(x, lo), hi), as Triton's clamp: a NaN
+ * x gives lo (maximum ignores a NaN operand). */
+static gval gen_clamp(gen *g, const teeny_expr *e) {
+  gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
+  gval m = teeny__gen_elementwise(g, IR_MAX, v, 2, e->loc, "clamp");
+  gval w[2] = {m, arg(g, e, 2)};
+  return teeny__gen_elementwise(g, IR_MIN, w, 2, e->loc, "clamp");
+}
+
+/* div_rn(a, b): the correctly rounded quotient, which `/` already is;
+ * fdiv(a, b): the GPU's faster division (div.full.f32, about 2 ulp). */
+static gval gen_division(gen *g, const teeny_expr *e, bool fast) {
+  gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
+  for (int i = 0; i < 2; i++)
+    v[i] = float_operand(g, v[i], e->args[i]->loc, e->name);
+  gval r = teeny__gen_elementwise(g, IR_DIV, v, 2, e->loc, e->name);
+  if (fast && r.id >= 0 && g->f->values[r.id].def && g->f->values[r.id].def->code == IR_DIV)
+    g->f->values[r.id].def->fast = r.type.dt == TEENY_DT_F32;
+  return r;
+}
+
+/* umulhi(a, b): the high half of the unsigned product of two ints of 32
+ * or 64 bits (Triton's math.umulhi), in their promoted dtype. */
+static gval gen_umulhi(gen *g, const teeny_expr *e) {
+  gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
+  for (int i = 0; i < 2; i++)
+    if (!teeny__dt_is_int(v[i].type.dt) && !v[i].weak)
+      teeny__gen_fail(g, e->args[i]->loc, "umulhi multiplies integers, not %s",
+                      teeny__gen_tstr(g, v[i].type));
+  gval r = teeny__gen_elementwise(g, IR_UMULHI, v, 2, e->loc, "umulhi");
+  if (teeny__dt_bits(r.type.dt) < 32)
+    teeny__gen_fail(g, e->loc, "umulhi needs 32- or 64-bit integers, not %s",
+                    teeny_dtype_name(r.type.dt));
+  return r;
+}
+
+/* bitcast(x, T): x's bits as dtype T of the same width (Triton's
+ * x.to(T, bitcast=True); a cast (T)x converts the value instead). */
+static gval gen_bitcast(gen *g, const teeny_expr *e) {
+  gval x = arg(g, e, 0);
+  teeny_dtype to = dtype_arg(g, e, 1);
+  if (x.weak)
+    teeny__gen_fail(g, e->args[0]->loc, "bitcast needs a value of a definite dtype; "
+                    "cast the literal first, e.g. bitcast((f32)1.0, u32)");
+  if (x.type.dt == TEENY_DT_PTR || x.type.dt == TEENY_DT_VOID || x.type.dt == TEENY_DT_BOOL ||
+      to == TEENY_DT_BOOL)
+    teeny__gen_fail(g, e->loc, "bitcast reinterprets numbers (not bool or pointers)");
+  if (teeny__dt_bits(x.type.dt) != teeny__dt_bits(to))
+    teeny__gen_fail(g, e->loc, "bitcast from %s to %s: the widths differ (%d and %d bits)",
+                    teeny_dtype_name(x.type.dt), teeny_dtype_name(to),
+                    teeny__dt_bits(x.type.dt), teeny__dt_bits(to));
+  if (x.type.dt == to)
+    return x;
+  return teeny__gen_op(g, IR_BITCAST, &x, 1, teeny__type_with_dtype(x.type, to), e->loc);
 }
 
 static gval gen_cdiv(gen *g, const teeny_expr *e) {
@@ -639,6 +731,9 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_ATOMIC_MAX: return gen_atomic(g, e, RMW_MAX);
   case BI_ATOMIC_MIN: return gen_atomic(g, e, RMW_MIN);
   case BI_ATOMIC_XCHG: return gen_atomic(g, e, RMW_XCHG);
+  case BI_ATOMIC_AND: return gen_atomic(g, e, RMW_AND);
+  case BI_ATOMIC_OR: return gen_atomic(g, e, RMW_OR);
+  case BI_ATOMIC_XOR: return gen_atomic(g, e, RMW_XOR);
   case BI_ATOMIC_CAS: return gen_atomic_cas(g, e);
   case BI_WHERE: return gen_where(g, e);
   case BI_MINIMUM: return gen_minmax(g, e, IR_MIN);
@@ -676,6 +771,20 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_SCAN: return gen_fn_combine(g, e, IR_SCAN);
   case BI_DOT: return gen_dot(g, e);
   case BI_BARRIER: return gen_barrier(g, e);
+  case BI_UMULHI: return gen_umulhi(g, e);
+  case BI_BITCAST: return gen_bitcast(g, e);
+  case BI_RAND:
+  case BI_RANDN:
+  case BI_RANDINT: return teeny__gen_random(g, e, (teeny_builtin)e->sym_index);
+  case BI_LOG1P: return gen_math(g, e, IR_LOG1P);
+  case BI_EXPM1: return gen_math(g, e, IR_EXPM1);
+  case BI_ERFC: return gen_math(g, e, IR_ERFC);
+  case BI_POW: return gen_pow(g, e);
+  case BI_ISNAN: return gen_isnan_isinf(g, e, false);
+  case BI_ISINF: return gen_isnan_isinf(g, e, true);
+  case BI_CLAMP: return gen_clamp(g, e);
+  case BI_DIV_RN: return gen_division(g, e, false);
+  case BI_FDIV: return gen_division(g, e, true);
   case BI__COUNT: break;
   }
   teeny__gen_fail(g, e->loc, "internal error: unknown builtin '%s'", e->name);

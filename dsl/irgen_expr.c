@@ -106,7 +106,7 @@ static bool int_fits(teeny_dtype dt, int64_t v) {
 
 gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
   if (v.type.dt == TEENY_DT_PTR || dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, loc, "pointer casts are not supported");
+    teeny__gen_fail(g, loc, "a pointer does not convert implicitly; write (i64)p or (ptr(T))address");
   if (v.type.dt == dt && !v.weak)
     return v;
   if (v.is_const) /* a weak int is an i32 or i64 value, a weak float a double */
@@ -567,10 +567,36 @@ static gval gen_name(gen *g, const teeny_expr *e) {
   teeny__gen_fail(g, e->loc, "'%s' is not a value", e->name);
 }
 
+/* (ptr(T))x of an i64/u64 address or of another pointer, and (i64)p or
+ * (u64)p of a pointer: pointer tables and byte arithmetic (Triton's
+ * x.to(tl.pointer_type(T)) and friends).  The same shape either way. */
+static gval gen_pointer_cast(gen *g, const teeny_expr *e, gval v) {
+  teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+  if (e->type->is_tile && v.type.rank == 0)
+    teeny__gen_fail(g, e->loc, "cannot cast a scalar to a tile; use full(T, value, shape...)");
+  if (e->type->is_ptr) {
+    if (dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->loc, "a pointer cast needs a pointee dtype, not void");
+    teeny_type rt = teeny__type_with_shape(teeny__type_ptr(dt), v.type.rank, v.type.shape);
+    if (v.type.dt == TEENY_DT_PTR)
+      return v.type.pointee == dt ? v : teeny__gen_op(g, IR_PTRCAST, &v, 1, rt, e->loc);
+    if (v.weak)
+      v = teeny__gen_operand(g, v, TEENY_DT_I64, e->loc);
+    if (v.type.dt != TEENY_DT_I64 && v.type.dt != TEENY_DT_U64)
+      teeny__gen_fail(g, e->loc, "only an i64 or u64 address can become a pointer, not %s; "
+                      "cast it to i64 first", teeny__gen_tstr(g, v.type));
+    return teeny__gen_op(g, IR_INTTOPTR, &v, 1, rt, e->loc);
+  }
+  if (dt != TEENY_DT_I64 && dt != TEENY_DT_U64)
+    teeny__gen_fail(g, e->loc, "a pointer converts to i64 or u64 only, not %s",
+                    teeny_dtype_name(dt));
+  return teeny__gen_op(g, IR_PTRTOINT, &v, 1, teeny__type_with_dtype(v.type, dt), e->loc);
+}
+
 static gval gen_cast(gen *g, const teeny_expr *e) {
-  if (e->type->is_ptr)
-    teeny__gen_fail(g, e->loc, "pointer casts are not supported");
   gval v = teeny__gen_expr(g, e->lhs);
+  if (e->type->is_ptr || v.type.dt == TEENY_DT_PTR)
+    return gen_pointer_cast(g, e, v);
   if (v.type.dt == TEENY_DT_VOID)
     teeny__gen_fail(g, e->loc, "cannot cast a void value");
   if (e->type->is_tile && v.type.rank == 0)

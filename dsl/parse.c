@@ -633,8 +633,6 @@ static teeny_expr *cast(parser *ps) {
   teeny_tyspec *ts = type(ps);
   if (ts->is_void)
     fail_at(ps, ts->loc, "casts to void are not supported");
-  if (ts->is_ptr)
-    fail_at(ps, ts->loc, "pointer casts are not supported");
   expect(ps, ")", "after the type of a cast");
   teeny_expr *e = new_expr(ps, EX_CAST, lp->loc);
   e->type = ts;

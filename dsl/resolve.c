@@ -73,7 +73,7 @@ int teeny__option_find(const char *name) {
 unsigned teeny__builtin_option_groups(teeny_builtin b) {
   switch (b) {
   case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN: case BI_ATOMIC_XCHG:
-  case BI_ATOMIC_CAS:
+  case BI_ATOMIC_CAS: case BI_ATOMIC_AND: case BI_ATOMIC_OR: case BI_ATOMIC_XOR:
     return OPTG_SEM | OPTG_SCOPE;
   case BI_DOT:
     return OPTG_PREC;
@@ -564,11 +564,11 @@ static void combine_fn(resolver *r, const teeny_expr *call, teeny_expr *a) {
 static void dtype_arg(resolver *r, const teeny_expr *call, teeny_expr *a) {
   expr(r, a, USE_DTYPE_ARG);
   if (a->kind != EX_NAME || !a->type)
-    err(r, a->loc, "the first argument of %s must be a dtype (f32, D, ...)",
-        call->name);
+    err(r, a->loc, "the %s argument of %s must be a dtype (f32, D, ...)",
+        call->sym_index == BI_BITCAST ? "second" : "first", call->name);
   else if (a->type->is_void || a->type->is_tile || a->type->is_ptr)
-    err(r, a->loc, "the first argument of %s must be a dtype, not '%s'",
-        call->name, a->name);
+    err(r, a->loc, "the %s argument of %s must be a dtype, not '%s'",
+        call->sym_index == BI_BITCAST ? "second" : "first", call->name, a->name);
 }
 
 /* Option constants at the end of e's arguments: mark them SYM_OPTION and
@@ -617,9 +617,10 @@ static void builtin_call(resolver *r, teeny_expr *e, int b) {
   check_arity(r, e, builtins[b].minargs, builtins[b].maxargs);
   e->nargs = given;
   bool dtype_first = b == BI_ZEROS || b == BI_FULL;
+  bool dtype_second = b == BI_BITCAST;
   bool fn_third = b == BI_REDUCE || b == BI_SCAN;
   for (int i = 0; i < npos && !stopped(r); i++) {
-    if (i == 0 && dtype_first)
+    if ((i == 0 && dtype_first) || (i == 1 && dtype_second))
       dtype_arg(r, e, e->args[i]);
     else if (i == 2 && fn_third)
       combine_fn(r, e, e->args[i]);

@@ -219,15 +219,19 @@ static int decode_compile(teeny__dec *d, const msgpack_object *root,
 
 static int decode_list(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_list *l) {
-  teeny__field f[] = {{"name", NULL}, {"limit", NULL}, {"sort", NULL}};
+  teeny__field f[] = {{"name", NULL}, {"limit", NULL}, {"sort", NULL},
+                      {"after", NULL}};
   int sort = TEENY_SORT_USED;
-  int rc = teeny__dec_fields(d, root, NULL, f, 3);
+  int rc = teeny__dec_fields(d, root, NULL, f, 4);
   if (!rc)
     rc = teeny__get_str(d, NULL, &f[0], false, TEENY_PROTO_MAX_NAME, &l->name);
   if (!rc)
     rc = teeny__get_u32(d, NULL, &f[1], false, 0, UINT32_MAX, &l->limit);
   if (!rc)
     rc = teeny__get_enum(d, NULL, &f[2], false, sort_names, 3, &sort);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[3], false, TEENY_PROTO_MAX_CURSOR,
+                        &l->after);
   l->sort = (teeny_msg_sort)sort;
   return rc;
 }
@@ -458,9 +462,11 @@ static void put_compile(teeny__enc *e, const teeny_msg_compile *c) {
 
 static int encode_list(teeny__enc *e, const teeny_msg_list *l, size_t n) {
   if ((l->name && !teeny__str_ok(l->name, TEENY_PROTO_MAX_NAME)) ||
+      (l->after && !teeny__str_ok(l->after, TEENY_PROTO_MAX_CURSOR)) ||
       (unsigned)l->sort >= TEENY_ARRAY_LEN(sort_names))
     return TEENY_E_INVAL;
-  teeny__put_map(e, n + 1 + (l->name != NULL) + (l->limit != 0));
+  teeny__put_map(e, n + 1 + (l->name != NULL) + (l->limit != 0) +
+                        (l->after != NULL));
   return 0;
 }
 
@@ -470,6 +476,8 @@ static void put_list(teeny__enc *e, const teeny_msg_list *l) {
   if (l->limit)
     teeny__kv_u64(e, "limit", l->limit);
   teeny__kv_str(e, "sort", sort_names[l->sort]);
+  if (l->after)
+    teeny__kv_str(e, "after", l->after);
 }
 
 static int encode_show(teeny__enc *e, const teeny_msg_show *s, size_t n) {

@@ -108,9 +108,13 @@ typedef struct teeny_msg_compile {
 
 typedef struct teeny_msg_list {
   const char *name;   /* glob on kernel names; NULL: all */
-  uint32_t limit;     /* at most this many entries; 0: no limit */
+  uint32_t limit;     /* at most this many entries; 0: the server's page */
   teeny_msg_sort sort;/* order */
+  const char *after;  /* a previous reply's `next`: the page after it;
+                         NULL: the first page */
 } teeny_msg_list;
+
+#define TEENY_PROTO_MAX_CURSOR 96 /* bytes of a list cursor */
 
 typedef struct teeny_msg_show {
   const char *key; /* 1..64 hex digits, a key or its prefix (lower case) */
@@ -234,6 +238,7 @@ typedef struct teeny_msg_entry {
 typedef struct teeny_msg_list_reply {
   teeny_msg_entry *entries; /* in the order asked for */
   size_t nentries;          /* how many */
+  const char *next;         /* more follow: pass as `after`; NULL: the end */
 } teeny_msg_list_reply;
 
 typedef struct teeny_msg_show_reply {

@@ -404,11 +404,14 @@ static int decode_stats(teeny__dec *d, const msgpack_object *root,
 
 static int decode_list(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_list_reply *l) {
-  teeny__field f[] = {{"entries", NULL}};
-  int rc = teeny__dec_fields(d, root, NULL, f, 1);
+  teeny__field f[] = {{"entries", NULL}, {"next", NULL}};
+  int rc = teeny__dec_fields(d, root, NULL, f, 2);
   if (!rc)
     rc = decode_list_of(d, &f[0], true, SIZE_MAX, sizeof *l->entries,
                         decode_entry, (void **)&l->entries, &l->nentries);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[1], false, TEENY_PROTO_MAX_CURSOR,
+                        &l->next);
   return rc;
 }
 
@@ -681,7 +684,8 @@ static void put_stats(teeny__enc *e, const teeny_msg_stats_reply *s) {
 }
 
 static bool list_ok(const teeny_msg_list_reply *l) {
-  if (l->nentries && !l->entries)
+  if ((l->nentries && !l->entries) ||
+      (l->next && !teeny__str_ok(l->next, TEENY_PROTO_MAX_CURSOR)))
     return false;
   for (size_t i = 0; i < l->nentries; i++)
     if (!entry_ok(&l->entries[i]))
@@ -694,6 +698,8 @@ static void put_list(teeny__enc *e, const teeny_msg_list_reply *l) {
   teeny__put_array(e, l->nentries);
   for (size_t i = 0; i < l->nentries; i++)
     put_entry(e, &l->entries[i]);
+  if (l->next)
+    teeny__kv_str(e, "next", l->next);
 }
 
 static void put_show(teeny__enc *e, const teeny_msg_show_reply *s) {
@@ -753,7 +759,7 @@ static int body_fields(const teeny_msg_reply *r) {
   case TEENY_OP_STATS:
     return stats_ok(&r->u.stats) ? 1 : -1;
   case TEENY_OP_LIST:
-    return list_ok(&r->u.list) ? 1 : -1;
+    return list_ok(&r->u.list) ? 1 + (r->u.list.next != NULL) : -1;
   case TEENY_OP_SHOW:
     return entry_ok(&s->entry) ? 1 + (s->source != NULL) + (s->mlir != NULL) +
                                      (s->ptx != NULL) : -1;

@@ -50,6 +50,7 @@ static int victims_add(victims *vs, const char *key, const char *name,
       !(v->name = teeny__strdup(name)))
     return TEENY_E_NOMEM;
   v->bytes = bytes;
+  v->deleted = false;
   vs->n++;
   return TEENY_OK;
 }
@@ -64,7 +65,7 @@ static int sync_full(teeny_store *s, bool on, char *err) {
 
 /* Phase 1 body: DELETE each victim's row (inside the caller's
  * transaction), counting the rows that were still there. */
-static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
+static int delete_rows(teeny_store *s, teeny__store_victim *v, size_t n,
                        teeny_store_counts *removed, char *err) {
   sqlite3_stmt *st;
   int rc =
@@ -76,9 +77,12 @@ static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
     int sr = sqlite3_step(st);
     if (sr != SQLITE_DONE)
       rc = teeny__store_sqlerr(s, sr, "delete", err);
-    else if (sqlite3_changes(s->db) > 0 && removed) {
-      removed->entries++;
-      removed->bytes += v[i].bytes;
+    else if (sqlite3_changes(s->db) > 0) {
+      v[i].deleted = true;
+      if (removed) {
+        removed->entries++;
+        removed->bytes += v[i].bytes;
+      }
     }
     sqlite3_reset(st);
   }
@@ -92,7 +96,7 @@ static int delete_rows(teeny_store *s, const teeny__store_victim *v, size_t n,
 #define UNLINK_BATCH 256
 
 static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
-                             size_t n) {
+                             size_t n, teeny_store_counts *removed) {
   if (s->test.between_phases)
     s->test.between_phases(s->test.ctx);
   sqlite3_stmt *st;
@@ -108,8 +112,12 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
       sqlite3_bind_text(st, 1, v[i].key, -1, SQLITE_STATIC);
       int sr = sqlite3_step(st);
       sqlite3_reset(st);
-      if (sr == SQLITE_DONE)
-        teeny__store_unlink_files(s, v[i].name, v[i].key);
+      if (sr == SQLITE_DONE && !teeny__store_unlink_files(s, v[i].name, v[i].key) &&
+          v[i].deleted && removed) { /* gone from the index, not from disk */
+        removed->entries--;
+        removed->bytes -= v[i].bytes;
+        removed->left++;
+      }
     }
     teeny__store_rollback(s); /* nothing written; releases the lock */
   }
@@ -120,10 +128,25 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
  * cap is non-NULL, once the stored total would be <= *cap; then phase 2. */
 typedef void (*binder)(sqlite3_stmt *st, const void *ctx);
 
+/* Who hears of each row removed (purge's on_removed), or NULL. */
+typedef struct removal_sink {
+  void (*fn)(void *ctx, const char *key);
+  void *ctx;
+} removal_sink;
+
+static void tell_removed(const removal_sink *sink,
+                         const teeny__store_victim *v, size_t n) {
+  for (size_t i = 0; sink && sink->fn && i < n; i++)
+    if (v[i].deleted)
+      sink->fn(sink->ctx, v[i].key);
+}
+
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
-                           teeny_store_counts *removed, char *err) {
+                           const removal_sink *sink,
+                           teeny_store_counts *out, char *err) {
   victims vs = {0};
+  teeny_store_counts got = {0, 0, 0}, *removed = &got;
   int rc = sync_full(s, true, err);
   if (rc)
     return rc;
@@ -146,8 +169,12 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   int sr = SQLITE_DONE;
   while ((!cap || total > *cap) && (sr = sqlite3_step(st)) == SQLITE_ROW) {
     uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
-    if ((rc = victims_add(&vs, (const char *)sqlite3_column_text(st, 0),
-                          (const char *)sqlite3_column_text(st, 1), bytes))) {
+    const char *key = (const char *)sqlite3_column_text(st, 0);
+    if (key && !teeny__store_shard_removable(s, key, removed->left ? NULL : err)) {
+      removed->left++; /* its files would stay: keep its row, say why */
+      continue;
+    }
+    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1), bytes))) {
       teeny__store_fail(err, rc, "out of memory");
       break;
     }
@@ -159,21 +186,31 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
   if (!rc && !(rc = delete_rows(s, vs.v, vs.n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, vs.v, vs.n); /* phase 2 */
+    unlink_unclaimed(s, vs.v, vs.n, removed); /* phase 2 */
+    tell_removed(sink, vs.v, vs.n);
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
   (void)sync_full(s, false, NULL);
   teeny__store_victims_free(vs.v, vs.n);
+  if (out) {
+    out->entries += got.entries;
+    out->bytes += got.bytes;
+    out->left += got.left;
+  }
   return rc;
 }
 
 #define VICTIM_COLS "key, name, ptx_size + mlir_size + src_size"
 
-int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
-                         teeny_store_counts *removed, char *err) {
+static int evict_to(teeny_store *s, uint64_t max_bytes,
+                    const removal_sink *sink, teeny_store_counts *removed,
+                    char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = teeny_store_flush(s, err); /* our own recent uses count */
   if (rc)
     return rc;
@@ -182,7 +219,12 @@ int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
     return rc; /* the common case after a put: no write lock taken */
   return remove_selected(
       s, "SELECT " VICTIM_COLS " FROM entries ORDER BY last_used, key", NULL,
-      NULL, &max_bytes, removed, err);
+      NULL, &max_bytes, sink, removed, err);
+}
+
+int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
+                         teeny_store_counts *removed, char *err) {
+  return evict_to(s, max_bytes, NULL, removed, err);
 }
 
 /* ---- purge --------------------------------------------------------------- */
@@ -205,6 +247,9 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (!req ||
       (!req->all && !req->name_glob && req->older_than_s <= 0 && !req->to_size))
     return teeny__store_fail(err, TEENY_E_INVAL,
@@ -212,6 +257,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
   int rc = teeny_store_flush(s, err); /* ages must see our recent uses */
   if (rc)
     return rc;
+  removal_sink sink = {req->on_removed, req->removed_ctx};
   if (req->all || req->name_glob || req->older_than_s > 0) {
     purge_bind b = {req->all ? NULL : req->name_glob,
                     !req->all && req->older_than_s > 0,
@@ -220,17 +266,18 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
         s,
         "SELECT " VICTIM_COLS " FROM entries WHERE (?1 IS "
         "NULL OR name GLOB ?1) AND (?2 IS NULL OR last_used < ?2)",
-        bind_purge, &b, NULL, removed, err);
+        bind_purge, &b, NULL, &sink, removed, err);
     if (rc)
       return rc;
   }
   if (req->to_size) {
     teeny_store_counts more;
-    if ((rc = teeny_store_evict_to(s, req->max_bytes, &more, err)))
+    if ((rc = evict_to(s, req->max_bytes, &sink, &more, err)))
       return rc;
     if (removed) {
       removed->entries += more.entries;
       removed->bytes += more.bytes;
+      removed->left += more.left;
     }
   }
   return TEENY_OK;
@@ -244,13 +291,18 @@ static void bind_key(sqlite3_stmt *st, const void *ctx) {
 
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err) {
-  teeny_store_counts got = {0, 0};
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
+  teeny_store_counts got = {0, 0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
-                           bind_key, key, NULL, &got, err);
+                           bind_key, key, NULL, NULL, &got, err);
   if (removed)
     *removed = got;
+  if (!rc && got.left)
+    return TEENY_E_PERM; /* err says which directory */
   if (!rc && got.entries == 0)
     return teeny__store_fail(err, TEENY_E_NOTFOUND, "no entry %.16s...", key);
   return rc;
@@ -258,7 +310,7 @@ int teeny_store_remove(teeny_store *s, const char *key,
 
 /* ---- drop by key (verify --repair) --------------------------------------- */
 
-int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err) {
   if (n == 0)
     return TEENY_OK;
@@ -269,7 +321,7 @@ int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
       !(rc = delete_rows(s, v, n, removed, err)) &&
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
-    unlink_unclaimed(s, v, n);
+    unlink_unclaimed(s, v, n, removed);
   }
   teeny__store_rollback(s);
   (void)sync_full(s, false, NULL);

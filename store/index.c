@@ -12,6 +12,13 @@
  * Writes are rare (one per cold compile, one per touch flush); reads are
  * one indexed lookup by key.
  *
+ * Every connection keeps its WAL file at close (SQLITE_FCNTL_PERSIST_WAL):
+ * SQLite otherwise deletes "index.db-wal" by path when its last
+ * connection closes, and after a rebuild moved a damaged index aside
+ * (heal.c) that path names the new index's WAL.  Each operation first
+ * checks that index.db is still the file the handle opened and reopens it
+ * if not, so handles in any process follow a rebuild.
+ *
  * Schema versions live in PRAGMA user_version.  migrations[v] turns a v-1
  * index into a v one; add v2 by appending a step and bumping
  * TEENY_STORE_SCHEMA_VERSION.  Every step runs in one BEGIN IMMEDIATE
@@ -76,10 +83,39 @@ static const char schema_v1[] =
     "  + NEW.ptx_size + NEW.mlir_size + NEW.src_size WHERE k = 'bytes';"
     " END;";
 
+/* v2: list, eviction and stats that stay fast at 10^6 entries.  One
+ * index per order that lists and eviction use, with the key as the tie
+ * breaker, so a page is an index range read (list scans them backwards:
+ * newest, largest, most hit first, ties by key descending; eviction
+ * forwards); and the total of hits kept in meta like entries and bytes. */
+static const char schema_v2[] =
+    "DROP INDEX entries_last_used;"
+    "CREATE INDEX entries_lru ON entries(last_used, key);"
+    "CREATE INDEX entries_size ON entries(ptx_size + mlir_size + src_size, key);"
+    "CREATE INDEX entries_hits ON entries(hits, key);"
+    "INSERT INTO meta VALUES ('hits', (SELECT total(hits) FROM entries));"
+    "DROP TRIGGER entries_ins;"
+    "DROP TRIGGER entries_del;"
+    "CREATE TRIGGER entries_ins AFTER INSERT ON entries BEGIN"
+    " UPDATE meta SET v = v + 1 WHERE k = 'entries';"
+    " UPDATE meta SET v = v + NEW.ptx_size + NEW.mlir_size + NEW.src_size"
+    "  WHERE k = 'bytes';"
+    " UPDATE meta SET v = v + NEW.hits WHERE k = 'hits';"
+    " END;"
+    "CREATE TRIGGER entries_del AFTER DELETE ON entries BEGIN"
+    " UPDATE meta SET v = v - 1 WHERE k = 'entries';"
+    " UPDATE meta SET v = v - OLD.ptx_size - OLD.mlir_size - OLD.src_size"
+    "  WHERE k = 'bytes';"
+    " UPDATE meta SET v = v - OLD.hits WHERE k = 'hits';"
+    " END;"
+    "CREATE TRIGGER entries_hits_sum AFTER UPDATE OF hits ON entries BEGIN"
+    " UPDATE meta SET v = v - OLD.hits + NEW.hits WHERE k = 'hits';"
+    " END;";
+
 /* migrations[v]: SQL from version v-1 to v.  [0] is unused. */
 static const char *const migrations[] = {
-    NULL, schema_v1,
-    /* v2 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
+    NULL, schema_v1, schema_v2,
+    /* v3 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
@@ -116,6 +152,8 @@ int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err) {
   default:
     code = TEENY_E_STORE;
   }
+  if (s && teeny__store_is_damage(rc))
+    s->index_damaged = true;
   const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
   return teeny__store_fail(err, code, "%s/index.db: %s: %s",
                            s && s->root ? s->root : "?", what, msg);
@@ -205,6 +243,11 @@ static int migrate(teeny_store *s, char *err) {
     return rc;
   if (v == TEENY_STORE_SCHEMA_VERSION)
     return TEENY_OK; /* the common case: no write lock taken */
+  if (s->readonly)
+    return teeny__store_fail(err, TEENY_E_STORE,
+                             "%s/index.db has schema version %d, not %d, and this "
+                             "process may not upgrade it (%s)",
+                             s->root, v, TEENY_STORE_SCHEMA_VERSION, s->readonly);
   if ((rc = teeny__store_begin(s, err)))
     return rc;
   if ((rc = user_version(s, &v, err)))
@@ -252,13 +295,16 @@ static int check_companions(teeny_store *s, char *err) {
 /* Create index.db ourselves (mode, O_NOFOLLOW) so SQLite only ever opens an
  * existing regular file. */
 static int precreate_db(teeny_store *s, char *err) {
-  int fd =
-      openat(s->rootfd, "index.db",
-             O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, s->file_mode);
+  /* (a read-only handle creates nothing: it needs an index.db already) */
+  int fd = s->readonly ? -1
+                       : openat(s->rootfd, "index.db",
+                                O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                s->file_mode);
   if (fd >= 0) {
     (void)fchmod(fd, s->file_mode);
+    teeny__store_share_adopt(s, fd);
     close(fd);
-  } else if (errno != EEXIST) {
+  } else if (!s->readonly && errno != EEXIST) {
     int e = errno;
     return teeny__store_fail(err, teeny__store_errno_code(e),
                              "cannot create %s/index.db: %s", s->root,
@@ -271,7 +317,36 @@ static int precreate_db(teeny_store *s, char *err) {
                              "%s/index.db is not a regular file (symlink?); "
                              "refusing to use it",
                              s->root);
+  s->index_dev = st.st_dev;
+  s->index_ino = st.st_ino;
   return check_companions(s, err);
+}
+
+/* Keep the WAL at close (see the top) and bound what it keeps. */
+static int keep_wal(teeny_store *s, char *err) {
+  int on = 1;
+  int sr = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+  if (sr != SQLITE_OK)
+    return teeny__store_sqlerr(s, sr, "persist_wal", err);
+  return teeny__store_exec(s, "PRAGMA journal_size_limit = 4194304", err);
+}
+
+/* A read-only handle could not read the index: WAL needs index.db-shm,
+ * which only a writer creates (teenycd while it runs). */
+static int readonly_failed(teeny_store *s, int rc, char *err) {
+  struct stat st;
+  if (fstatat(s->rootfd, "index.db-shm", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return rc;
+  return teeny__store_fail(err, TEENY_E_STORE,
+                           "cannot read %s/index.db read-only while no writer has it "
+                           "open (%s)", s->root, s->readonly);
+}
+
+/* The cached lookup every get uses. */
+static int prepare_get(teeny_store *s, char *err) {
+  return teeny__store_prepare(
+      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
+      &s->get_stmt, err);
 }
 
 int teeny__store_index_open(teeny_store *s, char *err) {
@@ -283,10 +358,14 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if (!path)
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
   snprintf(path, n, "%s/index.db", s->root);
-  /* NOMUTEX: a handle is used by one thread at a time (store.h). */
+  /* NOMUTEX: a handle is used by one thread at a time (store.h).  A
+   * read-only handle reads a WAL database without writing anything, even
+   * where it cannot create the -shm file. */
   int sr = sqlite3_open_v2(
       path, &s->db,
-      SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL);
+      (s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+          SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+      NULL);
   teeny__free(path);
   if (sr != SQLITE_OK)
     return teeny__store_sqlerr(s, sr, "open", err);
@@ -294,6 +373,8 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if (s->busy_ms > 0)
     sqlite3_busy_timeout(s->db, s->busy_ms);
 
+  if (s->readonly) /* the owner chose the journal mode; nothing to set */
+    return (rc = migrate(s, err)) ? readonly_failed(s, rc, err) : prepare_get(s, err);
   sqlite3_stmt *st;
   if ((rc = teeny__store_prepare(s, "PRAGMA journal_mode = WAL", &st, err)))
     return rc;
@@ -314,13 +395,12 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if ((rc = teeny__store_exec(s,
                               s->sync_full ? "PRAGMA synchronous = FULL"
                                            : "PRAGMA synchronous = NORMAL",
-                              err)))
+                              err)) ||
+      (rc = keep_wal(s, err)))
     return rc;
   if ((rc = migrate(s, err)))
     return rc;
-  return teeny__store_prepare(
-      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
-      &s->get_stmt, err);
+  return prepare_get(s, err);
 }
 
 void teeny__store_index_close(teeny_store *s) {
@@ -329,11 +409,34 @@ void teeny__store_index_close(teeny_store *s) {
   if (s->db)
     sqlite3_close(s->db); /* all statements are finalized by now */
   s->db = NULL;
+  s->index_damaged = false;
+}
+
+int teeny__store_index_fresh(teeny_store *s, char *err) {
+  struct stat st;
+  if (s->db && fstatat(s->rootfd, "index.db", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_dev == s->index_dev && st.st_ino == s->index_ino)
+    return TEENY_OK; /* the common case: one fstatat */
+  teeny__store_index_close(s); /* pending touches wait for the next flush */
+  int rc = teeny__store_index_open(s, err);
+  if (rc)
+    teeny__store_index_close(s);
+  return rc;
+}
+
+void teeny_store_index_release(teeny_store *s) {
+  teeny__store_index_close(s); /* pending touches wait for the next flush */
+}
+
+bool teeny_store_index_damaged(const teeny_store *s) {
+  return s->index_damaged;
 }
 
 int teeny_store_schema_version(teeny_store *s) {
   int v = 0;
-  int rc = user_version(s, &v, NULL);
+  int rc = teeny__store_index_fresh(s, NULL);
+  if (!rc)
+    rc = user_version(s, &v, NULL);
   return rc ? rc : v;
 }
 

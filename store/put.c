@@ -2,7 +2,8 @@
  * store/put.c — the commit protocol (teeny_store_put).
  *
  *   1. check the name and key (before any path exists), hash the contents
- *   2. write each file to tmp/{key}.{ext}.{random}.tmp (O_EXCL|O_NOFOLLOW),
+ *   2. write each file to tmp/{key}.{ext}.{pid}-{random}.tmp
+ *      (O_EXCL|O_NOFOLLOW; the pid tells a later start whose it was),
  *      fsync it
  *   3. BEGIN IMMEDIATE; if a row for the key appeared meanwhile, drop the
  *      temps and return that row
@@ -33,7 +34,7 @@
 typedef struct put_file {
   const char *data;                   /* contents */
   size_t len;                         /* their length */
-  char tmp[96];                       /* name in tmp/ ("" until created) */
+  char tmp[128];                      /* name in tmp/ ("" until created) */
   char final[TEENY__STORE_FNAME_MAX]; /* name in objects/ab/ */
   bool renamed;                       /* now lives at final */
 } put_file;
@@ -90,7 +91,8 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
   for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
     char rnd[17];
     random_hex(rnd);
-    snprintf(f->tmp, sizeof f->tmp, "%s.%s.%s.tmp", key, ext, rnd);
+    snprintf(f->tmp, sizeof f->tmp, "%s.%s.%ld-%s.tmp", key, ext,
+             (long)getpid(), rnd);
     fd = openat(s->tmpfd, f->tmp,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 s->file_mode);
@@ -105,6 +107,7 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
                              strerror(e));
   }
   (void)fchmod(fd, s->file_mode); /* exact mode, whatever the umask */
+  teeny__store_share_adopt(s, fd); /* renamed into objects/: the owner's */
   int rc = TEENY_OK;
   if (write_all(s, fd, f->data, f->len) != 0 || fsync(fd) != 0) {
     int e = errno;
@@ -308,6 +311,9 @@ fail:
 int teeny_store_put(teeny_store *s, const teeny_artifact *a,
                     const char *compiler_version, teeny_store_rec *out,
                     bool *created, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (created)
     *created = false;
   if (out)
@@ -315,6 +321,9 @@ int teeny_store_put(teeny_store *s, const teeny_artifact *a,
   int rc = check_artifact(a, err);
   if (rc)
     return rc;
+  if (s->readonly)
+    return teeny__store_fail(err, TEENY_E_PERM, "%s is read-only for this process: %s",
+                             s->root, s->readonly);
   /* Fast path: already stored (by us earlier, or by another process). */
   rc = existing(s, a->key, out, err);
   if (rc != TEENY_E_NOTFOUND)
@@ -338,9 +347,11 @@ int teeny_store_put(teeny_store *s, const teeny_artifact *a,
   }
   /* objects/ab/ after the temps, so a full disk leaves objects/ as it was. */
   int shardfd = teeny__store_open_shard(s, a->key, true, err);
-  if (shardfd < 0) {
+  if (shardfd < 0 || (rc = teeny__store_share_shard(s, shardfd, a->key, err))) {
     cleanup(s, f, -1);
-    return shardfd;
+    if (shardfd >= 0)
+      close(shardfd);
+    return shardfd < 0 ? shardfd : rc;
   }
   bool added;
   rc = commit(s, f, shardfd, &r, out, &added, err);

@@ -10,6 +10,7 @@
  * parents) is trusted as a path.  Opened once per process or worker; no
  * work here is on a hot path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -227,11 +228,44 @@ int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
                             char *err) {
   char shard[3] = {key[0], key[1], '\0'};
   char what[32];
+  bool created;
   snprintf(what, sizeof what, "objects/%s", shard);
-  return open_subdir(s->objfd, shard, s->dir_mode, create, NULL, what, err);
+  int fd = open_subdir(s->objfd, shard, s->shard_mode, create, &created, what, err);
+  if (fd >= 0 && created)
+    teeny__store_share_adopt(s, fd);
+  return fd;
 }
 
-void teeny__store_unlink_files(teeny_store *s, const char *name,
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st) {
+  int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  mode);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return -2;
+  }
+  return fd;
+}
+
+bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why) {
+  char shard[3] = {key[0], key[1], '\0'};
+  struct stat st;
+  if (faccessat(s->objfd, shard, W_OK | X_OK, AT_EACCESS) == 0 || errno == ENOENT)
+    return true;
+  int e = errno;
+  if (fstatat(s->objfd, shard, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    memset(&st, 0, sizeof st);
+  teeny__store_fail(why, teeny__store_errno_code(e),
+                    "%s/objects/%s is not writable by uid %u (it belongs to %u:%u, "
+                    "mode %04o): give it back to the store's owner",
+                    s->root, shard, (unsigned)geteuid(), (unsigned)st.st_uid,
+                    (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777));
+  return false;
+}
+
+bool teeny__store_unlink_files(teeny_store *s, const char *name,
                                const char *key) {
   int dfd = teeny__store_open_shard(s, key, false, NULL);
   if (dfd < 0) {
@@ -242,21 +276,79 @@ void teeny__store_unlink_files(teeny_store *s, const char *name,
     struct stat st;
     if (fstatat(s->objfd, shard, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISLNK(st.st_mode))
-      (void)unlinkat(s->objfd, shard, 0);
-    return;
+      return unlinkat(s->objfd, shard, 0) == 0;
+    return true; /* no shard, no files */
   }
+  bool gone = true;
   for (int i = 0; i < 3; i++) {
     char fname[TEENY__STORE_FNAME_MAX];
     teeny__store_file_name(name, key, teeny__store_exts[i], fname,
                            sizeof fname);
-    (void)unlinkat(dfd, fname, 0); /* unlinkat never follows a link */
+    /* unlinkat never follows a link */
+    if (unlinkat(dfd, fname, 0) != 0 && errno != ENOENT)
+      gone = false;
   }
   close(dfd);
+  return gone;
+}
+
+/* Read the names in dirfd (a copy of the list: we modify the directory). */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err) {
+  *names = NULL;
+  *n = 0;
+  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    return teeny__store_fail(err, teeny__store_errno_code(e),
+                             "cannot read a store directory: %s", strerror(e));
+  }
+  size_t cap = 0;
+  int rc = TEENY_OK;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
+      if (!nv) {
+        rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+        break;
+      }
+      *names = nv;
+      cap = ncap;
+    }
+    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
+      rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+      break;
+    }
+    (*n)++;
+  }
+  closedir(d);
+  return rc;
+}
+
+void teeny__store_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    teeny__free(names[i]);
+  teeny__free(names);
 }
 
 /* ---- open / close -------------------------------------------------------- */
 
-static int open_root(teeny_store *s, char *err) {
+/* The mode shards get: dir_mode if the caller gave one, else objects/'s
+ * own (so a store an admin made group-writable and setgid stays so). */
+static void shard_mode_of(teeny_store *s, bool given) {
+  struct stat st;
+  s->shard_mode = s->dir_mode;
+  if (!given && fstat(s->objfd, &st) == 0)
+    s->shard_mode = st.st_mode & 07777;
+}
+
+static int open_root(teeny_store *s, bool dir_mode_given, char *err) {
   int rc = mkdir_parents(s->root, s->dir_mode, err);
   if (rc)
     return rc;
@@ -272,14 +364,21 @@ static int open_root(teeny_store *s, char *err) {
                              "cannot open store root %s: %s", s->root,
                              strerror(e));
   }
-  s->objfd = open_subdir(s->rootfd, "objects", s->dir_mode, true, NULL,
+  if ((rc = teeny__store_share_begin(s, err)))
+    return rc;
+  bool create = !s->readonly, created;
+  s->objfd = open_subdir(s->rootfd, "objects", s->dir_mode, create, &created,
                          "objects/", err);
   if (s->objfd < 0)
     return s->objfd;
-  s->tmpfd =
-      open_subdir(s->rootfd, "tmp", s->dir_mode, true, NULL, "tmp/", err);
+  if (created)
+    teeny__store_share_adopt(s, s->objfd);
+  shard_mode_of(s, dir_mode_given);
+  s->tmpfd = open_subdir(s->rootfd, "tmp", s->dir_mode, create, &created, "tmp/", err);
   if (s->tmpfd < 0)
     return s->tmpfd;
+  if (created)
+    teeny__store_share_adopt(s, s->tmpfd);
   return TEENY_OK;
 }
 
@@ -304,6 +403,9 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
   s->clock = opts->clock ? opts->clock : system_clock;
   s->clock_ctx = opts->clock_ctx;
   s->test = opts->test;
+  if (opts->heal)
+    memset(opts->heal, 0, sizeof *opts->heal);
+  s->shared = opts->shared;
 
   char root[PATH_MAX];
   int rc = teeny_store_root_from_env(opts->root, root, sizeof root);
@@ -315,7 +417,19 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
     rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = open_root(s, err)) || (rc = teeny__store_index_open(s, err)))
+  if ((rc = open_root(s, opts->dir_mode != 0, err)))
+    goto fail;
+  if ((rc = teeny__store_index_open(s, err)) && opts->heal && s->index_damaged &&
+      !s->readonly) {
+    char why[TEENY_STORE_ERR_LEN];
+    snprintf(why, sizeof why, "%s", err ? err : "damaged");
+    rc = teeny_store_rebuild_index(s, false, opts->heal, err);
+    if (!rc && err) /* what was wrong, for the caller's log */
+      snprintf(err, TEENY_STORE_ERR_LEN, "%s", why);
+  }
+  if (!rc)
+    rc = teeny__store_share_finish(s, err);
+  if (rc)
     goto fail;
   *out = s;
   return TEENY_OK;
@@ -327,7 +441,7 @@ fail:
 void teeny_store_destroy(teeny_store *s) {
   if (!s)
     return;
-  if (s->db && s->touch_n)
+  if (s->touch_n && s->rootfd >= 0)
     (void)teeny_store_flush(s, NULL);
   teeny__store_touch_free(s);
   teeny_store_unlock_daemon(s);
@@ -339,6 +453,7 @@ void teeny_store_destroy(teeny_store *s) {
   if (s->rootfd >= 0)
     close(s->rootfd);
   teeny__free(s->root);
+  teeny__free(s->readonly);
   teeny__free(s);
 }
 
@@ -361,8 +476,14 @@ static long read_holder_pid(int fd) {
 int teeny_store_lock_daemon(teeny_store *s, char *err) {
   if (s->lockfd >= 0)
     return TEENY_OK;
-  int fd = openat(s->rootfd, "daemon.lock",
-                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, s->file_mode);
+  struct stat st;
+  int fd = teeny__store_open_file(s->rootfd, "daemon.lock", O_RDWR | O_CREAT,
+                                  s->file_mode, &st);
+  if (fd == -2)
+    return teeny__store_fail(err, TEENY_E_STORE,
+                             "%s/daemon.lock is not a regular file; refusing "
+                             "to use it",
+                             s->root);
   if (fd < 0) {
     int e = errno;
     return teeny__store_fail(err, teeny__store_errno_code(e),

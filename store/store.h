@@ -11,6 +11,7 @@
  *   objects/ab/{name}_{key}.c     generated source
  *   index.db                      SQLite, WAL; one row per stored key
  *   tmp/                          temp files of puts in progress
+ *                                 ({key}.{ext}.{pid}-{random}.tmp)
  *   daemon.lock                   flock()ed by the one teenycd using the root
  *
  * Invariant: the index never names a missing or partial file.  Files reach
@@ -45,6 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/common.h"
 #include "teeny/compile.h"
 #include "teeny/error.h"
 
@@ -53,9 +55,9 @@ extern "C" {
 #endif
 
 #define TEENY_STORE_ERR_LEN 256      /* size of every err sink */
-#define TEENY_STORE_SCHEMA_VERSION 1 /* PRAGMA user_version we write */
+#define TEENY_STORE_SCHEMA_VERSION 2 /* PRAGMA user_version we write */
 #define TEENY_STORE_KEY_LEN 64       /* hex digits in a key */
-#define TEENY_STORE_DEFAULT_ROOT "/var/cache/teenyc"
+#define TEENY_STORE_DEFAULT_ROOT TEENY_SYSTEM_STORE
 
 typedef struct teeny_store teeny_store;
 
@@ -103,6 +105,16 @@ typedef struct teeny_store_test_hooks {
   void *ctx;                         /* argument of between_phases */
 } teeny_store_test_hooks;
 
+/* What teeny_store_rebuild_index did. */
+typedef struct teeny_store_rebuild_report {
+  uint64_t rows;    /* entries rebuilt from objects/ */
+  uint64_t skipped; /* object triples that failed their checks (left as
+                       orphans for verify --repair) */
+  char moved[128];  /* the damaged index's new name in the root */
+  char error[TEENY_STORE_ERR_LEN]; /* why the walk stopped early ("" if it
+                                      did not: the index has what it got) */
+} teeny_store_rebuild_report;
+
 typedef struct teeny_store_opts {
   const char *root;    /* NULL or "": teeny_store_root_from_env(NULL) */
   unsigned dir_mode;   /* mode of directories we create; 0: 0755 */
@@ -112,7 +124,16 @@ typedef struct teeny_store_opts {
                           NORMAL, and FULL only for deletions) */
   int64_t (*clock)(void *ctx); /* unix seconds; NULL: time(NULL) */
   void *clock_ctx;             /* passed to clock */
+  bool shared;         /* embedded use of a store that may belong to
+                          someone else (store/share.c): create only what
+                          the store's owner can still manage, else write
+                          nothing (teeny_store_readonly says why) */
   teeny_store_test_hooks test; /* fault injection for tests */
+  teeny_store_rebuild_report *heal; /* non-NULL (teenycd): an index.db
+                                       that SQLite finds damaged at open is
+                                       rebuilt (teeny_store_rebuild_index)
+                                       and this says how; rows == 0 and
+                                       moved "" when it was not */
 } teeny_store_opts;
 
 /* Open the store at opts->root (opts may be NULL: all defaults), creating
@@ -129,8 +150,36 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
 void teeny_store_destroy(teeny_store *s);
 
 const char *teeny_store_root(const teeny_store *s); /* the resolved root */
+/* NULL when this handle may write; else one line saying why it may not (a
+ * shared handle on a store whose owner could not manage what it would
+ * create).  A read-only handle's puts fail with TEENY_E_PERM and that
+ * line, touches are dropped; gets, lists and verify work. */
+const char *teeny_store_readonly(const teeny_store *s);
 /* The index's PRAGMA user_version, or a negative teeny_err. */
 int teeny_store_schema_version(teeny_store *s);
+
+/* ---- the index itself ---------------------------------------------------- */
+
+/* Close this handle's connection to index.db; the next operation opens it
+ * again (pending touches are kept for it).  Every operation also reopens
+ * the index when index.db is no longer the file it opened, so handles here
+ * and in other processes follow a rebuild. */
+void teeny_store_index_release(teeny_store *s);
+/* Has SQLite reported index.db corrupt (or not a database) to this handle
+ * since it opened it? */
+bool teeny_store_index_damaged(const teeny_store *s);
+/* Move a damaged index.db (and its -wal and -shm) aside, as
+ * index.db.damaged-{time}-{pid}, and rebuild it from objects/: every
+ * object triple whose generated source hashes to its key and whose other
+ * files check out becomes a row again (store/heal.c); the rest stay as
+ * orphans.  No other handle of this process may use the index meanwhile
+ * (release them first).  Without lock_held (the caller's process holds the
+ * daemon lock) it takes the daemon lock for the rebuild: TEENY_E_BUSY if a
+ * daemon holds it.  0 once the fresh index is in place (r says what went
+ * in); an error if the damaged one could not be moved or the new one not
+ * made. */
+int teeny_store_rebuild_index(teeny_store *s, bool lock_held,
+                              teeny_store_rebuild_report *r, char *err);
 
 /* ---- the daemon lock ----------------------------------------------------- */
 
@@ -225,7 +274,7 @@ int teeny_store_get(teeny_store *s, const char *key, unsigned what,
 /* ---- last-used batching -------------------------------------------------- */
 
 /* Record a use of key now (the store's clock): in memory only, O(1), no
- * I/O.  Pending uses of one key merge (hits add up, last_used is the
+ * I/O (a read-only handle records nothing).  Pending uses of one key merge (hits add up, last_used is the
  * latest).  Returns TEENY_E_INVAL for a bad key, TEENY_E_NOMEM. */
 int teeny_store_touch(teeny_store *s, const char *key);
 /* Write every pending use in one transaction (hits += n, last_used =
@@ -238,8 +287,12 @@ size_t teeny_store_pending(const teeny_store *s); /* distinct keys pending */
 /* ---- eviction, purge, stats ---------------------------------------------- */
 
 typedef struct teeny_store_counts {
-  uint64_t entries; /* rows removed */
-  uint64_t bytes;   /* file bytes of those rows */
+  uint64_t entries; /* entries removed, row and files */
+  uint64_t bytes;   /* file bytes of those entries */
+  uint64_t left;    /* entries chosen but not removed: their shard
+                       directory is not writable here (the row is kept), or
+                       a file would not unlink (the row went: verify sees
+                       orphans); err says why for the first */
 } teeny_store_counts;
 
 /* Flush this handle's touches, then delete least recently used rows
@@ -254,17 +307,22 @@ typedef struct teeny_store_purge_req {
   int64_t older_than_s;  /* > 0: entries unused for more than this */
   bool to_size;          /* afterwards evict down to max_bytes */
   uint64_t max_bytes;    /* the cap for to_size */
+  void (*on_removed)(void *ctx, const char *key); /* each key removed, after
+                                                      its row is gone; or NULL */
+  void *removed_ctx;     /* its argument */
 } teeny_store_purge_req;
 
 /* Delete the entries chosen by req: all; or those matching every filter
  * given (name_glob, older_than_s); then, with to_size, LRU entries down to
- * max_bytes.  A request with no filter at all is TEENY_E_INVAL (so an empty
+ * max_bytes.  Counts say what went; an entry whose files cannot be
+ * removed is not counted as removed (removed->left).  A request with no filter at all is TEENY_E_INVAL (so an empty
  * request never empties the store). */
 int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err);
 
 /* Delete the entry of key (its row, then its files: the same two phases).
- * TEENY_E_NOTFOUND if there is none.  The daemon uses it to drop an entry
+ * TEENY_E_NOTFOUND if there is none, TEENY_E_PERM if its files cannot be
+ * removed here (the row is kept, or the files stay as orphans).  The daemon uses it to drop an entry
  * that failed its checks on a lookup, without a whole-store verify. */
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err);
@@ -287,15 +345,27 @@ typedef enum teeny_store_sort {
   TEENY_STORE_SORT_HITS  /* hits, most first */
 } teeny_store_sort;
 
+#define TEENY_STORE_CURSOR_LEN 96 /* bytes of a list cursor, NUL included */
+
 typedef struct teeny_store_query {
   const char *name_glob; /* NULL: every name; else SQLite GLOB on name */
   size_t limit;          /* 0: no limit */
-  teeny_store_sort sort; /* order of the result (ties: key) */
+  teeny_store_sort sort; /* order of the result (ties: key, descending) */
+  const char *after;     /* NULL, or a cursor a previous page returned in
+                            next: the rows after that page's last */
 } teeny_store_query;
 
 /* Rows (no file contents) matching q (NULL: all, by last use).  On success
  * *out is a new array of *n records (free with teeny_store_recs_free; NULL
- * when *n is 0). */
+ * when *n is 0).  Every order is an index range read, so a page of 20 costs
+ * the same at 10^6 entries as at 10; paging by cursor (not offset) keeps
+ * each page that cheap however deep.  next (may be NULL) gets the cursor
+ * of the page's last row when more rows follow it, else "".  A cursor of
+ * another sort, or not a cursor, is TEENY_E_INVAL. */
+int teeny_store_list_page(teeny_store *s, const teeny_store_query *q,
+                          teeny_store_rec **out, size_t *n,
+                          char next[TEENY_STORE_CURSOR_LEN], char *err);
+/* The same without the next cursor. */
 int teeny_store_list(teeny_store *s, const teeny_store_query *q,
                      teeny_store_rec **out, size_t *n, char *err);
 
@@ -328,7 +398,9 @@ typedef enum teeny_store_problem_kind {
   TEENY_STORE_PROB_BADROW,  /* a row with a bad name, key or params */
   TEENY_STORE_PROB_ORPHAN,  /* a file in objects/ named by no row */
   TEENY_STORE_PROB_TMP,     /* a stale file in tmp/ */
-  TEENY_STORE_PROB_COUNTERS /* entries/bytes counters differ from the rows */
+  TEENY_STORE_PROB_COUNTERS, /* entries/bytes counters differ from the rows */
+  TEENY_STORE_PROB_INDEX    /* index.db itself is damaged (quick_check): the
+                               rows were not checked; teenycd rebuilds it */
 } teeny_store_problem_kind;
 
 typedef struct teeny_store_problem {
@@ -364,6 +436,13 @@ typedef struct teeny_store_verify_opts {
  * whatever it found; an error only when it could not walk. */
 int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
                        teeny_store_problems *out, char *err);
+
+/* Remove the temp files of puts that can no longer finish: their writer
+ * (the pid in the name) is gone, or they are an hour old.  Each is appended
+ * to out as a repaired TEENY_STORE_PROB_TMP problem.  teenycd calls this at
+ * every start, so the temp files of killed processes do not pile up. */
+int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
+                          char *err);
 
 #ifdef __cplusplus
 }

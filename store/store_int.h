@@ -9,6 +9,7 @@
 #define TEENY_STORE_STORE_INT_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/common.h"
@@ -27,9 +28,22 @@ struct teeny_store {
   int objfd;                   /* O_DIRECTORY of root/objects */
   int tmpfd;                   /* O_DIRECTORY of root/tmp */
   int lockfd;                  /* root/daemon.lock while held, else -1 */
-  sqlite3 *db;                 /* this handle's connection to index.db */
+  sqlite3 *db;                 /* this handle's connection to index.db, or
+                                  NULL (released: reopened at next use) */
+  dev_t index_dev;             /* the index.db it opened: st_dev */
+  ino_t index_ino;             /* ... st_ino (another file there: reopen) */
+  bool index_damaged;          /* SQLite said corrupt / not a database */
+  teeny_store_rebuild_report *heal; /* opts.heal: rebuild a damaged index */
   mode_t dir_mode;             /* mode of directories we create */
   mode_t file_mode;            /* mode of files we create */
+  mode_t shard_mode;           /* mode of shard directories we create:
+                                  objects/'s own unless dir_mode was given */
+  bool shared;                 /* opts.shared (share.c) */
+  bool chown_new;              /* shared, as root: what we create goes to
+                                  owner_uid:owner_gid */
+  uid_t owner_uid;             /* the root directory's owner */
+  gid_t owner_gid;             /* ... and group */
+  char *readonly;              /* why this handle may not write, or NULL */
   int busy_ms;                 /* busy timeout; <=0: none */
   bool sync_full;              /* synchronous=FULL always */
   int64_t (*clock)(void *ctx); /* unix seconds */
@@ -57,21 +71,40 @@ int64_t teeny__store_now(const teeny_store *s);
  * or non-directory). */
 int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
                             char *err);
+/* Open dirfd/name (flags: O_RDONLY, or O_RDWR|O_CREAT with mode) without
+ * following a link and without blocking: O_NONBLOCK makes the open of a
+ * FIFO or device planted there return at once, and anything but a regular
+ * file is then refused before any read.  Returns the fd (st filled), -1
+ * with errno from openat (ELOOP: a symlink), or -2 when it is not a
+ * regular file (st filled). */
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st);
+/* The names in dirfd but "." and "..", copied (callers change the
+ * directory meanwhile).  Free with teeny__store_names_free. */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err);
+void teeny__store_names_free(char **names, size_t n);
 /* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
 void teeny__store_file_name(const char *name, const char *key, const char *ext,
                             char *out, size_t outsz);
 #define TEENY__STORE_FNAME_MAX (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + 8)
 /* The three extensions, in the order ptx, mlir, src. */
 extern const char *const teeny__store_exts[3];
-/* Best-effort unlinkat of the three files of (name, key). */
-void teeny__store_unlink_files(teeny_store *s, const char *name,
+/* unlinkat the three files of (name, key); true when none is left. */
+bool teeny__store_unlink_files(teeny_store *s, const char *name,
                                const char *key);
+/* Can this process unlink files in objects/{key[0..1]}?  True, or false
+ * with why (TEENY_STORE_ERR_LEN bytes, may be NULL) filled. */
+bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why);
 
 /* ---- index.c: schema, transactions, rows --------------------------- */
 
 /* Open index.db, set pragmas, migrate.  s->root and s->rootfd are set. */
 int teeny__store_index_open(teeny_store *s, char *err);
 void teeny__store_index_close(teeny_store *s);
+/* Before every operation: (re)open the index if this handle released it
+ * or if index.db is no longer the file it opened (a rebuild moved that
+ * one aside).  0 or an open error. */
+int teeny__store_index_fresh(teeny_store *s, char *err);
 /* Map a SQLite result code to a teeny_err and describe it in err. */
 int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err);
 /* BEGIN IMMEDIATE, retrying SQLITE_BUSY until the busy timeout passes. */
@@ -114,14 +147,45 @@ typedef struct teeny__store_victim {
   char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
   char *name;                        /* its name (NULL if invalid) */
   uint64_t bytes;                    /* its file bytes */
+  bool deleted;                      /* its row was deleted (phase 1) */
 } teeny__store_victim;
 
 /* Delete the rows of keys[0..n) (those still present) durably, then unlink
  * their files unless a row for the key reappeared.  Adds what went to
- * removed. */
-int teeny__store_drop(teeny_store *s, const teeny__store_victim *v, size_t n,
+ * removed (an entry whose files stay counts in removed->left). */
+int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err);
 void teeny__store_victims_free(teeny__store_victim *v, size_t n);
+
+/* ---- heal.c: rebuilding a damaged index ---------------------------- */
+
+/* Is this SQLite result a damaged index (corrupt, not a database)? */
+bool teeny__store_is_damage(int sqlite_rc);
+
+/* Is fname (in shard, two hex digits) "{name}_{key}.{ext}" for a key in
+ * that shard?  Fills name (TEENY_MAX_NAME_LEN + 1), key (65) and *ext
+ * (0 o, 1 mlir, 2 c; may be NULL).  verify.c and heal.c read the objects/
+ * names with it. */
+bool teeny__store_parse_object(const char *shard, const char *fname,
+                               char *name, char *key, int *ext);
+
+/* ---- share.c: a store that belongs to someone else ------------------ */
+
+/* After the root is open, before anything is created in it: record its
+ * owner and decide what this handle may create (modes, chown, or
+ * read-only).  0 or TEENY_E_NOMEM / an I/O error. */
+int teeny__store_share_begin(teeny_store *s, char *err);
+/* After objects/, tmp/ and index.db are open: a group member's handle
+ * turns read-only unless they are all shared with the group. */
+int teeny__store_share_finish(teeny_store *s, char *err);
+/* Give what fd names (just created by us) to the store's owner, if this
+ * handle does that (root, shared). */
+void teeny__store_share_adopt(const teeny_store *s, int fd);
+/* May a put go into shard directory shardfd (objects/{key[0..1]})?  0, or
+ * TEENY_E_PERM when the owner could not manage it afterwards (root gives
+ * the directory back to the owner instead). */
+int teeny__store_share_shard(const teeny_store *s, int shardfd, const char *key,
+                             char *err);
 
 /* ---- touch.c ------------------------------------------------------- */
 

@@ -44,6 +44,8 @@ static int grow(teeny_store *s) {
 int teeny_store_touch(teeny_store *s, const char *key) {
   if (teeny_store_key_check(key))
     return TEENY_E_INVAL;
+  if (s->readonly)
+    return TEENY_OK; /* a read-only handle writes no last-used times */
   if (2 * (s->touch_n + 1) > s->touch_cap && grow(s))
     return TEENY_E_NOMEM;
   int64_t now = teeny__store_now(s);
@@ -72,7 +74,10 @@ int teeny_store_flush(teeny_store *s, char *err) {
   if (s->touch_n == 0)
     return TEENY_OK;
   sqlite3_stmt *st;
-  int rc =
+  int rc = teeny__store_index_fresh(s, err);
+  if (rc)
+    return rc;
+  rc =
       teeny__store_prepare(s,
                            "UPDATE entries SET hits = hits + ?2,"
                            " last_used = max(last_used, ?3) WHERE key = ?1",

@@ -180,6 +180,14 @@ static inline void ku_put(void *buf, teeny_dtype dt, size_t i, double v) {
   case TEENY_DT_F16: ((uint16_t *)buf)[i] = ku_f32_to_f16((float)v); break;
   case TEENY_DT_BF16: ((uint16_t *)buf)[i] = ku_f32_to_bf16((float)v); break;
   case TEENY_DT_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
+  case TEENY_DT_U32: ((uint32_t *)buf)[i] = (uint32_t)(int64_t)v; break;
+  case TEENY_DT_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
+  case TEENY_DT_U64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
+  case TEENY_DT_I16: ((int16_t *)buf)[i] = (int16_t)v; break;
+  case TEENY_DT_U16: ((uint16_t *)buf)[i] = (uint16_t)(int64_t)v; break;
+  case TEENY_DT_I8: ((int8_t *)buf)[i] = (int8_t)v; break;
+  case TEENY_DT_U8: ((uint8_t *)buf)[i] = (uint8_t)(int64_t)v; break;
+  case TEENY_DT_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
   default: abort();
   }
 }
@@ -191,6 +199,14 @@ static inline double ku_get(const void *buf, teeny_dtype dt, size_t i) {
   case TEENY_DT_F16: return ku_f16_to_f32(((const uint16_t *)buf)[i]);
   case TEENY_DT_BF16: return ku_bf16_to_f32(((const uint16_t *)buf)[i]);
   case TEENY_DT_I32: return ((const int32_t *)buf)[i];
+  case TEENY_DT_U32: return ((const uint32_t *)buf)[i];
+  case TEENY_DT_I64: return (double)((const int64_t *)buf)[i];
+  case TEENY_DT_U64: return (double)((const uint64_t *)buf)[i];
+  case TEENY_DT_I16: return ((const int16_t *)buf)[i];
+  case TEENY_DT_U16: return ((const uint16_t *)buf)[i];
+  case TEENY_DT_I8: return ((const int8_t *)buf)[i];
+  case TEENY_DT_U8: return ((const uint8_t *)buf)[i];
+  case TEENY_DT_BOOL: return ((const uint8_t *)buf)[i];
   default: abort();
   }
 }

@@ -7,18 +7,21 @@
  * any of its modes: through teenycd, embedded against the store, or
  * offline (no store); every --emit prints the same bytes in every mode.
  * Exit status: 0 on success, 1 when the kernel or its bindings have
- * errors, 2 on a usage error, 3 on an I/O, connection or internal error.
+ * errors, 2 on a usage error, 3 on an I/O, connection or internal error,
+ * 5 when teenycd's socket refuses us (not in its group).  auto mode's
+ * fallback (why the daemon was not used, what is used instead) is said
+ * once on stderr.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "teeny/client.h"
-#include "tools/teenyc_run.h"
 
-enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
+enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3, EXIT_SOCKET_PERM = 5 };
 #define MAX_BINDINGS 64
 
 static const char usage_text[] =
@@ -54,9 +57,9 @@ static const char usage_text[] =
     "                                    store is configured (--cache-dir,\n"
     "                                    $TEENYC_CACHE_DIR, $XDG_CACHE_HOME) or\n"
     "                                    /var/cache/teenyc exists; else offline\n"
-    "  -s, --socket PATH     teenycd's socket (default: $TEENYCD_SOCKET, else\n"
-    "                        $XDG_RUNTIME_DIR/teenycd.sock, else\n"
-    "                        /run/teenycd/teenycd.sock)\n"
+    "  -s, --socket PATH     teenycd's socket (default: the first that answers\n"
+    "                        of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/teenycd.sock\n"
+    "                        and /run/teenycd/teenycd.sock)\n"
     "  -C, --cache-dir DIR   the store for embedded mode (default:\n"
     "                        $TEENYC_CACHE_DIR, $XDG_CACHE_HOME/teenyc,\n"
     "                        /var/cache/teenyc)\n"
@@ -66,8 +69,10 @@ static const char usage_text[] =
     "\n"
     "Diagnostics go to standard error as file:line:col: error: message, with the\n"
     "source line and a caret.  --emit info also says where the result came from\n"
-    "(miss, memory, disk, joined) and in which mode.  Exit status: 0 ok, 1 errors\n"
-    "in the kernel or its bindings, 2 usage, 3 I/O, connection or internal error.\n"
+    "(miss, memory, disk, joined) and in which mode; when auto mode cannot use\n"
+    "teenycd, one note on standard error says why and what it does instead.\n"
+    "Exit status: 0 ok, 1 errors in the kernel or its bindings, 2 usage, 3 I/O,\n"
+    "connection or internal error, 5 not allowed to connect to teenycd's socket.\n"
     "\n"
     "example:\n"
     "  teenyc examples/kernels/vector_add.c --kernel vector_add \\\n"
@@ -299,6 +304,14 @@ static int exit_for(int rc) {
   }
 }
 
+/* Was daemon mode asked for (--mode, else $TEENYC_MODE)? */
+static bool daemon_only(const options *o) {
+  const char *env = getenv("TEENYC_MODE");
+  if (o->client.mode != TEENY_MODE_DEFAULT)
+    return o->client.mode == TEENY_MODE_DAEMON;
+  return env && teeny_client_mode_parse(env) == TEENY_MODE_DAEMON;
+}
+
 /* Compile through the client; print diagnostics; write the output. */
 static int run(options *o) {
   o->client.client_name = "teenyc/" TEENY_VERSION_STRING;
@@ -309,9 +322,13 @@ static int run(options *o) {
   int rc = teeny_client_open(&c, &o->client);
   if (rc) {
     fprintf(stderr, "teenyc: %s\n", teeny_client_errmsg(c));
-    status = rc == TEENY_E_INVAL ? EXIT_USAGE : EXIT_SYSTEM;
+    status = rc == TEENY_E_INVAL ? EXIT_USAGE
+             : rc == TEENY_E_PERM && daemon_only(o) ? EXIT_SOCKET_PERM
+                                                    : EXIT_SYSTEM;
     goto done;
   }
+  if (*teeny_client_notice(c))
+    fprintf(stderr, "teenyc: note: %s\n", teeny_client_notice(c));
   unsigned emit = emit_flags(o->emit) | (o->force ? TEENY_CLIENT_FORCE : 0);
   rc = teeny_client_compile(c, &o->req, emit, &r);
   if (r)
@@ -334,9 +351,30 @@ done:
   return status;
 }
 
+/* `teenyc run ...` is the program teenyc-run (tools/teenyc_run.c), next to
+ * this one: it links the code generator's host emulator, which a compiler
+ * client that may only talk to teenycd must not map. */
+static int exec_run(char **argv) {
+  char self[4096], path[4096 + 16];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  argv[0] = "teenyc-run";
+  if (n > 0) {
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash) {
+      *slash = '\0';
+      snprintf(path, sizeof path, "%s/teenyc-run", self);
+      execv(path, argv);
+    }
+  }
+  execvp("teenyc-run", argv);
+  fprintf(stderr, "teenyc: cannot run teenyc-run (for 'teenyc run'): %s\n", strerror(errno));
+  return EXIT_SYSTEM;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "run") == 0)
-    return teenyc_run_main(argc - 1, argv + 1);
+    return exec_run(argv + 1);
   options o;
   int rc = parse_args(argc, argv, &o);
   if (rc)

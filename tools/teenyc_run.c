@@ -1,5 +1,6 @@
 /*
- * tools/teenyc_run.c — `teenyc run`: one launch of a kernel on the CPU,
+ * tools/teenyc_run.c — teenyc-run, which `teenyc run` executes (so that
+ * teenyc itself maps no code generator): one launch of a kernel on the CPU,
  * from the command line, with buffers from .npy files or made on the spot,
  * written back as .npy.  The interpreter (the language's semantics, with
  * its bounds and race checks) runs it by default; `--engine emu` runs the
@@ -24,7 +25,6 @@
 
 #include "teeny/compile.h"
 #include "tools/npy.h"
-#include "tools/teenyc_run.h"
 
 enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 #define MAX_ITEMS 64
@@ -59,6 +59,8 @@ static const char usage_text[] =
     "      --tol REL         with both: elements agree within REL relative error\n"
     "      --atol ABS        ... plus ABS absolute error (defaults 0: bit for bit;\n"
     "                        NaN equals NaN)\n"
+    "      --no-compare NAME with both: do not compare buffer NAME (one that\n"
+    "                        holds addresses, which differ between the engines)\n"
     "  -o, --out DIR         write every pointer argument as DIR/NAME.npy\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program (default 4)\n"
@@ -85,6 +87,8 @@ typedef struct run_opts {
   const char *file, *out, *engine;
   bool quiet;
   double tol, atol;          /* --tol, --atol */
+  const char *skip[MAX_ITEMS]; /* --no-compare */
+  int nskip;
   unsigned grid[3];
   teeny_compile_req req;
   teeny_dtype_binding dtypes[MAX_ITEMS];
@@ -151,6 +155,7 @@ static int parse(int argc, char **argv, run_opts *o) {
       {"target", required_argument, NULL, 't'}, {"num-warps", required_argument, NULL, 'w'},
       {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
       {"tol", required_argument, NULL, 'T'},    {"atol", required_argument, NULL, 'A'},
+      {"no-compare", required_argument, NULL, 'N'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->grid[0] = o->grid[1] = o->grid[2] = 1;
@@ -197,6 +202,11 @@ static int parse(int argc, char **argv, run_opts *o) {
     case 't': o->req.target = optarg; break;
     case 'w': o->req.num_warps = atoi(optarg); break;
     case 'q': o->quiet = true; break;
+    case 'N':
+      if (o->nskip == MAX_ITEMS)
+        return usage("too many --no-compare (%s)", "limit 64");
+      o->skip[o->nskip++] = optarg;
+      break;
     case 'T':
     case 'A': {
       char *end;
@@ -410,12 +420,19 @@ static int write_out(const run_opts *o, const teeny_spec *s, const buffer *bufs)
 
 /* Buffers of the interpreter (a) and the emulator (b) compared bit for
  * bit (NaN equal to NaN); prints the first differences. */
-static int compare(const teeny_spec *s, const buffer *a, const buffer *b, double tol,
-                   double atol) {
+static bool skipped(const run_opts *o, const char *name) {
+  for (int i = 0; i < o->nskip; i++)
+    if (strcmp(o->skip[i], name) == 0)
+      return true;
+  return false;
+}
+
+static int compare(const run_opts *o, const teeny_spec *s, const buffer *a, const buffer *b) {
   long differ = 0;
+  double tol = o->tol, atol = o->atol;
   for (size_t j = 0; j < teeny_spec_nparams(s); j++) {
     const teeny_param *p = teeny_spec_param(s, j);
-    if (p->kind != TEENY_PARAM_POINTER)
+    if (p->kind != TEENY_PARAM_POINTER || skipped(o, p->name))
       continue;
     size_t es = (size_t)teeny_dtype_size(p->dtype);
     for (size_t i = 0; i < a[j].count; i++) {
@@ -491,7 +508,7 @@ static void free_buffers(buffer *b, size_t n) {
     free(b[i].data);
 }
 
-int teenyc_run_main(int argc, char **argv) {
+int main(int argc, char **argv) {
   run_opts o;
   int rc = parse(argc, argv, &o);
   if (rc)
@@ -536,7 +553,7 @@ int teenyc_run_main(int argc, char **argv) {
   if (!rc && both)
     rc = launch(&o, s, true, args2);
   if (!rc && both)
-    rc = compare(s, bufs, bufs2, o.tol, o.atol);
+    rc = compare(&o, s, bufs, bufs2);
   if (!rc)
     rc = write_out(&o, s, bufs);
   if (bufs)

@@ -5,9 +5,11 @@
  * for people, or with --json one JSON value for programs.
  *
  * Exit status: 0 ok; 1 the daemon answered with an error (or verify found
- * problems it did not repair); 2 usage; 3 cannot reach the daemon; 4
- * permission denied (purge, verify --repair, stats --zero and shutdown are
- * for root, the daemon's user and its admin group).
+ * problems, with --repair: problems it did not repair); 2 usage; 3 cannot
+ * reach the daemon (no socket answers); 4 permission denied by the daemon
+ * (purge, verify --repair, stats --zero and shutdown are for root, the
+ * daemon's user and its admin group); 5 not allowed to connect (the
+ * socket's permissions: join its group).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -21,7 +23,10 @@
 
 #include "teeny/client.h"
 
-enum { EXIT_OK = 0, EXIT_REPLY = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_PERM = 4 };
+enum {
+  EXIT_OK = 0, EXIT_REPLY = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_PERM = 4,
+  EXIT_SOCKET_PERM = 5
+};
 
 static const char usage_text[] =
     "usage: teenyctl [--socket PATH] [--json] COMMAND [OPTIONS]\n"
@@ -46,9 +51,9 @@ static const char usage_text[] =
     "  shutdown                       stop teenycd (admin)\n"
     "\n"
     "options:\n"
-    "  -s, --socket PATH   teenycd's socket (default: $TEENYCD_SOCKET, else\n"
-    "                      $XDG_RUNTIME_DIR/teenycd.sock, else\n"
-    "                      /run/teenycd/teenycd.sock)\n"
+    "  -s, --socket PATH   teenycd's socket (default: the first that answers\n"
+    "                      of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/teenycd.sock\n"
+    "                      and /run/teenycd/teenycd.sock)\n"
     "  -j, --json          print JSON (one value; errors too, as\n"
     "                      {\"status\", \"error\", \"message\"})\n"
     "  -h, --help          show this help\n"
@@ -56,8 +61,9 @@ static const char usage_text[] =
     "DUR is a number with s, m, h, d or w (7d, 12h; plain: seconds).  SIZE is\n"
     "a number with K, M, G or T (powers of 1024: 1G, 500M; plain: bytes).\n"
     "\n"
-    "exit status: 0 ok, 1 error reply (or verify found problems), 2 usage,\n"
-    "3 cannot reach the daemon, 4 permission denied.\n"
+    "exit status: 0 ok, 1 error reply (or verify found problems; with --repair,\n"
+    "problems left unrepaired), 2 usage, 3 cannot reach the daemon, 4 permission\n"
+    "denied by the daemon, 5 not allowed to connect to its socket.\n"
     "\n"
     "examples:\n"
     "  teenyctl stats\n"
@@ -294,20 +300,83 @@ static int cmd_stats(const cli *o, const teeny_admin_reply *r) {
   return EXIT_OK;
 }
 
-static int cmd_list(const cli *o, const teeny_admin_reply *r) {
+/* ---- list: page after page ------------------------------------------------------ */
+
+/* Entries gathered over several list replies (the daemon sends at most its
+ * page, 10 000, per reply, with a cursor for the next); v points into the
+ * replies kept in pages. */
+typedef struct listing {
+  teeny_admin_reply **pages; /* every reply, kept for v's strings */
+  size_t npages;             /* how many */
+  teeny_cache_entry *v;      /* the entries, in order */
+  size_t n;                  /* how many */
+} listing;
+
+static void listing_free(listing *l) {
+  for (size_t i = 0; i < l->npages; i++)
+    teeny_admin_reply_free(l->pages[i]);
+  free(l->pages);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static int listing_add(listing *l, teeny_admin_reply *r) {
+  teeny_admin_reply **np = realloc(l->pages, (l->npages + 1) * sizeof *np);
+  teeny_cache_entry *nv = np ? realloc(l->v, (l->n + r->nentries + 1) * sizeof *nv) : NULL;
+  if (np)
+    l->pages = np;
+  if (!nv) {
+    teeny_admin_reply_free(r);
+    return TEENY_E_NOMEM;
+  }
+  l->v = nv;
+  l->pages[l->npages++] = r;
+  if (r->nentries) /* an empty page has no entries array */
+    memcpy(l->v + l->n, r->entries, r->nentries * sizeof *nv);
+  l->n += r->nentries;
+  return 0;
+}
+
+/* Every entry q names (q->limit: at most that many; 0: all), following the
+ * daemon's cursors.  0, or the failed request's status with *bad its reply
+ * (or NULL: a transport error; teeny_client_errmsg says why). */
+static int list_all(teeny_client *c, const teeny_admin_req *q, listing *out,
+                    teeny_admin_reply **bad) {
+  teeny_admin_req page = *q;
+  memset(out, 0, sizeof *out);
+  *bad = NULL;
+  for (;;) {
+    if (q->limit)
+      page.limit = q->limit - (unsigned)out->n;
+    teeny_admin_reply *r = NULL;
+    int rc = teeny_client_admin(c, &page, &r);
+    if (rc) {
+      *bad = r;
+      return rc;
+    }
+    const char *next = r->next;
+    if ((rc = listing_add(out, r)))
+      return rc;
+    if (!next || (q->limit && out->n >= q->limit))
+      return 0;
+    page.after = next; /* lives in the kept reply */
+  }
+}
+
+static int cmd_list(const cli *o, const listing *l) {
   if (o->json) {
     printf("{\"entries\": ");
-    json_entries(r->entries, r->nentries);
+    json_entries(l->v, l->n);
     printf("}\n");
     return EXIT_OK;
   }
-  entries_table(r->entries, r->nentries);
+  entries_table(l->v, l->n);
   uint64_t total = 0;
-  for (size_t i = 0; i < r->nentries; i++)
-    total += r->entries[i].size;
+  for (size_t i = 0; i < l->n; i++)
+    total += l->v[i].size;
   char b[32];
   fmt_bytes(b, sizeof b, (double)total);
-  printf("%zu entr%s, %s\n", r->nentries, r->nentries == 1 ? "y" : "ies", b);
+  printf("%zu entr%s, %s\n", l->n, l->n == 1 ? "y" : "ies", b);
   return EXIT_OK;
 }
 
@@ -371,7 +440,10 @@ static int cmd_verify(const cli *o, const teeny_admin_reply *r) {
     for (size_t i = 0; i < r->nproblems; i++)
       printf("%-66s %s\n", r->problems[i].key, r->problems[i].problem);
   }
-  return left && !o->req.repair ? EXIT_REPLY : EXIT_OK;
+  if (left && o->req.repair && !o->json)
+    fprintf(stderr, "teenyctl: %zu problem%s could not be repaired\n", left,
+            left == 1 ? "" : "s");
+  return left ? EXIT_REPLY : EXIT_OK;
 }
 
 /* ---- purge: show what goes ---------------------------------------------------------- */
@@ -412,23 +484,25 @@ static size_t select_purged(const teeny_admin_req *q, teeny_cache_entry *v, size
 /* The entries the purge will remove, listed before it runs (NULL, 0 if the
  * list cannot be had: the purge reply's counts still tell). */
 static teeny_cache_entry *preview(teeny_client *c, const teeny_admin_req *q, size_t *n,
-                                  teeny_admin_reply **keep) {
+                                  listing *keep) {
   teeny_admin_req l = {.op = TEENY_ADMIN_LIST, .sort = TEENY_ADMIN_SORT_USED};
+  teeny_admin_reply *bad = NULL;
   *n = 0;
-  if (teeny_client_admin(c, &l, keep))
+  if (list_all(c, &l, keep, &bad)) {
+    teeny_admin_reply_free(bad);
     return NULL;
-  teeny_admin_reply *r = *keep;
-  bool *gone = calloc(r->nentries + 1, sizeof *gone);
-  teeny_cache_entry *out = calloc(r->nentries + 1, sizeof *out);
+  }
+  bool *gone = calloc(keep->n + 1, sizeof *gone);
+  teeny_cache_entry *out = calloc(keep->n + 1, sizeof *out);
   if (!gone || !out) {
     free(gone);
     free(out);
     return NULL;
   }
-  select_purged(q, r->entries, r->nentries, gone);
-  for (size_t i = 0; i < r->nentries; i++)
+  select_purged(q, keep->v, keep->n, gone);
+  for (size_t i = 0; i < keep->n; i++)
     if (gone[i])
-      out[(*n)++] = r->entries[i];
+      out[(*n)++] = keep->v[i];
   free(gone);
   return out;
 }
@@ -452,16 +526,18 @@ static int purge_report(const cli *o, const teeny_admin_reply *r, const teeny_ca
 
 /* ---- errors and the run ----------------------------------------------------------------- */
 
-static int exit_for(int rc) {
+/* at_open: the failure is the connection's (no request was answered). */
+static int exit_for(int rc, bool at_open) {
   if (rc == TEENY_E_CONNECT || rc == TEENY_E_CLOSED || rc == TEENY_E_TIMEOUT ||
       rc == TEENY_E_VERSION)
     return EXIT_CONNECT;
   if (rc == TEENY_E_PERM)
-    return EXIT_PERM;
+    return at_open ? EXIT_SOCKET_PERM : EXIT_PERM;
   return EXIT_REPLY;
 }
 
-static int report_error(const cli *o, int rc, const char *msg, const teeny_admin_reply *r) {
+static int report_error(const cli *o, int rc, const char *msg, const teeny_admin_reply *r,
+                        bool at_open) {
   if (o->json) {
     printf("{\"status\": %d, \"error\": ", rc);
     json_str(teeny_err_name(rc));
@@ -481,21 +557,20 @@ static int report_error(const cli *o, int rc, const char *msg, const teeny_admin
   if (rc == TEENY_E_CONNECT)
     fprintf(stderr, "teenyctl: is teenycd running? Start it, or point --socket / "
                     "$TEENYCD_SOCKET at it.\n");
-  if (rc == TEENY_E_PERM)
+  if (rc == TEENY_E_PERM && !at_open)
     fprintf(stderr, "teenyctl: this needs root, the daemon's user or its admin group.\n");
   if (!o->json && r && r->ncandidates) {
     fprintf(stderr, "candidates:\n");
     for (size_t i = 0; i < r->ncandidates; i++)
       fprintf(stderr, "  %s\n", r->candidates[i]);
   }
-  return exit_for(rc);
+  return exit_for(rc, at_open);
 }
 
 static int dispatch(const cli *o, teeny_client *c, const teeny_admin_reply *r,
                     const teeny_cache_entry *purged, size_t npurged, double ms) {
   switch (o->req.op) {
   case TEENY_ADMIN_STATS: return cmd_stats(o, r);
-  case TEENY_ADMIN_LIST: return cmd_list(o, r);
   case TEENY_ADMIN_SHOW: return cmd_show(o, r);
   case TEENY_ADMIN_VERIFY: return cmd_verify(o, r);
   case TEENY_ADMIN_PURGE: return purge_report(o, r, purged, npurged);
@@ -526,27 +601,33 @@ static int run(const cli *o) {
   teeny_client_opts co = {.mode = TEENY_MODE_DAEMON, .socket_path = o->socket,
                           .client_name = "teenyctl/" TEENY_VERSION_STRING, .memo_entries = -1};
   teeny_client *c = NULL;
-  teeny_admin_reply *r = NULL, *listing = NULL;
+  teeny_admin_reply *r = NULL;
+  listing all = {0};
   teeny_cache_entry *purged = NULL;
   size_t npurged = 0;
   int status;
   int rc = teeny_client_open(&c, &co);
   if (rc) {
-    status = report_error(o, rc, teeny_client_errmsg(c), NULL);
+    status = report_error(o, rc, teeny_client_errmsg(c), NULL, true);
+    goto done;
+  }
+  if (o->req.op == TEENY_ADMIN_LIST) {
+    rc = list_all(c, &o->req, &all, &r);
+    status = rc ? report_error(o, rc, teeny_client_errmsg(c), r, false) : cmd_list(o, &all);
     goto done;
   }
   if (o->req.op == TEENY_ADMIN_PURGE)
-    purged = preview(c, &o->req, &npurged, &listing);
+    purged = preview(c, &o->req, &npurged, &all);
   double t0 = now_ms();
   rc = teeny_client_admin(c, &o->req, &r);
   double ms = now_ms() - t0;
   if (rc)
-    status = report_error(o, rc, teeny_client_errmsg(c), r);
+    status = report_error(o, rc, teeny_client_errmsg(c), r, false);
   else
     status = dispatch(o, c, r, purged, npurged, ms);
 done:
   free(purged);
-  teeny_admin_reply_free(listing);
+  listing_free(&all);
   teeny_admin_reply_free(r);
   teeny_client_close(c);
   return status;

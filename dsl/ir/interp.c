@@ -230,8 +230,8 @@ static const interp_buf *window_of(const interp *it, uint64_t addr) {
 }
 
 static const char *access_name(const teeny_op *op) {
-  static const char *const rmw[] = {"atomic_add", "atomic_max", "atomic_min",
-                                    "atomic_xchg"};
+  static const char *const rmw[] = {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
+                                    "atomic_and", "atomic_or", "atomic_xor"};
   if (op->code == IR_ATOMIC_RMW && (unsigned)op->rmw < TEENY_ARRAY_LEN(rmw))
     return rmw[op->rmw];
   return teeny__opcode_name(op->code);
@@ -357,6 +357,9 @@ static void atomic_done(interp *it, const teeny_op *op) {
 static elem rmw_new(teeny_rmw_kind k, teeny_dtype dt, elem old, elem v) {
   switch (k) {
   case RMW_ADD: return teeny__scalar_binop(IR_ADD, dt, old, v);
+  case RMW_AND: return teeny__scalar_binop(IR_AND, dt, old, v);
+  case RMW_OR: return teeny__scalar_binop(IR_OR, dt, old, v);
+  case RMW_XOR: return teeny__scalar_binop(IR_XOR, dt, old, v);
   case RMW_MAX: return teeny__scalar_binop(IR_MAX, dt, old, v);
   case RMW_MIN: return teeny__scalar_binop(IR_MIN, dt, old, v);
   default: return v;
@@ -499,6 +502,16 @@ static int exec_binary(interp *it, const teeny_op *op) {
   long n = numel(it, op->res[0]);
   for (long i = 0; i < n; i++)
     r[i] = teeny__scalar_binop(op->code, dt, a[i], b[i]);
+  return TEENY_OK;
+}
+
+static int exec_bitcast(interp *it, const teeny_op *op) {
+  teeny_dtype from = type_of(it, op->args[0]).dt, to = type_of(it, op->res[0]).dt;
+  const elem *a = val(it, op->args[0]);
+  elem *r = val(it, op->res[0]);
+  long n = numel(it, op->res[0]);
+  for (long i = 0; i < n; i++)
+    r[i] = teeny__scalar_bitcast(from, to, a[i]);
   return TEENY_OK;
 }
 
@@ -835,11 +848,18 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_NEG: case IR_NOT: case IR_ABS: case IR_EXP: case IR_EXP2:
   case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
   case IR_COS: case IR_TANH: case IR_ERF: case IR_FLOOR: case IR_CEIL:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
     return exec_unary(it, op);
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
   case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:
-  case IR_MIN: case IR_MAX:
+  case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_POW:
     return exec_binary(it, op);
+  case IR_BITCAST: return exec_bitcast(it, op);
+  case IR_INTTOPTR:
+  case IR_PTRTOINT:
+  case IR_PTRCAST: /* pointers are their addresses */
+    copy_values(it, op->res, op->args, 1);
+    return TEENY_OK;
   case IR_FMA: return exec_fma(it, op);
   case IR_CMP: return exec_cmp(it, op);
   case IR_SELECT: return exec_select(it, op);

@@ -302,7 +302,7 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
   }
   case IR_ATOMIC_RMW:
   case IR_ATOMIC_CAS: {
-    static const char *k[] = {"add", "max", "min", "xchg"};
+    static const char *k[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
     static const char *sem[] = {"acq_rel", "relaxed", "acquire", "release"};
     static const char *scope[] = {"gpu", "cta", "sys"};
     if (op->code == IR_ATOMIC_RMW)

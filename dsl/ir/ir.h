@@ -87,7 +87,7 @@ typedef enum teeny_cmp_pred {
 } teeny_cmp_pred;
 
 typedef enum teeny_rmw_kind {
-  RMW_ADD, RMW_MAX, RMW_MIN, RMW_XCHG
+  RMW_ADD, RMW_MAX, RMW_MIN, RMW_XCHG, RMW_AND, RMW_OR, RMW_XOR
 } teeny_rmw_kind;
 
 /* An atomic's memory semantics and scope (docs/dsl.md §9).  Zero is the

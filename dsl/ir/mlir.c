@@ -57,7 +57,10 @@ enum {
   TT_SCOPE_GPU = 1,       /* MemSyncScope::GPU (tl's default) */
   TT_SCOPE_CTA = 2,       /* MemSyncScope::CTA */
   TT_SCOPE_SYS = 3,       /* MemSyncScope::SYSTEM */
-  TT_RMW_ADD = 4,         /* RMWOp: integer add */
+  TT_RMW_AND = 1,         /* RMWOp: bitwise and */
+  TT_RMW_OR = 2,          /* bitwise or */
+  TT_RMW_XOR = 3,         /* bitwise xor */
+  TT_RMW_ADD = 4,         /* integer add */
   TT_RMW_FADD = 5,        /* float add */
   TT_RMW_MAX = 6,         /* signed max */
   TT_RMW_MIN = 7,         /* signed min */
@@ -487,6 +490,10 @@ static const char *libdevice_name(teeny_opcode code, bool f64) {
   case IR_SIN: return f64 ? "__nv_sin" : "__nv_sinf";
   case IR_COS: return f64 ? "__nv_cos" : "__nv_cosf";
   case IR_TANH: return f64 ? "__nv_tanh" : "__nv_tanhf";
+  case IR_ERFC: return f64 ? "__nv_erfc" : "__nv_erfcf";
+  case IR_LOG1P: return f64 ? "__nv_log1p" : "__nv_log1pf";
+  case IR_EXPM1: return f64 ? "__nv_expm1" : "__nv_expm1f";
+  case IR_POW: return f64 ? "__nv_pow" : "__nv_powf";
   default: return NULL;
   }
 }
@@ -502,12 +509,14 @@ static void emit_math(printer *p, const teeny_op *op, val r, const val *a, int n
              "asm_string = \"%s\", constraints = \"=f,f\", packed_element = 1 : i32, "
              "pure = true", fast_asm(op->code));
     emit_generic(p, op, &r, 1, "tt.elementwise_inline_asm", a, 1, props);
-  } else if (n == 1 && lib) {
+  } else if (lib) {
     snprintf(props, sizeof props,
              "libname = \"\", libpath = \"\", pure = true, symbol = \"%s\"", lib);
-    emit_generic(p, op, &r, 1, "tt.extern_elementwise", a, 1, props);
-  } else if (n == 2) {
-    emit_binary(p, op, r, "arith.divf", a[0], a[1]);
+    emit_generic(p, op, &r, 1, "tt.extern_elementwise", a, n, props);
+  } else if (n == 2 && (op->fast || r.type.dt == TEENY_DT_F64)) {
+    emit_binary(p, op, r, "arith.divf", a[0], a[1]); /* Triton: div.full (f32), div.rn (f64) */
+  } else if (n == 2) { /* `/` is correctly rounded: Triton's precise division */
+    emit_generic(p, op, &r, 1, "tt.precise_divf", a, 2, NULL);
   } else {
     emit_unary(p, op, r, math_mnemonic(op->code), a[0]);
   }
@@ -761,6 +770,9 @@ static void print_atomic_rmw(printer *p, const teeny_op *op) {
     else
       kind = us ? TT_RMW_UMIN : TT_RMW_MIN;
     break;
+  case RMW_AND: kind = TT_RMW_AND; break;
+  case RMW_OR: kind = TT_RMW_OR; break;
+  case RMW_XOR: kind = TT_RMW_XOR; break;
   default:
     kind = TT_RMW_XCHG;
     break;
@@ -1024,6 +1036,7 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_POW:
     print_float_math(p, op);
     return;
   case IR_FLOOR: case IR_CEIL: /* exact in any precision */
@@ -1031,6 +1044,21 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_ABS:
     print_abs(p, op);
+    return;
+  case IR_UMULHI:
+    print_simple_tt(p, op, "tt.mulhiui", NULL);
+    return;
+  case IR_INTTOPTR:
+    print_simple_tt(p, op, "tt.int_to_ptr", NULL);
+    return;
+  case IR_PTRTOINT:
+    print_simple_tt(p, op, "tt.ptr_to_int", NULL);
+    return;
+  case IR_PTRCAST:
+    print_simple_tt(p, op, "tt.bitcast", NULL);
+    return;
+  case IR_BITCAST:
+    print_simple_tt(p, op, "tt.bitcast", NULL);
     return;
   case IR_FMA: {
     val r = res(p, op, 0);

@@ -13,6 +13,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "dsl/ir/scalar.h"
 
@@ -69,6 +70,15 @@ static uint64_t int_shift(teeny_opcode code, teeny_dtype dt, teeny_scalar a,
   return s ? ashr(a.i, (unsigned)b.u) : a.u >> b.u;
 }
 
+/* The high half of the product of a and b as unsigned ints of dt's width. */
+static uint64_t umulhi(teeny_dtype dt, uint64_t a, uint64_t b) {
+  int w = teeny__dt_bits(dt);
+  if (w >= 64)
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+  uint64_t m = (UINT64_C(1) << w) - 1;
+  return ((a & m) * (b & m)) >> w;
+}
+
 static bool int_le(teeny_dtype dt, teeny_scalar a, teeny_scalar b) {
   return teeny__dt_is_signed(dt) ? a.i <= b.i : a.u <= b.u;
 }
@@ -90,6 +100,7 @@ static teeny_scalar int_binop(teeny_opcode code, teeny_dtype dt, teeny_scalar a,
   case IR_SHR: r = int_shift(code, dt, a, b); break;
   case IR_MIN: r = int_le(dt, a, b) ? a.u : b.u; break;
   case IR_MAX: r = int_le(dt, a, b) ? b.u : a.u; break;
+  case IR_UMULHI: r = umulhi(dt, a.u, b.u); break;
   default: r = 0; break;
   }
   return teeny__scalar_int(dt, r);
@@ -153,6 +164,7 @@ static double float_binop(teeny_opcode code, double a, double b) {
   case IR_REM: return fmod(a, b);
   case IR_MIN: return fmin(a, b);
   case IR_MAX: return fmax(a, b);
+  case IR_POW: return pow(a, b);
   default: return NAN;
   }
 }
@@ -173,6 +185,9 @@ static double float_math(teeny_opcode code, double a) {
   case IR_COS: return cos(a);
   case IR_TANH: return tanh(a);
   case IR_ERF: return erf(a);
+  case IR_ERFC: return erfc(a);
+  case IR_LOG1P: return log1p(a);
+  case IR_EXPM1: return expm1(a);
   default: return NAN;
   }
 }
@@ -302,4 +317,61 @@ teeny_scalar teeny__scalar_normalize(teeny_dtype dt, teeny_scalar v) {
     return v;
   }
   return dt == TEENY_DT_PTR ? v : teeny__scalar_int(dt, v.u);
+}
+
+/* ---- reinterpreting bits ---------------------------------------------------------- */
+
+/* The IEEE bits of float v of dtype dt (f16/bf16: 16 bits, f32: 32, f64: 64). */
+static uint64_t float_bits(teeny_dtype dt, double v) {
+  if (dt == TEENY_DT_F64) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return u;
+  }
+  float f = (float)teeny__scalar_round(dt == TEENY_DT_F32 ? TEENY_DT_F32 : dt, v);
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (dt == TEENY_DT_F32)
+    return u;
+  if (dt == TEENY_DT_BF16) /* an exact bf16 value: the top half */
+    return isnan(f) ? (u >> 16) | 0x40 : u >> 16;
+  /* f16 from the (exactly representable) f32 value */
+  uint32_t sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+  if (a > 0x7f800000)
+    return sign | 0x7e00 | ((a >> 13) & 0x3ff);
+  if (a == 0x7f800000)
+    return sign | 0x7c00;
+  if (a < 0x38800000) /* subnormal: |v| = m 2^-24 exactly */
+    return sign | (uint32_t)(fabs((double)f) * 16777216.0);
+  return sign | ((a - 0x38000000) >> 13);
+}
+
+static double float_of_bits(teeny_dtype dt, uint64_t bits) {
+  if (dt == TEENY_DT_F64) {
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+  }
+  if (dt == TEENY_DT_F32 || dt == TEENY_DT_BF16) {
+    uint32_t u = dt == TEENY_DT_F32 ? (uint32_t)bits : (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (int)(bits >> 10) & 31, m = (int)(bits & 1023);
+  double r = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return bits & 0x8000 ? -r : r;
+}
+
+teeny_scalar teeny__scalar_bitcast(teeny_dtype from, teeny_dtype to, teeny_scalar v) {
+  uint64_t bits = teeny__dt_is_float(from) ? float_bits(from, v.f) : v.u;
+  int w = teeny__dt_bits(from);
+  if (w < 64)
+    bits &= (UINT64_C(1) << w) - 1;
+  teeny_scalar r;
+  if (teeny__dt_is_float(to))
+    r.f = float_of_bits(to, bits);
+  else
+    r = teeny__scalar_int(to, bits);
+  return r;
 }

@@ -29,7 +29,8 @@ teeny_scalar teeny__scalar_normalize(teeny_dtype dt, teeny_scalar v);
  * finite value to infinity, subnormals kept; f64 (and any non-float) as is. */
 double teeny__scalar_round(teeny_dtype dt, double x);
 
-/* a code b in dtype dt, for the binary element-wise opcodes IR_ADD..IR_MAX:
+/* a code b in dtype dt, for the binary element-wise opcodes IR_ADD..IR_MAX
+ * and IR_UMULHI (ints: the high half of the unsigned product):
  * ints wrap; x / 0 is -1 and x % 0 is x; MIN / -1 is MIN and MIN % -1 is 0;
  * a shift by a negative amount or by the width or more gives 0 (-1 for >>
  * of a negative).  Floats: one IEEE operation, rounded to dt (% is fmod,
@@ -56,5 +57,9 @@ bool teeny__scalar_compare(teeny_cmp_pred pred, teeny_dtype dt, teeny_scalar a,
  * integer once to nearest even (no detour through double); float to int
  * truncates toward zero and saturates, NaN gives 0; float to float rounds. */
 teeny_scalar teeny__scalar_cast(teeny_dtype from, teeny_dtype to, teeny_scalar v);
+
+/* v of dtype `from` with its bits read as dtype `to` of the same width (no
+ * bool, no pointers): a NaN keeps its payload where the formats allow. */
+teeny_scalar teeny__scalar_bitcast(teeny_dtype from, teeny_dtype to, teeny_scalar v);
 
 #endif

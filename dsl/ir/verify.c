@@ -292,6 +292,7 @@ static void verify_elementwise(verifier *v, const teeny_op *op, int arity) {
     break;
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_POW:
   case IR_FLOOR: case IR_CEIL: case IR_FMA:
     ok = teeny__dt_is_float(r.dt);
     break;
@@ -352,9 +353,9 @@ static void verify_shape_op(verifier *v, const teeny_op *op) {
 static void verify_op(verifier *v, const teeny_op *op) {
   bool approx_ok = op->code == IR_EXP || op->code == IR_EXP2 || op->code == IR_LOG ||
                    op->code == IR_LOG2 || op->code == IR_SIN || op->code == IR_COS ||
-                   op->code == IR_TANH;
+                   op->code == IR_TANH || op->code == IR_DIV;
   if (op->fast && !approx_ok)
-    vfail(v, op, "only exp, exp2, log, log2, sin, cos and tanh have a fast form");
+    vfail(v, op, "only exp, exp2, log, log2, sin, cos, tanh and float division have a fast form");
   if ((op->sem || op->scope) && op->code != IR_ATOMIC_RMW && op->code != IR_ATOMIC_CAS)
     vfail(v, op, "memory semantics and scope belong to atomics");
   if (op->prec && op->code != IR_DOT)
@@ -397,7 +398,11 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_NEG: case IR_NOT: case IR_EXP: case IR_EXP2: case IR_LOG:
   case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN: case IR_COS:
   case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
     verify_elementwise(v, op, 1);
+    break;
+  case IR_POW:
+    verify_elementwise(v, op, 2);
     break;
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
   case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:
@@ -407,6 +412,20 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_FMA:
     verify_elementwise(v, op, 3);
     break;
+  case IR_UMULHI:
+    verify_elementwise(v, op, 2);
+    if (op->nargs == 2 && !teeny__dt_is_int(vt(v, op->args[0]).dt))
+      vfail(v, op, "umulhi multiplies integers");
+    break;
+  case IR_BITCAST: {
+    teeny_dtype a = op->nargs == 1 ? vt(v, op->args[0]).dt : TEENY_DT_VOID;
+    teeny_dtype r = op->nres == 1 ? vt(v, op->res[0]).dt : TEENY_DT_VOID;
+    if (op->nargs != 1 || op->nres != 1 || !same_shape(vt(v, op->args[0]), vt(v, op->res[0])) ||
+        a == TEENY_DT_PTR || r == TEENY_DT_PTR || a == TEENY_DT_BOOL || r == TEENY_DT_BOOL ||
+        teeny__dt_bits(a) != teeny__dt_bits(r))
+      vfail(v, op, "bitcast reinterprets a number as another dtype of its width");
+    break;
+  }
   case IR_CMP:
     if (op->nargs != 2 || op->nres != 1 ||
         !teeny__type_eq(vt(v, op->args[0]), vt(v, op->args[1])) ||
@@ -428,6 +447,21 @@ static void verify_op(verifier *v, const teeny_op *op) {
         vt(v, op->args[0]).dt == TEENY_DT_PTR || vt(v, op->res[0]).dt == TEENY_DT_PTR)
       vfail(v, op, "casts between non-pointer dtypes of one shape");
     break;
+  case IR_INTTOPTR:
+  case IR_PTRTOINT:
+  case IR_PTRCAST: {
+    teeny_type a = op->nargs == 1 ? vt(v, op->args[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    teeny_type r = op->nres == 1 ? vt(v, op->res[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    bool a_ptr = a.dt == TEENY_DT_PTR, r_ptr = r.dt == TEENY_DT_PTR;
+    bool a64 = a.dt == TEENY_DT_I64 || a.dt == TEENY_DT_U64;
+    bool r64 = r.dt == TEENY_DT_I64 || r.dt == TEENY_DT_U64;
+    bool ok = op->nargs == 1 && op->nres == 1 && same_shape(a, r) &&
+              (op->code == IR_INTTOPTR ? a64 && r_ptr
+               : op->code == IR_PTRTOINT ? a_ptr && r64 : a_ptr && r_ptr);
+    if (!ok)
+      vfail(v, op, "pointer casts go between i64/u64 and pointers of one shape");
+    break;
+  }
   case IR_ADDPTR:
     if (op->nargs != 2 || op->nres != 1 ||
         vt(v, op->args[0]).dt != TEENY_DT_PTR ||

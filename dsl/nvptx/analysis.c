@@ -710,7 +710,13 @@ static void walk_op(cg *g, const teeny_op *op) {
     r->ax = ax_cast(g, op);
   else
     r->ax = ax_keep_cnst(g, op);
-  if (op->code == IR_ADDPTR)
+  if (op->code == IR_INTTOPTR || op->code == IR_PTRCAST || op->code == IR_PTRTOINT) {
+    /* an address made from an integer may point into any parameter; a
+     * pointer cast keeps its parameters but not its element facts */
+    r->ax = ax_top();
+    if (op->code != IR_PTRTOINT)
+      r->roots = op->code == IR_INTTOPTR ? ~0ull : VI(g, op->args[0])->roots;
+  } else if (op->code == IR_ADDPTR)
     r->roots = VI(g, op->args[0])->roots;
   else if (op->code == IR_SELECT)
     r->roots = VI(g, op->args[1])->roots | VI(g, op->args[2])->roots;

@@ -24,8 +24,11 @@
  * ln 2 in two parts, a degree-13 Taylor polynomial, exponent scaling in two
  * steps so subnormal results are right) and log, log2 (x = m 2^e with m in
  * [sqrt(1/2), sqrt(2)), log m = 2 atanh((m-1)/(m+1)) to the s^25 term) to
- * about 1 ulp; rsqrt = 1/sqrt.  sin, cos, tanh and erf on f64 are
- * TEENY_E_UNSUPPORTED for now.
+ * about 1 ulp; rsqrt = 1/sqrt; sin and cos by a three-part Cody-Waite
+ * reduction and Taylor polynomials; tanh and expm1/log1p through exp/log
+ * with Kahan's and Goldberg's corrections; erf/erfc by their series and
+ * continued fraction; pow as 2^(y log2 x) with C's special cases.  log1p,
+ * expm1, erfc and pow on f32 run in f64 and round once.
  */
 #include <math.h>
 
@@ -383,6 +386,179 @@ static LLVMValueRef log_f64(cg *g, LLVMValueRef x, bool base2) {
   return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
 }
 
+static LLVMValueRef fabs64(cg *g, LLVMValueRef x) {
+  LLVMTypeRef t = g->t_f64;
+  return teeny__cg_intrin(g, "llvm.fabs", &t, 1, &x, 1);
+}
+
+static LLVMValueRef copysign64(cg *g, LLVMValueRef mag, LLVMValueRef sgn) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef a[2] = {mag, sgn};
+  return teeny__cg_intrin(g, "llvm.copysign", &t, 1, a, 2);
+}
+
+static LLVMValueRef fadd64(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
+static LLVMValueRef fsub64(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
+static LLVMValueRef fmul64(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
+static LLVMValueRef fdiv64(cg *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(g->b, a, b, ""); }
+
+/* log1p: u = 1 + x; x exactly when u == 1, else log(u) x / (u - 1), which
+ * cancels the rounding of 1 + x (Goldberg). */
+static LLVMValueRef log1p_f64(cg *g, LLVMValueRef x) {
+  LLVMValueRef u = fadd64(g, cf64(g, 1.0), x);
+  LLVMValueRef um1 = fsub64(g, u, cf64(g, 1.0));
+  LLVMValueRef y = fdiv64(g, fmul64(g, log_f64(g, u, false), x), um1);
+  y = sel(g, fcmp(g, LLVMRealOEQ, um1, 0), x, y);
+  y = sel(g, fcmp(g, LLVMRealOEQ, u, INFINITY), u, y); /* x = +inf */
+  y = sel(g, fcmp(g, LLVMRealOEQ, x, -1.0), cf64(g, -INFINITY), y);
+  y = sel(g, fcmp(g, LLVMRealOLT, x, -1.0), cf64(g, NAN), y);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+}
+
+/* expm1: u = e^x; x exactly when u == 1, -1 when u - 1 is, else
+ * (u - 1) x / log(u), which cancels the rounding of e^x (Kahan). */
+static LLVMValueRef expm1_f64(cg *g, LLVMValueRef x) {
+  LLVMValueRef u = exp_f64(g, x, false);
+  LLVMValueRef um1 = fsub64(g, u, cf64(g, 1.0));
+  LLVMValueRef y = fdiv64(g, fmul64(g, um1, x), log_f64(g, u, false));
+  y = sel(g, fcmp(g, LLVMRealOEQ, um1, -1.0), um1, y);
+  y = sel(g, fcmp(g, LLVMRealOEQ, u, 1.0), x, y);
+  y = sel(g, fcmp(g, LLVMRealOEQ, u, INFINITY), u, y);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+}
+
+/* sin or cos in f64: q = rint(x 2/pi), r = x - q pi/2 by fma in three
+ * parts of pi/2 (the first step exact), Taylor polynomials to r^19 / r^18
+ * on [-pi/4, pi/4], and the quadrant's choice and sign.  Stated for
+ * |x| < 2^40 (docs/dsl.md §5). */
+static LLVMValueRef sincos_f64(cg *g, LLVMValueRef x, bool is_cos) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef qf = fmul64(g, x, cf64(g, 0.63661977236758134308));
+  qf = teeny__cg_intrin(g, "llvm.rint", &t, 1, &qf, 1);
+  LLVMValueRef nq = LLVMBuildFNeg(g->b, qf, "");
+  LLVMValueRef r = fma64(g, nq, cf64(g, 1.5707963267948966), x);
+  r = fma64(g, nq, cf64(g, 6.123233995736766e-17), r);
+  r = fma64(g, nq, cf64(g, -1.4973849048591698e-33), r);
+  LLVMValueRef r2 = fmul64(g, r, r);
+  double fs = 1, fc = 1;
+  double cs[10], cc[10];
+  for (int n = 0; n < 10; n++) { /* (-1)^n / (2n+1)! and / (2n)! */
+    if (n)
+      fs *= (2.0 * n) * (2.0 * n + 1), fc *= (2.0 * n - 1) * (2.0 * n);
+    cs[n] = (n & 1 ? -1.0 : 1.0) / fs;
+    cc[n] = (n & 1 ? -1.0 : 1.0) / fc;
+  }
+  LLVMValueRef ps = cf64(g, cs[9]), pc = cf64(g, cc[9]);
+  for (int n = 8; n >= 0; n--) {
+    ps = fma64(g, ps, r2, cf64(g, cs[n]));
+    pc = fma64(g, pc, r2, cf64(g, cc[n]));
+  }
+  LLVMValueRef sr = fmul64(g, ps, r), cr = pc;
+  LLVMTypeRef qt[2] = {g->t_i64, g->t_f64};
+  LLVMValueRef q = teeny__cg_intrin(g, "llvm.fptosi.sat", qt, 2, &qf, 1);
+  if (is_cos)
+    q = LLVMBuildAdd(g->b, q, teeny__cg_i64(g, 1), "");
+  LLVMValueRef odd = LLVMBuildTrunc(g->b, q, g->t_i1, "");
+  LLVMValueRef neg = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, q, teeny__cg_i64(g, 1), ""),
+                                    g->t_i1, "");
+  LLVMValueRef v = sel(g, odd, cr, sr);
+  v = sel(g, neg, LLVMBuildFNeg(g->b, v, ""), v);
+  return sel(g, fcmp(g, LLVMRealUEQ, fabs64(g, x), INFINITY), cf64(g, NAN), v);
+}
+
+/* tanh = em / (em + 2) with em = expm1(2|x|), x's sign; 1 past |x| = 22. */
+static LLVMValueRef tanh_f64(cg *g, LLVMValueRef x) {
+  LLVMValueRef ax = fabs64(g, x);
+  LLVMValueRef em = expm1_f64(g, fmul64(g, ax, cf64(g, 2.0)));
+  LLVMValueRef y = fdiv64(g, em, fadd64(g, em, cf64(g, 2.0)));
+  y = sel(g, fcmp(g, LLVMRealOGT, ax, 22.0), cf64(g, 1.0), y);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, copysign64(g, y, x));
+}
+
+/* erf on |x| < 1.5: 2/sqrt(pi) sum (-1)^n x^(2n+1) / (n! (2n+1)), 36 terms. */
+static LLVMValueRef erf_series64(cg *g, LLVMValueRef x) {
+  LLVMValueRef x2 = fmul64(g, x, x);
+  double c[36], f = 1;
+  for (int n = 0; n < 36; n++) {
+    if (n)
+      f *= n;
+    c[n] = (n & 1 ? -1.0 : 1.0) / (f * (2 * n + 1));
+  }
+  LLVMValueRef p = cf64(g, c[35]);
+  for (int n = 34; n >= 0; n--)
+    p = fma64(g, p, x2, cf64(g, c[n]));
+  return fmul64(g, fmul64(g, x, cf64(g, 1.1283791670955126)), p);
+}
+
+/* erfc on x >= 1.5: e^-x^2 / (sqrt(pi) t), t the continued fraction
+ * x + (1/2)/(x + 1/(x + (3/2)/(x + ...))) to 100 levels (2e-16 at 1.5),
+ * evaluated from the tail; x^2 in two parts, so e^-x^2 keeps its accuracy
+ * for large x. */
+static LLVMValueRef erfc_cf64(cg *g, LLVMValueRef x) {
+  LLVMValueRef t = x;
+  for (int k = 100; k >= 1; k--)
+    t = fadd64(g, x, fdiv64(g, cf64(g, k / 2.0), t));
+  LLVMValueRef hi = fmul64(g, x, x);
+  LLVMValueRef lo = fma64(g, x, x, LLVMBuildFNeg(g->b, hi, ""));
+  LLVMValueRef e = fmul64(g, exp_f64(g, LLVMBuildFNeg(g->b, hi, ""), false),
+                          fsub64(g, cf64(g, 1.0), lo)); /* e^-(hi+lo), |lo| tiny */
+  return fdiv64(g, e, fmul64(g, t, cf64(g, 1.7724538509055160)));
+}
+
+/* erf (want_erfc false) or erfc of x in f64, from the series below 1.5
+ * and the continued fraction above (erf = 1 - erfc there), odd symmetry
+ * (erfc: erfc(-x) = 2 - erfc(x)).  erfc below 1.5 is 1 - erf: up to about
+ * 32 ulp in f64 near 1.5 (docs/dsl.md §5), far below an f32 ulp. */
+static LLVMValueRef erf_f64(cg *g, LLVMValueRef x, bool want_erfc) {
+  LLVMValueRef ax = fabs64(g, x);
+  LLVMValueRef big = fcmp(g, LLVMRealOGE, ax, 1.5);
+  LLVMValueRef axc = sel(g, big, ax, cf64(g, 1.5)); /* keep the unused side finite */
+  LLVMValueRef tail = erfc_cf64(g, axc);
+  tail = sel(g, fcmp(g, LLVMRealOGT, ax, 27.3), cf64(g, 0.0), tail);
+  LLVMValueRef ser = erf_series64(g, sel(g, big, cf64(g, 0.0), x));
+  if (!want_erfc) {
+    LLVMValueRef y = sel(g, big, copysign64(g, fsub64(g, cf64(g, 1.0), tail), x), ser);
+    return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+  }
+  LLVMValueRef pos = sel(g, big, tail, fsub64(g, cf64(g, 1.0), ser)); /* erfc(|x|) or 1 - erf(x) */
+  LLVMValueRef negx = fcmp(g, LLVMRealOLT, x, 0);
+  LLVMValueRef y = sel(g, big, sel(g, negx, fsub64(g, cf64(g, 2.0), tail), tail), pos);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
+}
+
+/* x^y in f64 (C's pow): 2^(y log2|x|), with pow's special cases: y = 0 or
+ * x = 1 give 1 (even NaN), a negative x needs an integer y (odd: negative
+ * result), |x| = 1 with y = +-inf gives 1.  Relative error about
+ * |y log2 x| 2^-53 more than exp2's: exact enough for every f32 result;
+ * docs/dsl.md §5 states the f64 bound. */
+LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
+  LLVMTypeRef t = g->t_f64;
+  if (dt != TEENY_DT_F64) {
+    x = LLVMBuildFPExt(g->b, x, t, "");
+    y = LLVMBuildFPExt(g->b, y, t, "");
+  }
+  LLVMValueRef ax = fabs64(g, x);
+  LLVMValueRef r = exp_f64(g, fmul64(g, y, log_f64(g, ax, true)), true);
+  LLVMValueRef fy = teeny__cg_intrin(g, "llvm.floor", &t, 1, &y, 1);
+  LLVMValueRef is_int = LLVMBuildFCmp(g->b, LLVMRealOEQ, fy, y, "");
+  LLVMValueRef half = fmul64(g, y, cf64(g, 0.5));
+  LLVMValueRef hf = teeny__cg_intrin(g, "llvm.floor", &t, 1, &half, 1);
+  LLVMValueRef odd = LLVMBuildAnd(g->b, is_int, LLVMBuildFCmp(g->b, LLVMRealONE, hf, half, ""), "");
+  LLVMValueRef xneg = LLVMBuildFCmp(g->b, LLVMRealOLT, x, cf64(g, 0), ""); /* -0 is not */
+  LLVMValueRef xsign = LLVMBuildFCmp(g->b, LLVMRealOLT, copysign64(g, cf64(g, 1.0), x), cf64(g, 0), "");
+  r = sel(g, LLVMBuildAnd(g->b, xsign, odd, ""), LLVMBuildFNeg(g->b, r, ""), r);
+  LLVMValueRef xfin = LLVMBuildFCmp(g->b, LLVMRealONE, ax, cf64(g, INFINITY), "");
+  r = sel(g, LLVMBuildAnd(g->b, LLVMBuildAnd(g->b, xneg, xfin, ""), LLVMBuildNot(g->b, is_int, ""), ""),
+          cf64(g, NAN), r);
+  r = sel(g, fcmp(g, LLVMRealUNO, y, 0), y, r);
+  r = sel(g, fcmp(g, LLVMRealUNO, x, 0), x, r);
+  r = sel(g, fcmp(g, LLVMRealOEQ, ax, 1.0),
+          sel(g, fcmp(g, LLVMRealOEQ, fabs64(g, y), INFINITY), cf64(g, 1.0), r), r);
+  r = sel(g, fcmp(g, LLVMRealOEQ, x, 1.0), cf64(g, 1.0), r);
+  r = sel(g, fcmp(g, LLVMRealOEQ, y, 0.0), cf64(g, 1.0), r);
+  return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
+}
+
 static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
   LLVMTypeRef t = g->t_f64;
   switch (code) {
@@ -394,11 +570,28 @@ static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
     return log_f64(g, x, code == IR_LOG2);
   case IR_RSQRT:
     return LLVMBuildFDiv(g->b, cf64(g, 1.0), teeny__cg_intrin(g, "llvm.sqrt", &t, 1, &x, 1), "");
+  case IR_LOG1P:
+    return log1p_f64(g, x);
+  case IR_EXPM1:
+    return expm1_f64(g, x);
+  case IR_SIN:
+  case IR_COS:
+    return sincos_f64(g, x, code == IR_COS);
+  case IR_TANH:
+    return tanh_f64(g, x);
+  case IR_ERF:
+  case IR_ERFC:
+    return erf_f64(g, x, code == IR_ERFC);
   default:
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
                    "'%s' on f64 is not supported by the PTX code generator yet; cast to f32",
                    teeny__opcode_name(code));
   }
+}
+
+/* log1p, expm1 and erfc on f32 (and f16/bf16): in f64, rounded once. */
+static bool via_f64(teeny_opcode code) {
+  return code == IR_LOG1P || code == IR_EXPM1 || code == IR_ERFC;
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
@@ -417,6 +610,9 @@ LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
   }
   if (dt == TEENY_DT_F64)
     return math_f64(g, code, x);
+  if (via_f64(code))
+    return teeny__cg_cast(g, math_f64(g, code, teeny__cg_cast(g, x, dt, TEENY_DT_F64)),
+                          TEENY_DT_F64, dt);
   LLVMValueRef w = dt == TEENY_DT_F32 ? x : LLVMBuildFPExt(g->b, x, g->t_f32, "");
   LLVMValueRef r = math_f32(g, code, fast, w);
   return dt == TEENY_DT_F32 ? r : teeny__cg_cast(g, r, TEENY_DT_F32, dt);

@@ -1163,13 +1163,17 @@ static const char *ptx_rmw(cg *g, LLVMAtomicRMWBinOp o, LLVMTypeRef t, char *buf
   switch (o) {
   case LLVMAtomicRMWBinOpFAdd:
     op = "add";
-    ty = t == g->t_f16 ? "noftz.f16" : t == g->t_f32 ? "f32" : "f64";
+    ty = t == g->t_f16 ? "noftz.f16" : t == g->t_bf16 ? "noftz.bf16" : t == g->t_f32 ? "f32"
+                                                                                     : "f64";
     break;
   case LLVMAtomicRMWBinOpAdd: op = "add"; ty = wide ? "u64" : "u32"; break;
   case LLVMAtomicRMWBinOpMax: op = "max"; ty = wide ? "s64" : "s32"; break;
   case LLVMAtomicRMWBinOpMin: op = "min"; ty = wide ? "s64" : "s32"; break;
   case LLVMAtomicRMWBinOpUMax: op = "max"; ty = wide ? "u64" : "u32"; break;
   case LLVMAtomicRMWBinOpUMin: op = "min"; ty = wide ? "u64" : "u32"; break;
+  case LLVMAtomicRMWBinOpAnd: op = "and"; ty = wide ? "b64" : "b32"; break;
+  case LLVMAtomicRMWBinOpOr: op = "or"; ty = wide ? "b64" : "b32"; break;
+  case LLVMAtomicRMWBinOpXor: op = "xor"; ty = wide ? "b64" : "b32"; break;
   default: op = "exch"; ty = wide ? "b64" : "b32"; break;
   }
   snprintf(buf, n, "%s.%s", op, ty);
@@ -1189,7 +1193,7 @@ static LLVMValueRef atom_ptx(cg *g, const teeny_op *op, const char *what, LLVMVa
   static const char *const sem[] = {"acq_rel", "relaxed", "acquire", "release"};
   static const char *const scope[] = {"gpu", "cta", "sys"};
   LLVMTypeRef t = LLVMTypeOf(v[0]);
-  bool half = t == g->t_f16;
+  bool half = t == g->t_f16 || t == g->t_bf16;
   LLVMValueRef args[3] = {p};
   for (int i = 0; i < n; i++)
     args[1 + i] = half ? LLVMBuildBitCast(g->b, v[i], g->t_i16, "") : v[i];
@@ -1203,7 +1207,7 @@ static LLVMValueRef atom_ptx(cg *g, const teeny_op *op, const char *what, LLVMVa
   else
     snprintf(cons, sizeof cons, "=%c,l,%c,~{memory}", c, c);
   LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 1 + n, true);
-  return half ? LLVMBuildBitCast(g->b, r, g->t_f16, "") : r;
+  return half ? LLVMBuildBitCast(g->b, r, t, "") : r;
 }
 
 static LLVMValueRef rmw(cg *g, const teeny_op *op, LLVMAtomicRMWBinOp o, LLVMValueRef p,
@@ -1240,14 +1244,63 @@ static LLVMValueRef float_minmax(cg *g, const teeny_op *op, bool max, LLVMValueR
   return LLVMBuildBitCast(g->b, phi, g->t_f32, "");
 }
 
+static LLVMValueRef cas32(cg *g, const teeny_op *op, LLVMValueRef p, LLVMValueRef cmp,
+                          LLVMValueRef v);
+
+/* bf16 atomic add where the hardware has none (before sm_90, and on the
+ * host): a compare-and-swap loop on the aligned 32-bit word holding the
+ * element, the sum computed in f32 and rounded (as the element-wise add
+ * is; rounding twice, f32 then bf16, is exact for a sum of two bf16s). */
+static LLVMValueRef bf16_add_cas(cg *g, const teeny_op *op, LLVMValueRef p, LLVMValueRef v) {
+  LLVMValueRef addr = LLVMBuildPtrToInt(g->b, p, g->t_i64, "");
+  LLVMValueRef wp = LLVMBuildIntToPtr(g->b, LLVMBuildAnd(g->b, addr, teeny__cg_i64(g, ~3ll), ""),
+                                      LLVMTypeOf(p), "");
+  LLVMValueRef shift = LLVMBuildTrunc(
+      g->b, LLVMBuildShl(g->b, LLVMBuildAnd(g->b, addr, teeny__cg_i64(g, 2), ""),
+                         teeny__cg_i64(g, 3), ""), g->t_i32, "");
+  LLVMValueRef first = LLVMBuildLoad2(g->b, g->t_i32, wp, "");
+  LLVMSetVolatile(first, 1);
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+  LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "bf16.cas");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "bf16.done");
+  LLVMBuildBr(g->b, loop);
+  LLVMPositionBuilderAtEnd(g->b, loop);
+  LLVMValueRef old = LLVMBuildPhi(g->b, g->t_i32, "");
+  LLVMValueRef o16 = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, old, shift, ""), g->t_i16, "");
+  LLVMValueRef ob = g->emu ? o16 : LLVMBuildBitCast(g->b, o16, g->t_bf16, "");
+  LLVMValueRef sum = LLVMBuildFAdd(g->b, teeny__cg_cast(g, ob, TEENY_DT_BF16, TEENY_DT_F32),
+                                   teeny__cg_cast(g, v, TEENY_DT_BF16, TEENY_DT_F32), "");
+  LLVMValueRef nb = teeny__cg_cast(g, sum, TEENY_DT_F32, TEENY_DT_BF16);
+  LLVMValueRef n16 = g->emu ? nb : LLVMBuildBitCast(g->b, nb, g->t_i16, "");
+  LLVMValueRef keep = LLVMBuildAnd(g->b, old, LLVMBuildNot(g->b, LLVMBuildShl(g->b, teeny__cg_i32(g, 0xffff), shift, ""), ""), "");
+  LLVMValueRef word = LLVMBuildOr(g->b, keep, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, n16, g->t_i32, ""), shift, ""), "");
+  LLVMValueRef got = cas32(g, op, wp, old, word);
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, got, old, ""), done, loop);
+  LLVMValueRef in[2] = {first, got};
+  LLVMBasicBlockRef from[2] = {pre, latch};
+  LLVMAddIncoming(old, in, from, 2);
+  LLVMPositionBuilderAtEnd(g->b, done);
+  return ob;
+}
+
 static LLVMValueRef rmw_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValueRef p,
                              LLVMValueRef v) {
   bool f = teeny__dt_is_float(dt), s = teeny__dt_is_signed(dt);
   switch (op->rmw) {
   case RMW_ADD:
-    if (dt == TEENY_DT_BF16 || dt == TEENY_DT_BOOL)
+    if (dt == TEENY_DT_BOOL)
       break;
+    if (dt == TEENY_DT_BF16 && (g->emu || g->sm < 90))
+      return bf16_add_cas(g, op, p, v);
     return rmw(g, op, f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd, p, v);
+  case RMW_AND:
+  case RMW_OR:
+  case RMW_XOR:
+    if (f || elem_size(dt) < 4)
+      break;
+    return rmw(g, op, op->rmw == RMW_AND ? LLVMAtomicRMWBinOpAnd
+                      : op->rmw == RMW_OR ? LLVMAtomicRMWBinOpOr : LLVMAtomicRMWBinOpXor, p, v);
   case RMW_MAX:
   case RMW_MIN:
     if (dt == TEENY_DT_F32)
@@ -1263,9 +1316,22 @@ static LLVMValueRef rmw_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValu
     return rmw(g, op, LLVMAtomicRMWBinOpXchg, p, v);
   }
   static const char *const names[] = {"atomic_add", "atomic_max", "atomic_min",
-                                      "atomic_xchg"};
+                                      "atomic_xchg", "atomic_and", "atomic_or", "atomic_xor"};
   teeny__cg_fail(g, TEENY_E_UNSUPPORTED, "%s on %s is not supported",
                  names[op->rmw], teeny_dtype_name(dt));
+}
+
+/* One 32-bit compare-and-swap with op's sem and scope; the old word. */
+static LLVMValueRef cas32(cg *g, const teeny_op *op, LLVMValueRef p, LLVMValueRef cmp,
+                          LLVMValueRef v) {
+  if (g->emu) {
+    LLVMValueRef r = LLVMBuildAtomicCmpXchg(g->b, p, cmp, v,
+                                            LLVMAtomicOrderingSequentiallyConsistent,
+                                            LLVMAtomicOrderingSequentiallyConsistent, 0);
+    return LLVMBuildExtractValue(g->b, r, 0, "");
+  }
+  LLVMValueRef ops[2] = {cmp, v};
+  return atom_ptx(g, op, "cas.b32", p, ops, 2);
 }
 
 static LLVMValueRef cas_elem(cg *g, const teeny_op *op, teeny_dtype dt, LLVMValueRef p,

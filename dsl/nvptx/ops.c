@@ -190,7 +190,9 @@ bool teeny__cg_is_elementwise(teeny_opcode code) {
   case IR_SELECT: case IR_CAST: case IR_EXP: case IR_EXP2: case IR_LOG:
   case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN: case IR_COS:
   case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
-  case IR_FMA: case IR_ADDPTR:
+  case IR_FMA: case IR_ADDPTR: case IR_UMULHI: case IR_BITCAST: case IR_POW:
+  case IR_INTTOPTR: case IR_PTRTOINT: case IR_PTRCAST:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
     return true;
   default:
     return false;
@@ -387,6 +389,22 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
     return LLVMBuildSelect(g->b, a[0], a[1], a[2], "");
   case IR_CAST:
     return teeny__cg_cast(g, a[0], dt, res_dt);
+  case IR_BITCAST:
+    return LLVMBuildBitCast(g->b, a[0], teeny__cg_type(g, res_dt), "");
+  case IR_INTTOPTR:
+    return LLVMBuildIntToPtr(g->b, a[0], teeny__cg_type(g, TEENY_DT_PTR), "");
+  case IR_PTRTOINT:
+    return LLVMBuildPtrToInt(g->b, a[0], g->t_i64, "");
+  case IR_PTRCAST: /* opaque pointers: the same value */
+    return a[0];
+  case IR_UMULHI: { /* the wide product's high half: mul.hi.u32 / .u64 */
+    unsigned w = (unsigned)teeny__dt_bits(dt);
+    LLVMTypeRef wt = LLVMIntTypeInContext(g->ctx, 2 * w);
+    LLVMValueRef p = LLVMBuildMul(g->b, LLVMBuildZExt(g->b, a[0], wt, ""),
+                                  LLVMBuildZExt(g->b, a[1], wt, ""), "");
+    return LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, p, LLVMConstInt(wt, w, 0), ""),
+                          LLVMTypeOf(a[0]), "");
+  }
   case IR_FMA: {
     LLVMTypeRef t = LLVMTypeOf(a[0]);
     return teeny__cg_intrin(g, "llvm.fma", &t, 1, a, 3);
@@ -397,8 +415,15 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   }
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
-  case IR_FLOOR: case IR_CEIL:
+  case IR_FLOOR: case IR_CEIL: case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
     return teeny__cg_math(g, op->code, dt, op->fast, a[0]);
+  case IR_POW:
+    return teeny__cg_pow(g, dt, a[0], a[1]);
+  case IR_DIV:
+    if (op->fast && dt == TEENY_DT_F32 && !g->emu) /* fdiv: Triton's fast division */
+      return teeny__cg_asm(g, g->t_f32, "div.full.f32 $0, $1, $2;", "=f,f,f", a, 2, false);
+    r = arith(g, op->code, dt, a[0], a[1]);
+    break;
   default:
     r = arith(g, op->code, dt, a[0], a[1]);
   }

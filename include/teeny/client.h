@@ -17,7 +17,10 @@
  *
  * Modes (teeny_client_opts.mode, else $TEENYC_MODE, else auto):
  *   daemon    through teenycd's Unix socket (PROTOCOL.md); an error if it
- *             cannot be reached.
+ *             cannot be reached.  A call made while teenycd restarts
+ *             waits for it to answer again, with backoff, for up to
+ *             restart_wait_ms (default 10 s), and a request the stopping
+ *             daemon refused (SHUTDOWN) is sent again to the next one.
  *   embedded  in process with the compiler library, against the same store
  *             teenycd uses (safe alongside a running daemon and other
  *             embedded processes: atomic renames, SQLite locking).
@@ -27,8 +30,21 @@
  *             an error if it cannot be opened) or the default root
  *             /var/cache/teenyc already exists and opens; else offline
  *             (auto never creates the system-wide store).  If the daemon
- *             goes away mid-session and does not come back, auto
- *             continues in process the same way.
+ *             goes away mid-session, auto continues in process the same
+ *             way at once, and goes back to the daemon as soon as it
+ *             answers again (looked for at most every 100 ms, at a call).
+ *             teeny_client_notice() says which and why, in one line, for
+ *             the caller to show.
+ *
+ * The daemon is found by socket discovery: the explicit socket_path only;
+ * else $TEENYCD_SOCKET, then $XDG_RUNTIME_DIR/teenycd.sock, then
+ * /run/teenycd/teenycd.sock — the first that answers.  When none does, the
+ * message names each path and why it failed ("no such file", "permission
+ * denied (add yourself to group teenyc, then log in again)").
+ *
+ * Embedded and offline modes compile with libteenyc-embedded (LLVM and
+ * the store), which this library loads on first need from its own
+ * directory: a client in daemon mode never maps the compiler.
  *
  * Threads.  Every function here may be called from any thread.  A client
  * has a mutex: calls that talk to the daemon or the store are serialised
@@ -42,7 +58,8 @@
  *
  * Global state: the CUDA loader keeps the dlopen()ed libcuda handle, its
  * function table and the primary context in one structure initialised once
- * under pthread_once (it cannot be per client: modules outlive clients).
+ * under pthread_once (it cannot be per client: modules outlive clients);
+ * the embedded loader keeps libteenyc-embedded's handle the same way.
  * Nothing else is global.  The library never prints and never exits.
  *
  * Errors are teeny_err codes (teeny/error.h): 0 success, negative failure.
@@ -77,21 +94,31 @@ typedef enum teeny_client_mode {
 
 typedef struct teeny_client_opts {
   teeny_client_mode mode;  /* TEENY_MODE_DEFAULT: $TEENYC_MODE, else auto */
-  const char *socket_path; /* NULL: $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/
-                              teenycd.sock, /run/teenycd/teenycd.sock */
+  const char *socket_path; /* only this socket; NULL: discovery (the first
+                              of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/
+                              teenycd.sock, /run/teenycd/teenycd.sock
+                              that answers) */
   const char *cache_dir;   /* embedded store root; NULL: $TEENYC_CACHE_DIR,
                               $XDG_CACHE_HOME/teenyc, /var/cache/teenyc */
   const char *client_name; /* "program/version" sent in HELLO; NULL:
                               "libteenyc-client/<version>" */
   int timeout_ms;          /* connect and per-request limit; 0: none */
   long memo_entries;       /* memo capacity; 0: 4096; < 0: no memo */
+  int restart_wait_ms;     /* daemon mode: how long a call waits for teenycd
+                              to answer again (a restart) before it fails
+                              with TEENY_E_CONNECT, retrying with backoff;
+                              0: TEENY_CLIENT_RESTART_WAIT_MS; < 0: none */
 } teeny_client_opts;
 
+#define TEENY_CLIENT_RESTART_WAIT_MS 10000 /* default restart_wait_ms */
+
 /* Open a client (opts may be NULL: all defaults).  Returns 0, or
- * TEENY_E_CONNECT (daemon mode and no daemon at the socket), TEENY_E_VERSION
- * (the daemon speaks another protocol), TEENY_E_STORE/IO/PERM (embedded:
- * the store cannot be opened), TEENY_E_INVAL (bad opts or $TEENYC_MODE),
- * TEENY_E_NOMEM.  Whether or not it fails, *out gets a handle (NULL only
+ * TEENY_E_CONNECT (daemon mode and no daemon at any socket tried),
+ * TEENY_E_PERM (daemon mode, and a socket refused us: not in its group),
+ * TEENY_E_VERSION (the daemon speaks another protocol),
+ * TEENY_E_STORE/IO/PERM (embedded: the store cannot be opened),
+ * TEENY_E_UNSUPPORTED (embedded or offline: libteenyc-embedded cannot be
+ * loaded), TEENY_E_INVAL (bad opts or $TEENYC_MODE), TEENY_E_NOMEM.  Whether or not it fails, *out gets a handle (NULL only
  * when memory ran out) whose teeny_client_errmsg() explains a failure; a
  * failed handle can only be closed.  Close every handle. */
 int teeny_client_open(teeny_client **out, const teeny_client_opts *opts);
@@ -109,13 +136,17 @@ const char *teeny_client_mode_name(teeny_client_mode m);
 int teeny_client_mode_parse(const char *name);
 /* The socket path used (daemon mode) or that would be ("" if unknown). */
 const char *teeny_client_socket(const teeny_client *c);
+/* One line on how c came to its mode when that was not the plain first
+ * choice — auto mode fell back (why, and to what), or the store is
+ * read-only for this process — else "".  Tools print it once on stderr. */
+const char *teeny_client_notice(const teeny_client *c);
 /* The store root used in embedded mode ("" in the other modes). */
 const char *teeny_client_store_root(const teeny_client *c);
 
-/* The daemon's socket: explicit if non-empty, else $TEENYCD_SOCKET, else
- * $XDG_RUNTIME_DIR/teenycd.sock (absolute only), else
- * /run/teenycd/teenycd.sock.  Returns 0 or TEENY_E_LIMIT (does not fit in
- * size bytes, or longer than a Unix socket path may be). */
+/* The first socket discovery tries: explicit if non-empty, else
+ * $TEENYCD_SOCKET, else $XDG_RUNTIME_DIR/teenycd.sock (absolute only),
+ * else /run/teenycd/teenycd.sock.  Returns 0 or TEENY_E_LIMIT (does not
+ * fit in size bytes, or longer than a Unix socket path may be). */
 int teeny_client_socket_path(const char *explicit_path, char *out, size_t size);
 
 /* ---- compiling ----------------------------------------------------------------- */
@@ -216,7 +247,8 @@ typedef struct teeny_admin_req {
   teeny_admin_op op;      /* what to do */
   bool zero;              /* stats: reset the counters after reading */
   const char *name;       /* list, purge: glob on kernel names; NULL: all */
-  unsigned limit;         /* list: at most this many; 0: all */
+  unsigned limit;         /* list: at most this many in this reply; 0: the
+                             daemon's page (10 000); follow next for more */
   teeny_admin_sort sort;  /* list: order */
   const char *key;        /* show: a key or a prefix (hex) */
   unsigned emit;          /* show: TEENY_EMIT_PTX/MLIR/SOURCE to include */
@@ -225,6 +257,8 @@ typedef struct teeny_admin_req {
   int64_t to_size;        /* purge: >= 0 with has_to_size: LRU down to bytes */
   bool has_to_size;       /* purge: to_size given */
   bool repair;            /* verify: fix what it finds (admin) */
+  const char *after;      /* list: a previous reply's next (the page after
+                             it); NULL: the first page */
 } teeny_admin_req;
 
 typedef struct teeny_counter {
@@ -266,6 +300,8 @@ typedef struct teeny_admin_reply {
   uint64_t checked, repaired; /* verify */
   teeny_cache_problem *problems; /* verify: what was found */
   size_t nproblems;
+  const char *next;           /* list: more entries follow (pass it as
+                                 after); NULL: this was the last page */
 } teeny_admin_reply;
 
 /* Send one admin request to the daemon (any mode's client may call this; a

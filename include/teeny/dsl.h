@@ -108,6 +108,9 @@ static inline f64 teeny__atom_f64(f64 *p, ...) { return *p; }
 #define atomic_max(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 #define atomic_min(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 #define atomic_xchg(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_and(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_or(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
+#define atomic_xor(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 #define atomic_cas(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 
 /* Options, written as the last arguments of the builtins that take them
@@ -150,6 +153,24 @@ static inline void barrier(void) {}
 #define fast_cos(x) ((x) + 0.0f)
 #define fast_tanh(x) ((x) + 0.0f)
 #define fma(a, b, c) ((a) * (b) + (c))
+#define log1p(x) ((x) + 0.0f)
+#define expm1(x) ((x) + 0.0f)
+#define erfc(x) ((x) + 0.0f)
+#define pow(x, y) ((x) * (y) + 0.0f)
+#define isnan(x) ((x) != (x))
+#define isinf(x) ((x) == (x))
+#define clamp(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
+#define div_rn(a, b) ((a) / (b) + 0.0f)
+#define fdiv(a, b) ((a) / (b) + 0.0f)
+/* umulhi(a, b): the high half of the unsigned product (32- or 64-bit ints) */
+#define umulhi(a, b) ((a) * (b))
+/* bitcast(x, T): x's bits as dtype T of the same width */
+#define bitcast(x, T) ((T)(x))
+/* rand(seed, offsets) in [0, 1), randn(...) ~ N(0, 1), randint(...): u32
+ * (u64 for 64-bit offsets): Philox, the same numbers as Triton's */
+#define rand(seed, offset) ((f32)(seed) + (f32)(offset))
+#define randn(seed, offset) ((f32)(seed) + (f32)(offset))
+#define randint(seed, offset) ((u32)(seed) + (u32)(offset))
 #define cdiv(a, b) (((a) + (b) - 1) / (b))
 
 /* ---- reductions, scans, dot ---------------------------------------------------- */

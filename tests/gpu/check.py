@@ -273,6 +273,61 @@ def check_memory_model(drv, tc, quick):
     record(f"{k.id} gelu: elements outside 1e-6 + 1e-5 |ref|", float(bad), 0.0)
 
 
+def check_random(drv, tc, quick):
+    """rand/randint bit for bit with Triton's tl.rand/tl.randint; randn close;
+    the tutorial 04 dropout against a torch reference of the same mask."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def triton_rng(ri, r, rn, seed, base, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        o = base + i
+        tl.store(ri + i, tl.randint(seed, o), mask=m)
+        tl.store(r + i, tl.rand(seed, o), mask=m)
+        tl.store(rn + i, tl.randn(seed, o), mask=m)
+
+    k = Kernel(drv, tc, "tests/gpu/kernels/random.c", "rng", {"BLOCK": 1024})
+    n = 1 << 20
+    for seed, base in [(0, 0), (123, -5000), (2**31 - 1, 2**30)]:
+        mine = [torch.empty(n, device="cuda", dtype=t) for t in (torch.int32, torch.float32,
+                                                                  torch.float32)]
+        theirs = [torch.empty_like(t) for t in mine]
+        k((cdiv(n, 1024),), mine[0], mine[1], mine[2], seed, base, n)
+        triton_rng[(cdiv(n, 1024),)](theirs[0], theirs[1], theirs[2], seed, base, n, BLOCK=1024)
+        torch.cuda.synchronize()
+        same_int = torch.equal(mine[0], theirs[0])
+        same_rand = torch.equal(mine[1].view(torch.int32), theirs[1].view(torch.int32))
+        record(f"randint/rand seed={seed} base={base} bit for bit with Triton",
+               0.0 if same_int and same_rand else 1.0, 0.0)
+        record(f"randn seed={seed} base={base} against Triton", rel_err(mine[2], theirs[2]), 1e-5)
+    d = Kernel(drv, tc, K + "dropout.c", "seeded_dropout", {"D": "f32", "BLOCK_SIZE": 1024})
+    x = torch.randn(1000003, device="cuda")
+    out = poison(torch.empty_like(x))
+    d((cdiv(x.numel(), 1024),), x, out, x.numel(), 0.3, 42)
+    r = torch.empty(x.numel(), device="cuda")
+    scratch = [torch.empty(x.numel(), device="cuda", dtype=torch.int32), r,
+               torch.empty(x.numel(), device="cuda")]
+    triton_rng[(cdiv(x.numel(), 1024),)](scratch[0], r, scratch[2], 42, 0, x.numel(), BLOCK=1024)
+    torch.cuda.synchronize()
+    ref = torch.where(r > 0.3, x / (1 - 0.3), torch.zeros_like(x))
+    record(f"{d.id} (tutorial 04) against tl.rand's mask", rel_err(out, ref), 1e-6)
+
+
+def check_pointer_table(drv, tc, quick):
+    """A table of device addresses (torch data_ptr) loaded and used as pointers."""
+    k = Kernel(drv, tc, "tests/gpu/kernels/gather_table.c", "gather", {"BLOCK": 1024})
+    n = 3001
+    srcs = [torch.randn(n, device="cuda") for _ in range(5)]
+    table = torch.tensor([t.data_ptr() for t in srcs], device="cuda", dtype=torch.int64)
+    out = poison(torch.empty(5 * n, device="cuda"))
+    k((5,), table, out, n)
+    torch.cuda.synchronize()
+    ref = torch.cat([t * 2 for t in srcs])
+    record(f"{k.id} 5 buffers through a pointer table", 0.0 if torch.equal(out, ref) else 1.0, 0.0)
+
+
 def check_dot_precision(drv, tc, quick):
     """f32 dot at tf32 / tf32x3 / ieee against float64, error over sum |a b|."""
     M = N = 64
@@ -302,7 +357,8 @@ def main():
     # matmul last: a bad tensor-core instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
-                  check_cross_entropy, check_dot_precision, check_matmul):
+                  check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
+                  check_matmul):
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -195,6 +196,11 @@ int tc_recv(tclient *c, teeny_proto_op op, teeny_msg_reply *rep,
 }
 
 int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep) {
+  return tc_call_timeout(c, req, rep, 60000);
+}
+
+int tc_call_timeout(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep,
+                    int timeout_ms) {
   req->id = 0;
   int rc = tc_send(c, req);
   if (rc) {
@@ -204,7 +210,7 @@ int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep) {
   for (;;) {
     const char *p;
     size_t n;
-    if ((rc = tc_recv_frame(c, 60000, &p, &n))) {
+    if ((rc = tc_recv_frame(c, timeout_ms, &p, &n))) {
       memset(rep, 0, sizeof *rep);
       return rc;
     }
@@ -422,6 +428,11 @@ static void child_exec(const tdaemon *d, const char *const *args,
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     setenv("LISTEN_PID", pid, 1);
     setenv("LISTEN_FDS", "1", 1);
+  }
+  if (d->run_uid && (setgroups(0, NULL) || setgid(d->run_gid) || setuid(d->run_uid))) {
+    fprintf(stderr, "cannot become %u:%u: %s\n", (unsigned)d->run_uid,
+            (unsigned)d->run_gid, strerror(errno));
+    _exit(126);
   }
   execv(argv[0], (char *const *)argv);
   fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));

@@ -57,6 +57,9 @@ int tc_recv(tclient *c, teeny_proto_op op, teeny_msg_reply *rep,
 /* Send req, then receive replies until the one with its id.  0 or an
  * error; rep->status is the server's status. */
 int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep);
+/* tc_call waiting at most timeout_ms for each frame (tc_call: 60 s). */
+int tc_call_timeout(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep,
+                    int timeout_ms);
 /* True when the server closed the connection within timeout_ms (pending
  * frames are skipped). */
 bool tc_closed(tclient *c, int timeout_ms);
@@ -103,6 +106,8 @@ typedef struct tdaemon {
   char sock[160];     /* dir/s.sock */
   char cache[160];    /* dir/cache */
   char log[160];      /* dir/teenycd.log */
+  uid_t run_uid;      /* run teenycd as this user (0: as we are) */
+  gid_t run_gid;      /* ... and group */
 } tdaemon;
 
 /* Make the temp directory (under $TMPDIR or /tmp).  0 or -1. */

@@ -63,6 +63,20 @@ START_TEST(buf_grows_and_takes) {
 }
 END_TEST
 
+/* An empty buffer takes as "" (a kernel without parameters is stored with
+ * an empty parameter list: it once came out as heap garbage). */
+START_TEST(buf_takes_empty_as_empty_string) {
+  teeny_buf b;
+  teeny__buf_init(&b);
+  size_t len = 7;
+  char *s = teeny__buf_take(&b, &len);
+  ck_assert_ptr_nonnull(s);
+  ck_assert_uint_eq(len, 0);
+  ck_assert_str_eq(s, "");
+  teeny__free(s);
+}
+END_TEST
+
 START_TEST(buf_failed_alloc_sticks) {
   teeny_buf b;
   teeny__buf_init(&b);
@@ -141,6 +155,7 @@ int main(void) {
   tcase_add_test(tc, arena_zeroed_aligned_and_large);
   tcase_add_test(tc, arena_limit_longjmps);
   tcase_add_test(tc, buf_grows_and_takes);
+  tcase_add_test(tc, buf_takes_empty_as_empty_string);
   tcase_add_test(tc, buf_failed_alloc_sticks);
   tcase_add_test(tc, sha256_known_vectors);
   tcase_add_test(tc, diag_format_caret_under_column);

@@ -311,6 +311,29 @@ static const char tile_atomics[] =
     "  tile(i32) was = atomic_cas(c + o, old + o, -o, o < n - 3, sem_relaxed);\n"
     "  store(out + o, old * 1000 + was); }\n";
 
+/* and/or/xor with old values on distinct addresses and without on one
+ * shared address; bf16 add (a CAS loop before sm_90 and on the host). */
+static const char bit_atomics[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) c, ptr(i64) w, ptr(bf16) h, ptr(i32) out)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  tile(i32) a = atomic_and(c + o, 5 + o);\n"
+    "  tile(i32) b = atomic_or(c + o, o * 3, o < 100, sem_relaxed);\n"
+    "  tile(i32) x = atomic_xor(c + o, 0x55);\n"
+    "  atomic_or(w, (i64)1 << (o % 64), sem_relaxed);\n"
+    "  atomic_xor(w + 1, (i64)o);\n"
+    "  tile(bf16) old = atomic_add(h + o, (bf16)(0.5f * o));\n"
+    "  store(out + o, a + 7 * b + 31 * x + (i32)(f32)old); }\n";
+
+START_TEST(bitwise_and_bf16_atomics) {
+  kcase c = {"bit_atomics.c", bit_atomics, "k", "B=128", 1,
+             {{128, 2}, {2, 0}, {128, 1}, {128, 0}}, {0}};
+  run_everywhere(&c, NULL);
+}
+END_TEST
+
 START_TEST(tile_atomics_old_values) {
   kcase c = {"tile_atomics.c", tile_atomics, "k", "B=128", 1, {{128, 2}, {128, 0}}, {100}};
   run_everywhere(&c, NULL);
@@ -560,6 +583,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, in_place_two_views);
   tcase_add_test(tc, loop_scalar_and_tile);
   tcase_add_test(tc, tile_atomics_old_values);
+  tcase_add_test(tc, bitwise_and_bf16_atomics);
   tcase_add_test(tc, lock_pattern);
   tcase_add_test(tc, atomics_carry_sem_and_scope);
   tcase_add_test(tc, barriers_only_where_needed);

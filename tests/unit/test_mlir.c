@@ -115,7 +115,7 @@ START_TEST(softmax_reduce_and_neg_inf) {
       "arith.maxnumf ", "\"tt.reduce.return\"(", ") : (f32) -> ()\n",
       "}) : (tensor<128xf32>) -> f32",
       "\"tt.addptr\"(%arg0, %", ": (!tt.ptr<f32>, i32) -> !tt.ptr<f32>",
-      "symbol = \"__nv_expf\"", "arith.divf ", "arith.subf ", NULL);
+      "symbol = \"__nv_expf\"", "\"tt.precise_divf\"(", "arith.subf ", NULL);
   ck_assert_int_eq(count("\"tt.reduce\""), 2);
   /* block arguments of the combine region, one level deeper than the op */
   ck_assert_ptr_nonnull(strstr(text.p, "    ^bb0(%"));
@@ -233,7 +233,7 @@ START_TEST(half_math_in_f32) {
   has("arith.extf %", " : tensor<256xf16> to tensor<256xf32>\n",
       "symbol = \"__nv_expf\"}> : (tensor<256xf32>)", " : tensor<256xf32>\n",
       "symbol = \"__nv_tanhf\"}> : (tensor<256xf32>)",
-      "math.sqrt %t", "arith.divf %t", "arith.truncf %t", " : tensor<256xf32> to tensor<256xf16>\n",
+      "math.sqrt %t", "\"tt.precise_divf\"(%t", "arith.truncf %t", " : tensor<256xf32> to tensor<256xf16>\n",
       "arith.constant dense<-0.0e+00> : tensor<256xf16>", "arith.subf %t",
       "math.floor %", "math.absf %", "arith.remf %", " : tensor<256xf16>\n", NULL);
   ck_assert_int_eq(count("arith.truncf"), 4); /* exp, tanh, sqrt, div */

@@ -454,8 +454,8 @@ static int arith_ops(const teeny_spec *s) {
   ck_assert_msg(rc == 0, "compile: %s", teeny_strerror(rc));
   teeny_diags_close(&d);
   int n = 0;
-  static const char *const dialects[] = {"arith.", "math."};
-  for (size_t k = 0; k < 2; k++)
+  static const char *const dialects[] = {"arith.", "math.", "tt.precise_divf"};
+  for (size_t k = 0; k < 3; k++)
     for (const char *p = art->mlir; (p = strstr(p, dialects[k])); p++)
       n += strncmp(p, "arith.constant", 14) != 0;
   teeny_artifact_destroy(art);

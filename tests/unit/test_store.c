@@ -1263,7 +1263,7 @@ START_TEST(schema_version_and_reopen) {
   put_ok(s, &t);
   teeny_store_destroy(s);
   s = open_store(NULL);
-  ck_assert_int_eq(teeny_store_schema_version(s), 1);
+  ck_assert_int_eq(teeny_store_schema_version(s), TEENY_STORE_SCHEMA_VERSION);
   teeny_store_rec r;
   ck_assert_int_eq(teeny_store_get(s, t.a.key, TEENY_STORE_GET_ALL, &r, NULL),
                    0);

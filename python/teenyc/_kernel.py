@@ -1,0 +1,379 @@
+"""teenyc._kernel — a kernel of a teenyc kernel file, launched Triton-style:
+
+    vector_add = teenyc.kernel("kernels/vector_add.c")
+    vector_add[(triton_cdiv(n, 1024),)](a, b, out, n, BLOCK_SIZE=1024)
+
+The file's declarations (teeny_source_inspect: generics, parameters, their
+dtypes) decide everything a call checks before it compiles: the argument
+count; a tensor for each pointer parameter and a number for each scalar;
+dtype generics bound from the tensors' dtypes (all tensors of one generic
+must agree, and the dtype must be in the generic's list) or by keyword
+(D="f16"); each TEENY_CONST by keyword; tensors on the GPU in use; and
+row-major dense tensors unless the kernel takes strides (a scalar
+parameter whose name contains "stride") or says otherwise (contiguous=).
+
+Each specialisation (dtypes, consts, num_warps, target) is compiled once
+through the client (teenycd, else in process) and its module loaded once;
+a warm call is a dictionary lookup, the argument packing and
+cuLaunchKernel on the caller's current stream.
+"""
+import ctypes
+import os
+import struct
+import sys
+import threading
+
+from . import _arrays, _lib, _stream
+from ._client import default_client
+from ._errors import ArgumentError, CompileError, CudaError
+
+_INT_RANGE = {"i8": (-2**7, 2**7), "i16": (-2**15, 2**15), "i32": (-2**31, 2**31),
+              "i64": (-2**63, 2**63), "u8": (0, 2**8), "u16": (0, 2**16), "u32": (0, 2**32),
+              "u64": (0, 2**64)}
+_CTYPE = {"bool": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
+          "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
+          "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
+          "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
+          "bf16": ctypes.c_uint16}
+_ERR_LEN = 2048
+
+
+def dtype_name(d):
+    """A teenyc dtype name from "f16", a torch dtype or a numpy dtype."""
+    if isinstance(d, str):
+        return d
+    s = str(d).replace("torch.", "")
+    names = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+             "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+    return names.get(s, s)
+
+
+def _half_bits(v, dt):
+    if dt == "f16":
+        return struct.unpack("<H", struct.pack("<e", v))[0]
+    bits = struct.unpack("<I", struct.pack("<f", v))[0]  # bf16: round to nearest even
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+
+
+class _Param:
+    def __init__(self, name, pointer, dtype, generic):
+        self.name, self.pointer, self.dtype, self.generic = name, pointer, dtype, generic
+
+    def describe(self):
+        t = self.generic or self.dtype
+        return f"{'ptr(' + t + ')' if self.pointer else t} {self.name}"
+
+
+class _Spec:
+    """One loaded specialisation: its compile result and CUDA module."""
+
+    def __init__(self, compiled, module):
+        self.compiled, self.module = compiled, module
+
+
+def _inspect(lib, source, filename):
+    out = ctypes.c_void_p()
+    d = _lib.Diags()
+    lib.teeny_diags_init(ctypes.byref(d))
+    rc = lib.teeny_source_inspect(source, len(source), filename.encode(), ctypes.byref(out),
+                                  ctypes.byref(d))
+    if rc:
+        from ._client import format_diag
+        diags = [format_diag(lib, d.v[i]) for i in range(d.n)]
+        lib.teeny_diags_close(ctypes.byref(d))
+        raise CompileError(f"teenyc: {filename} has errors", rc,
+                           _lib.text(lib.teeny_err_name(rc)), diags)
+    lib.teeny_diags_close(ctypes.byref(d))
+    return out.value
+
+
+class Kernel:
+    """A TEENY_KERNEL of a kernel file; index it with a grid to launch."""
+
+    def __init__(self, source, name=None, filename="<source>", client=None, num_warps=4,
+                 target=None, contiguous=None):
+        self._lib = _lib.lib()
+        self.source = source.encode() if isinstance(source, str) else bytes(source)
+        self.filename = filename
+        self._client = client
+        self.num_warps = num_warps
+        self.target = target
+        self._read_signature(name)
+        takes_strides = any("stride" in p.name for p in self.params if not p.pointer)
+        self.contiguous = (not takes_strides) if contiguous is None else contiguous
+        self._specs = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_file(cls, path, name=None, **options):
+        with open(path, "rb") as f:
+            return cls(f.read(), name, filename=os.fspath(path), **options)
+
+    def _read_signature(self, name):
+        lib = self._lib
+        info_p = _inspect(lib, self.source, self.filename)
+        try:
+            info = ctypes.cast(info_p, ctypes.POINTER(_lib.SourceInfo)).contents
+            kernels = [info.kernels[i] for i in range(info.nkernels)]
+            names = [_lib.text(k.name) for k in kernels]
+            if name is None and len(kernels) != 1:
+                raise ValueError(f"{self.filename} has kernels {', '.join(names) or 'none'}: "
+                                 "say which (name=...)")
+            if name is not None and name not in names:
+                raise ValueError(f"{self.filename} has no kernel {name!r} "
+                                 f"(kernels: {', '.join(names) or 'none'})")
+            k = kernels[names.index(name) if name else 0]
+            self.name = _lib.text(k.name)
+            generics = [info.generics[k.generics[i]] for i in range(k.ngenerics)]
+            gnames = [_lib.text(g.name) for g in generics]
+            self.dtype_generics = {
+                _lib.text(g.name): [_lib.text(lib.teeny_dtype_name(g.allowed[j]))
+                                    for j in range(g.nallowed)] or None
+                for g in generics if g.is_dtype}
+            self.const_generics = [n for n, g in zip(gnames, generics) if not g.is_dtype]
+            self.params = []
+            for i in range(k.nparams):
+                p = k.params[i]
+                gen = _lib.text(info.generics[p.generic].name) if p.generic >= 0 else None
+                dt = None if gen else _lib.text(lib.teeny_dtype_name(p.dtype))
+                self.params.append(_Param(_lib.text(p.name), p.kind == _lib.PARAM_POINTER,
+                                          dt, gen))
+        finally:
+            lib.teeny_source_info_destroy(info_p)
+
+    def __repr__(self):
+        sig = ", ".join(p.describe() for p in self.params)
+        return f"<teenyc.Kernel {self.name}({sig})>"
+
+    def signature(self):
+        return f"{self.name}({', '.join(p.describe() for p in self.params)})"
+
+    # ---- compiling ------------------------------------------------------------------
+
+    def client(self):
+        return self._client or default_client()
+
+    def compile(self, num_warps=None, target=None, force=False, **bindings):
+        """Compile one specialisation (no GPU needed): bindings name every
+        generic, D="f16" (or a torch dtype), BLOCK_SIZE=1024."""
+        dtypes, consts = self._bindings(bindings, {})
+        return self.client().compile(self.source, self.name, dtypes, consts,
+                                     num_warps or self.num_warps, target or self.target,
+                                     self.filename, force)
+
+    def _bindings(self, meta, bound):
+        """(dtypes, consts) from keywords, with dtypes already bound from
+        tensors; ArgumentError for anything missing, extra or wrong."""
+        dtypes = dict(bound)
+        consts = {}
+        for k, v in meta.items():
+            if k in self.dtype_generics:
+                name = dtype_name(v)
+                if k in dtypes and dtypes[k] != name:
+                    raise ArgumentError(f"{self.name}: {k}={name} given, but the tensors "
+                                        f"bind {k} to {dtypes[k]}")
+                dtypes[k] = name
+            elif k in self.const_generics:
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise ArgumentError(f"{self.name}: {k} is a TEENY_CONST and wants an int, "
+                                        f"got {type(v).__name__}")
+                consts[k] = v
+            else:
+                known = list(self.dtype_generics) + self.const_generics
+                raise ArgumentError(f"{self.name}: unknown keyword {k}= (its generics: "
+                                    f"{', '.join(known) or 'none'}; options: num_warps, "
+                                    "target, stream)")
+        for g, allowed in self.dtype_generics.items():
+            if g not in dtypes:
+                raise ArgumentError(f"{self.name}: dtype {g} is not bound: pass a tensor for "
+                                    f"one of its parameters or {g}=...")
+            if allowed and dtypes[g] not in allowed:
+                raise ArgumentError(f"{self.name}: dtype {dtypes[g]} is not supported for {g} "
+                                    f"(supported: {', '.join(allowed)})")
+        missing = [c for c in self.const_generics if c not in consts]
+        if missing:
+            raise ArgumentError(f"{self.name}: {', '.join(missing)} not given (TEENY_CONST: "
+                                f"pass {missing[0]}=...)")
+        return dtypes, consts
+
+    # ---- launching ------------------------------------------------------------------
+
+    def __getitem__(self, grid):
+        return _Launcher(self, grid)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name}: launch with a grid: {self.name}[grid](...)")
+
+    def _spec(self, dtypes, consts, num_warps, target):
+        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target)
+        spec = self._specs.get(key)
+        if spec is not None:
+            return spec
+        with self._lock:
+            spec = self._specs.get(key)
+            if spec is None:
+                compiled = self.client().compile(self.source, self.name, dtypes, consts,
+                                                 num_warps, target, self.filename)
+                spec = _Spec(compiled, _load_module(self._lib, compiled))
+                self._specs[key] = spec
+        return spec
+
+    def _launch(self, grid, args, meta):
+        num_warps = meta.pop("num_warps", None) or self.num_warps
+        target = meta.pop("target", None) or self.target
+        stream = _stream.of(meta.pop("stream", None))
+        if len(args) != len(self.params):
+            raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
+                                f"got {len(args)}")
+        bound, values = self._read_args(args, stream)
+        dtypes, consts = self._bindings(meta, bound)
+        slots = [self._pack(p, v, dtypes) for p, v in zip(self.params, values)]
+        g = _grid(grid, dict(consts, num_warps=num_warps))
+        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib))
+        argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        rc = self._lib.teeny_launch(spec.module, g, stream, argv, err, _ERR_LEN)
+        if rc:
+            raise CudaError(f"teenyc: {self.name}: {err.value.decode('utf-8', 'replace')}", rc,
+                            _lib.text(self._lib.teeny_err_name(rc)))
+
+    def _read_args(self, args, stream):
+        """(dtypes bound by tensors, the argument values: views or numbers)."""
+        bound, values = {}, []
+        device = None
+        for p, a in zip(self.params, args):
+            if not p.pointer:
+                if _arrays.is_array(a):
+                    raise ArgumentError(f"{self.name}: {p.describe()} is a scalar, got a tensor")
+                values.append(a)
+                continue
+            if not _arrays.is_array(a):
+                raise ArgumentError(f"{self.name}: {p.describe()} wants a CUDA tensor (an object "
+                                    f"with __cuda_array_interface__ or __dlpack__), got "
+                                    f"{type(a).__name__}")
+            try:
+                v = _arrays.view(a, stream)
+            except (ValueError, KeyError, TypeError) as e:
+                raise ArgumentError(f"{self.name}: {p.name}: {e}") from None
+            device = self._check_tensor(p, v, device)
+            if p.generic:
+                prev = bound.get(p.generic)
+                if prev is not None and prev[0] != v.dtype:
+                    raise ArgumentError(f"{self.name}: {p.name} is {v.dtype} but {prev[1]} is "
+                                        f"{prev[0]}: both are {p.generic}")
+                bound.setdefault(p.generic, (v.dtype, p.name))
+            elif v.dtype != p.dtype:
+                raise ArgumentError(f"{self.name}: {p.describe()} wants {p.dtype} elements, "
+                                    f"got a {v.dtype} tensor")
+            values.append(v)
+        return {g: d for g, (d, _) in bound.items()}, values
+
+    def _check_tensor(self, p, v, device):
+        kind, index = v.device
+        if kind != "cuda":
+            raise ArgumentError(f"{self.name}: {p.name} is on {kind}; kernels run on the GPU "
+                                "(move it with .cuda() or .to('cuda'))")
+        if index >= 0:
+            cur = _current_device()
+            if index != cur:
+                raise ArgumentError(f"{self.name}: {p.name} is on cuda:{index}, but the current "
+                                    f"device is cuda:{cur}")
+            if device is not None and index != device[0]:
+                raise ArgumentError(f"{self.name}: {p.name} is on cuda:{index}, {device[1]} on "
+                                    f"cuda:{device[0]}")
+            device = device or (index, p.name)
+        if self.contiguous and not _arrays.is_contiguous(v):
+            raise ArgumentError(f"{self.name}: {p.name} is not contiguous (shape {v.shape}, "
+                                f"strides {v.strides}) and {self.name} takes no strides: pass "
+                                ".contiguous(), or kernel(..., contiguous=False)")
+        return device
+
+    def _pack(self, p, v, dtypes):
+        if p.pointer:
+            return ctypes.c_uint64(v.ptr)
+        dt = dtypes.get(p.generic) if p.generic else p.dtype
+        if isinstance(v, bool):
+            v = int(v)
+        if dt in _INT_RANGE:
+            if not isinstance(v, int):
+                raise ArgumentError(f"{self.name}: {p.describe()} wants an integer, got "
+                                    f"{type(v).__name__}")
+            lo, hi = _INT_RANGE[dt]
+            if not lo <= v < hi:
+                raise ArgumentError(f"{self.name}: {p.name}={v} does not fit {dt}")
+            return _CTYPE[dt](v)
+        if not isinstance(v, (int, float)):
+            raise ArgumentError(f"{self.name}: {p.describe()} wants a number, got "
+                                f"{type(v).__name__}")
+        if dt in ("f16", "bf16"):
+            return _CTYPE[dt](_half_bits(float(v), dt))
+        return _CTYPE[dt](v)
+
+
+class _Launcher:
+    """kernel[grid]: call it with the kernel's arguments and keywords."""
+
+    def __init__(self, kernel, grid):
+        self.kernel, self.grid = kernel, grid
+
+    def __call__(self, *args, **meta):
+        return self.kernel._launch(self.grid, args, meta)
+
+
+def _grid(grid, meta):
+    g = grid(meta) if callable(grid) else grid
+    if isinstance(g, int):
+        g = (g,)
+    g = tuple(int(x) for x in g)
+    if not 1 <= len(g) <= 3 or any(x < 0 or x >= 2**32 for x in g):
+        raise ArgumentError(f"grid {g!r}: want 1 to 3 counts of programs, each below 2**32")
+    return (ctypes.c_uint * 3)(*(g + (1,) * (3 - len(g))))
+
+
+def _load_module(lib, compiled):
+    m = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    art = compiled.artifact()
+    rc = lib.teeny_module_load(ctypes.byref(art), ctypes.byref(m), err, _ERR_LEN)
+    if rc:
+        raise CudaError(f"teenyc: {compiled.id}: {err.value.decode('utf-8', 'replace')}", rc,
+                        _lib.text(lib.teeny_err_name(rc)))
+    return m.value
+
+
+_target = None
+
+
+def _device_target(lib):
+    """The compile target of the GPU in use ("sm_90a"), asked once."""
+    global _target
+    if _target is None:
+        buf = ctypes.create_string_buffer(16)
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        rc = lib.teeny_cuda_target(buf, len(buf), err, _ERR_LEN)
+        if rc:
+            raise CudaError(f"teenyc: {err.value.decode('utf-8', 'replace')}", rc,
+                            _lib.text(lib.teeny_err_name(rc)))
+        _target = buf.value.decode()
+    return _target
+
+
+def _current_device():
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return torch.cuda.current_device()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        return cupy.cuda.runtime.getDevice()
+    return int(os.environ.get("TEENY_CUDA_DEVICE", "0") or 0)
+
+
+def kernel(path_or_source, name=None, **options):
+    """A Kernel from a kernel file's path (or its source text, which has a
+    newline or "TEENY_KERNEL" in it).  options: client, num_warps (default
+    4), target (default: the GPU's), contiguous."""
+    s = path_or_source
+    if isinstance(s, (bytes, str)) and ("\n" in str(s) or "TEENY_KERNEL" in str(s)):
+        return Kernel(s, name, **options)
+    return Kernel.from_file(s, name, **options)
