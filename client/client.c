@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "client/client_int.h"
+#include "client/cuda_api.h"
 
 _Static_assert(TEENY_EMIT_SOURCE == TEENY_MSG_EMIT_SOURCE, "emit bits differ");
 _Static_assert(TEENY_EMIT_PTX == TEENY_MSG_EMIT_PTX, "emit bits differ");
@@ -220,6 +221,7 @@ int teeny_client_open(teeny_client **out, const teeny_client_opts *opts) {
   if (!c)
     return TEENY_E_NOMEM;
   pthread_mutex_init(&c->lock, NULL);
+  atomic_init(&c->arch, -1); /* the device's, once CUDA is loaded */
   teeny__conn_init(&c->conn);
   size_t cap = o->memo_entries < 0 ? 0
                : o->memo_entries == 0 ? DEFAULT_MEMO_ENTRIES
@@ -368,13 +370,54 @@ static int check_req(teeny_client *c, const teeny_compile_req *req) {
 }
 
 static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
-                        unsigned emit) {
+                        unsigned emit, const char *arch) {
   memset(m, 0, sizeof *m);
   m->op = TEENY_OP_COMPILE;
   m->u.compile.req = *req;
   m->u.compile.req.compiler_version = NULL;
   m->u.compile.flags = (emit & TEENY_CLIENT_FORCE) ? TEENY_MSG_FORCE : 0;
   m->u.compile.emit = emit & EMIT_MASK;
+  m->u.compile.arch = arch; /* that GPU's cubin, when teenycd has one */
+}
+
+/* ---- the GPU architecture ------------------------------------------------------------ */
+
+int teeny_client_set_arch(teeny_client *c, const char *arch) {
+  if (!c)
+    return TEENY_E_NOMEM;
+  char suffix;
+  int n = arch && *arch ? teeny__arch_parse(arch, &suffix) : 0;
+  if (n < 0 || (n && suffix))
+    return fail(c, TEENY_E_INVAL, "'%.32s' is not a GPU architecture (sm_90, sm_80, ...)",
+                arch);
+  atomic_store(&c->arch, n);
+  return 0;
+}
+
+const char *teeny__client_arch(const teeny_client *c, char buf[16]) {
+  int n = atomic_load(&c->arch);
+  if (n < 0) {
+    const teeny__cuda *cu = teeny__cuda_if_loaded(); /* never loads CUDA */
+    return cu ? snprintf(buf, 16, "%s", cu->arch), buf : NULL;
+  }
+  return n ? snprintf(buf, 16, "sm_%d", n), buf : NULL;
+}
+
+const char *teeny_client_arch(teeny_client *c) {
+  if (!c || !teeny__client_arch(c, c->arch_text))
+    return "";
+  return c->arch_text;
+}
+
+/* req as sent: with no target, the target of the client's GPU. */
+static void effective_req(const teeny_client *c, const teeny_compile_req *in,
+                          teeny_compile_req *out) {
+  char buf[16];
+  *out = *in;
+  const char *arch = in->target ? NULL : teeny__client_arch(c, buf);
+  const char *t = arch ? teeny_target_for_arch(arch) : NULL;
+  if (t)
+    out->target = t; /* a string constant: outlives the request */
 }
 
 /* The message of a failed in-process compile: its first error, if any. */
@@ -406,7 +449,8 @@ static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
   if (!k)
     return fail(c, TEENY_E_NOMEM, "out of memory");
   teeny_msg_request m;
-  compile_msg(&m, req, emit);
+  char arch[16];
+  compile_msg(&m, req, emit, teeny__client_arch(c, arch));
   teeny_msg_reply *rp = &k->reply;
   bool done = false;
   int rc = teeny__client_exchange(c, &m, &rp, &done, 1, true);
@@ -482,11 +526,17 @@ static int hand_out(teeny_client *c, teeny__core *k, int cache,
   return *out ? 0 : fail(c, TEENY_E_NOMEM, "out of memory");
 }
 
-int teeny_client_compile(teeny_client *c, const teeny_compile_req *req,
+int teeny_client_compile(teeny_client *c, const teeny_compile_req *given,
                          unsigned emit, teeny_client_result **out) {
   *out = NULL;
   if (!c)
     return TEENY_E_NOMEM;
+  teeny_compile_req eff;
+  const teeny_compile_req *req = given;
+  if (given) {
+    effective_req(c, given, &eff);
+    req = &eff;
+  }
   uint64_t hash = 0;
   if (req && req->kernel && (req->source || !req->source_len)) {
     teeny__core *hit = memo_lookup(c, req, emit, &hash);
@@ -519,6 +569,8 @@ typedef struct batch {
   bool *done;               /* answered */
   uint64_t *hash;           /* memo hash of every request */
   size_t n;                 /* misses */
+  teeny_compile_req *effs;  /* the requests as sent (effective_req) */
+  char arch[16];            /* the architecture they name */
 } batch;
 
 static void batch_free(batch *b) {
@@ -530,6 +582,7 @@ static void batch_free(batch *b) {
   teeny__free(b->replies);
   teeny__free(b->done);
   teeny__free(b->hash);
+  teeny__free(b->effs);
 }
 
 static int batch_alloc(batch *b, size_t n) {
@@ -540,7 +593,8 @@ static int batch_alloc(batch *b, size_t n) {
   b->replies = teeny__calloc(n + 1, sizeof *b->replies);
   b->done = teeny__calloc(n + 1, sizeof *b->done);
   b->hash = teeny__calloc(n + 1, sizeof *b->hash);
-  bool ok = b->idx && b->msgs && b->cores && b->replies && b->done && b->hash;
+  b->effs = teeny__calloc(n + 1, sizeof *b->effs);
+  bool ok = b->idx && b->msgs && b->cores && b->replies && b->done && b->hash && b->effs;
   return ok ? 0 : TEENY_E_NOMEM;
 }
 
@@ -559,7 +613,7 @@ static int batch_plan(teeny_client *c, batch *b, const teeny_compile_req *reqs,
       return TEENY_E_NOMEM;
     b->n++;
     b->idx[j] = i;
-    compile_msg(&b->msgs[j], &reqs[i], emit);
+    compile_msg(&b->msgs[j], &reqs[i], emit, teeny__client_arch(c, b->arch));
     b->replies[j] = &b->cores[j]->reply;
   }
   return 0;
@@ -609,6 +663,10 @@ int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
   int rc = batch_alloc(&b, n);
   for (size_t i = 0; !rc && i < n; i++)
     rc = check_req(c, &reqs[i]);
+  for (size_t i = 0; !rc && i < n; i++)
+    effective_req(c, &reqs[i], &b.effs[i]);
+  if (!rc)
+    reqs = b.effs; /* from here on, the requests as sent */
   if (!rc)
     rc = batch_plan(c, &b, reqs, n, emit, out);
   if (!rc)

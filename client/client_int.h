@@ -11,7 +11,10 @@
  *   admin.c     teeny_client_admin: the non-compile ops
  *   client.c    open/close, modes, compile and batch, reconnect
  *   discover.c  which socket: the candidates, the first that answers
- *   cuda.c      the dlopen()ed CUDA driver (public API only)
+ *   cuda.c      the dlopen()ed CUDA driver (cuda_api.h is its table)
+ *   cuda_bench.c  timing launches with CUDA events (teeny_tune_time_cuda)
+ *   cubin.c     which cubin may be loaded (teeny_cubin_usable)
+ *   tune.c      teeny_client_tune: shared autotuning through teenycd
  *   kernel.c    teeny_kernel, the runtime of teenyc-gen's code
  *   embedded_load.c    finding libteenyc-embedded on first need
  *                      (embedded_api.h is its interface)
@@ -168,7 +171,14 @@ struct teeny_client {
   teeny__memo memo;              /* exact request -> result */
   char err[TEENY__ERR_LEN];      /* the last failure */
   char notice[TEENY__ERR_LEN];   /* how the mode came about ("": plainly) */
+  atomic_int arch;               /* teeny_client_set_arch's sm number; 0:
+                                    none; -1 (unset): the device's */
+  char arch_text[16];            /* teeny_client_arch's answer */
 };
+
+/* client.c.  The GPU architecture compiles name now (set, else the CUDA
+ * device's once loaded) in buf, or NULL.  Any thread, no lock. */
+const char *teeny__client_arch(const teeny_client *c, char buf[16]);
 
 /* Lock held: the connection, reopened if closed.  0 or a transport error. */
 int teeny__client_connect(teeny_client *c);

@@ -111,4 +111,9 @@ uint64_t teeny__helpers_started(teeny_helpers *hs);
  * MEMORY_BYTES}.  Returns the exit status. */
 int teeny__helper_main(int argc, char **argv);
 
+/* An owned copy of an artifact view (a decoded reply's): every string and
+ * text duplicated.  NULL when out of memory.  (The remote tier uses it for
+ * fetched entries too.) */
+teeny_artifact *teeny__artifact_copy(const teeny_artifact *v);
+
 #endif /* TEENY_DAEMON_HELPER_H */

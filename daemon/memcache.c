@@ -125,6 +125,7 @@ int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
   put_cstr(buf, r->target);
   put_u32(buf, (uint32_t)r->num_warps);
   put_u32(buf, c->emit);
+  put_cstr(buf, c->arch); /* replies carry that GPU's cubin */
   if (buf->oom)
     return TEENY_E_NOMEM;
   k->p = buf->p;

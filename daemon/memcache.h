@@ -41,7 +41,8 @@ typedef struct teeny_reqkey {
 
 /* The canonical encoding of c: source bytes, filename, kernel, dtype
  * bindings sorted by name, const bindings sorted by name, target,
- * num_warps and emit, each length-prefixed (absent strings are distinct
+ * num_warps, emit and arch (the GPU whose cubin the reply carries), each
+ * length-prefixed (absent strings are distinct
  * from empty ones).  flags are not part of it (force never reads the map).
  * buf is reset and filled; k points into it.  Returns 0 or TEENY_E_NOMEM. */
 int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
@@ -91,7 +92,8 @@ size_t teeny__memcache_id_slot(const char *frame, size_t len);
 /* Forget everything (purge --all). */
 void teeny__memcache_clear(teeny_memcache *mc);
 /* Forget every entry whose artifact has cache key key (the store no longer
- * has it: purge, repair).  How many went. */
+ * has it: purge, repair; or its reply changed: a cubin arrived).  How many
+ * went. */
 size_t teeny__memcache_forget(teeny_memcache *mc, const char *key);
 /* The largest entry admitted, in bytes. */
 size_t teeny__memcache_max_entry(const teeny_memcache *mc);

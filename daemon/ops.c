@@ -90,6 +90,8 @@ static void entry_from_rec(teeny_msg_entry *e, const teeny_store_rec *r) {
   e->last_used = r->last_used;
   e->hits = r->hits > 0 ? (uint64_t)r->hits : 0;
   e->compile_ms = r->compile_ms;
+  e->cubins = r->ncubins;
+  e->cubin_bytes = r->cubin_bytes;
 }
 
 /* ---- the ops (worker thread) ---------------------------------------------------- */
@@ -105,7 +107,7 @@ static void do_stats(op_job *o, teeny_store *st) {
   teeny_msg_reply rep;
   teeny_msg_counter extra[TEENY_STATS_NEXTRA];
   memset(&rep, 0, sizeof rep);
-  teeny__stats_reply(&o->snap, ss.entries, ss.bytes, &rep.u.stats, extra);
+  teeny__stats_reply(&o->snap, &ss, &rep.u.stats, extra);
   encode(o, &rep);
 }
 
@@ -162,9 +164,42 @@ static void ambiguous(op_job *o, const teeny_store_keys *k, const char *err) {
   encode(o, &rep);
 }
 
-static void show_reply(op_job *o, const teeny_store_rec *rec) {
+/* The entry's cubins for show (and the one asked for, read and checked);
+ * *v and *one are the caller's to free. */
+static int show_cubins(op_job *o, teeny_store *st, const char *key,
+                       teeny_msg_reply *rep, teeny_store_cubin **v, size_t *n,
+                       teeny_store_cubin *one, char *err) {
+  memset(one, 0, sizeof *one);
+  int rc = teeny_store_cubin_list(st, key, v, n, err);
+  if (rc)
+    return rc;
+  teeny_msg_cubin *mc = *n ? teeny__calloc(*n, sizeof *mc) : NULL;
+  if (*n && !mc)
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < *n; i++)
+    mc[i] = (teeny_msg_cubin){(*v)[i].arch, (*v)[i].toolchain, (*v)[i].size,
+                              (*v)[i].created, (*v)[i].sass_ms};
+  rep->u.show.cubins = mc;
+  rep->u.show.ncubins = *n;
+  const char *arch = o->req.u.show.cubin_arch;
+  if (arch && (rc = teeny_store_cubin_get(st, key, arch, true, one, err)))
+    return rc;
+  rep->u.show.cubin = one->data;
+  rep->u.show.cubin_len = one->data ? one->size : 0;
+  return 0;
+}
+
+static void show_reply(op_job *o, teeny_store *st, const teeny_store_rec *rec) {
   teeny_msg_reply rep;
   memset(&rep, 0, sizeof rep);
+  teeny_store_cubin *cv = NULL, one;
+  size_t ncv = 0;
+  char err[TEENY_STORE_ERR_LEN] = "";
+  int rc = show_cubins(o, st, rec->key, &rep, &cv, &ncv, &one, err);
+  if (rc) {
+    encode_store_error(o, rc, err);
+    goto done;
+  }
   entry_from_rec(&rep.u.show.entry, rec);
   if (rec->ptx)
     rep.u.show.ptx = rec->ptx, rep.u.show.ptx_len = rec->ptx_size;
@@ -173,6 +208,10 @@ static void show_reply(op_job *o, const teeny_store_rec *rec) {
   if (rec->src)
     rep.u.show.source = rec->src, rep.u.show.source_len = rec->src_size;
   encode(o, &rep);
+done:
+  teeny__free(rep.u.show.cubins);
+  teeny_store_cubins_free(cv, ncv);
+  teeny_store_cubin_close(&one);
 }
 
 static void do_show(op_job *o, teeny_store *st) {
@@ -194,7 +233,7 @@ static void do_show(op_job *o, teeny_store *st) {
                                  &full, err)))
     encode_store_error(o, rc, err);
   else
-    show_reply(o, what ? &full : &rec);
+    show_reply(o, st, what ? &full : &rec);
   teeny_store_rec_close(&rec);
   teeny_store_rec_close(&full);
   teeny_store_keys_close(&cands);

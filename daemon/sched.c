@@ -56,6 +56,8 @@ struct teeny_resolution {
   teeny_helper_outcome what;  /* of the spec step */
   teeny_diags diags;          /* its diagnostics (+ the compile's) */
   teeny_store_rec rec;        /* a disk hit */
+  teeny_store_cubin cubin;    /* ... and its cubin for the request's arch */
+  bool want_cubin;            /* ask the SASS lane for one after replying */
   bool disk;                  /* rec is the answer */
   bool corrupt;               /* the stored entry failed its checks */
 };
@@ -69,6 +71,8 @@ struct teeny_compile_job {
   teeny_resolution *rs;       /* waiting resolutions, the leader first */
   teeny_resolution **rtail;   /* where the next one goes */
   bool check;                 /* verify the stored entry (force, corrupt) */
+  bool remote_hit;            /* art came from the remote tier */
+  teeny_remote_lease *lease;  /* the cluster-wide lease we compile under */
   teeny_uselog touches;       /* replayed before the eviction */
   /* filled by the worker */
   int rc;                     /* teeny_spec_compile's result */
@@ -128,7 +132,7 @@ static void view_from_rec(teeny_artifact *v, teeny_store_rec *r,
 
 static void compile_reply(teeny_msg_reply *rep, uint64_t id,
                           const teeny_artifact *v, teeny_msg_cache cache,
-                          const teeny_diags *d) {
+                          const teeny_diags *d, const teeny_store_cubin *cb) {
   memset(rep, 0, sizeof *rep);
   rep->op = TEENY_OP_COMPILE;
   rep->id = id;
@@ -136,13 +140,19 @@ static void compile_reply(teeny_msg_reply *rep, uint64_t id,
   rep->u.compile.cache = cache;
   rep->diags = d->v;
   rep->ndiags = d->n;
+  if (cb && cb->data) {
+    rep->u.compile.cubin = cb->data;
+    rep->u.compile.cubin_len = cb->size;
+    rep->u.compile.cubin_arch = cb->arch;
+    rep->u.compile.cubin_toolchain = cb->toolchain;
+  }
 }
 
 /* Put r's answer into the in-memory map, as a frame with the id slot. */
 static void remember(teeny_sched *s, teeny_resolution *r,
                      const teeny_artifact *v) {
   teeny_msg_reply rep;
-  compile_reply(&rep, UINT64_MAX, v, TEENY_CACHE_MEMORY, &r->diags);
+  compile_reply(&rep, UINT64_MAX, v, TEENY_CACHE_MEMORY, &r->diags, &r->cubin);
   s->frame.len = 0;
   s->frame.oom = false;
   size_t b = teeny_frame_begin(&s->frame);
@@ -248,6 +258,7 @@ static void resolution_free(teeny_resolution *r) {
   }
   teeny_diags_close(&r->diags);
   teeny_store_rec_close(&r->rec);
+  teeny_store_cubin_close(&r->cubin);
   teeny_msg_request_free(&r->req);
   teeny__free(r->rkey);
   teeny__budget_give(r->s->budget, r->cost);
@@ -280,7 +291,7 @@ static void finish_disk(teeny_resolution *r) {
   teeny_artifact v;
   view_from_rec(&v, &r->rec, r->emit);
   teeny_msg_reply rep;
-  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags);
+  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags, &r->cubin);
   for (waiter *w = r->waiters; w; w = w->next) {
     rep.id = w->id;
     teeny__conn_reply(w->conn, &rep);
@@ -289,7 +300,17 @@ static void finish_disk(teeny_resolution *r) {
     teeny__sched_touch(s, r->rec.key);
   }
   remember(s, r, &v);
+  if (r->want_cubin) /* after the replies: nobody waits for it */
+    teeny__sass_want(s->sass, r->rec.key, r->rec.target, r->req.u.compile.arch, NULL, 0);
   resolution_free(r);
+}
+
+/* art (compiled or fetched for r) was stored (keep): the SASS lane may make
+ * its cubin for r's GPU from its PTX, after the replies went out. */
+static void want_cubin(teeny_resolution *r, const teeny_artifact *art, bool keep) {
+  if (keep && r->req.u.compile.arch)
+    teeny__sass_want(r->s->sass, art->key, art->target, r->req.u.compile.arch,
+                     art->ptx, art->ptx_len);
 }
 
 /* r's request was compiled by c; lead says r started the compile; keep:
@@ -300,7 +321,7 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
   teeny_artifact v = *art;
   view_trim(&v, r->emit);
   teeny_msg_reply rep;
-  compile_reply(&rep, 0, &v, TEENY_CACHE_MISS, &r->diags);
+  compile_reply(&rep, 0, &v, TEENY_CACHE_MISS, &r->diags, NULL);
   for (waiter *w = r->waiters; w; w = w->next) {
     bool first = lead && w == r->waiters;
     rep.id = w->id;
@@ -311,6 +332,28 @@ static void finish_compiled(teeny_resolution *r, const teeny_artifact *art,
   }
   if (keep)
     remember(s, r, &v);
+  want_cubin(r, art, keep);
+  resolution_free(r);
+}
+
+/* r's request was answered by a remote entry (now in the local store):
+ * like a disk hit for every waiter. */
+static void finish_remote(teeny_resolution *r, const teeny_artifact *art,
+                          bool keep) {
+  teeny_sched *s = r->s;
+  teeny_artifact v = *art;
+  view_trim(&v, r->emit);
+  teeny_msg_reply rep;
+  compile_reply(&rep, 0, &v, TEENY_CACHE_DISK, &r->diags, NULL);
+  for (waiter *w = r->waiters; w; w = w->next) {
+    rep.id = w->id;
+    teeny__conn_reply(w->conn, &rep);
+    s->stats->remote_hits++;
+    s->stats->saved_ms_total += (double)art->compile_ns / 1e6;
+  }
+  if (keep)
+    remember(s, r, &v);
+  want_cubin(r, art, keep);
   resolution_free(r);
 }
 
@@ -437,9 +480,18 @@ static void compile_finish(teeny_compile_job *c, int rc, const char *msg) {
     append_diags(&r->diags, &c->diags);
     if (rc)
       finish_error(r, rc, msg);
+    else if (c->remote_hit)
+      finish_remote(r, c->art, !c->not_stored);
     else
       finish_compiled(r, c->art, lead, !c->not_stored);
   }
+  if (s->remote && !rc && c->art && !c->remote_hit) { /* write-behind */
+    teeny__remote_upload(s->remote, c->art, c->lease);
+    c->art = NULL;
+  } else if (s->remote) {
+    teeny__remote_release(s->remote, c->lease);
+  }
+  c->lease = NULL;
   compile_free(c);
 }
 
@@ -448,6 +500,8 @@ static void put_done(teeny_job *j, int status) {
       (teeny_compile_job *)((char *)j - offsetof(teeny_compile_job, put));
   if (status == UV_ECANCELED) /* the stop: answer what was compiled */
     not_cached(c, "the daemon is stopping");
+  else /* the store refused the put: also an error (stats.h) */
+    c->s->stats->store_errors += c->not_stored;
   compile_finish(c, 0, NULL);
 }
 
@@ -460,7 +514,6 @@ static void compile_done(teeny_job *j, int status) {
     s->stats->compile_ms_total += c->ms;
     s->stats->compile_timeouts += c->what.timed_out;
     s->stats->compiler_deaths += c->what.died;
-    s->stats->store_errors += c->not_stored; /* also an error: see stats.h */
   }
   TEENY_LOGD(s->log, "compile of %.16s... %s in %.1f ms", c->key,
              rc ? teeny_err_name(rc) : "done", c->ms);
@@ -473,6 +526,37 @@ static void compile_done(teeny_job *j, int status) {
   teeny__uselog_take(&s->touches, &c->touches);
   teeny__lanes_submit(s->lanes, &c->put, TEENY_LANE_STORE, c->rs->owner,
                       put_work, put_done);
+}
+
+static void submit_compile(teeny_compile_job *c) {
+  teeny__lanes_submit(c->s->lanes, &c->job, TEENY_LANE_COMPILE, c->rs->owner,
+                      compile_work, compile_done);
+}
+
+/* The remote tier's answer for c's key (loop thread). */
+static void remote_done(void *ctx, teeny_remote_outcome what,
+                        teeny_artifact *art, teeny_remote_lease *lease) {
+  teeny_compile_job *c = ctx;
+  teeny_sched *s = c->s;
+  switch (what) {
+  case TEENY_REMOTE_CANCELLED:
+    compile_finish(c, TEENY_E_SHUTDOWN, "daemon is shutting down");
+    return;
+  case TEENY_REMOTE_HIT: /* into the local store, then answered */
+    c->art = art;
+    c->remote_hit = true;
+    teeny__uselog_take(&s->touches, &c->touches);
+    teeny__lanes_submit(s->lanes, &c->put, TEENY_LANE_STORE, c->rs->owner,
+                        put_work, put_done);
+    return;
+  case TEENY_REMOTE_LEASED:
+    c->lease = lease;
+    submit_compile(c);
+    return;
+  case TEENY_REMOTE_COMPILE:
+    submit_compile(c);
+    return;
+  }
 }
 
 /* Start a compile of r's key, or join the one running. */
@@ -501,8 +585,10 @@ static void compile_or_join(teeny_resolution *r) {
   teeny_compile_job **b = &s->compiling[bucket_of(key_hash(c->key))];
   c->hnext = *b;
   *b = c;
-  teeny__lanes_submit(s->lanes, &c->job, TEENY_LANE_COMPILE, r->owner,
-                      compile_work, compile_done);
+  if (s->remote && !r->force)
+    teeny__remote_lookup(s->remote, c->key, remote_done, c);
+  else
+    submit_compile(c);
 }
 
 /* ---- stage 3: spec and store ------------------------------------------------- */
@@ -522,6 +608,9 @@ static void resolve_work(teeny_job *j, teeny_store *st) {
   unsigned what = TEENY_STORE_GET_VERIFY |
                   teeny_store_get_for_emit(r->emit, TEENY_MSG_EMIT_SOURCE);
   int rc = teeny_store_get(st, key, what, &r->rec, err);
+  if (!rc && r->req.u.compile.arch)
+    teeny__sass_lookup(r->s->sass, st, key, r->rec.target, r->req.u.compile.arch,
+                       &r->cubin, &r->want_cubin);
   if (!rc)
     r->disk = true;
   else if (rc == TEENY_E_CORRUPT)
@@ -625,12 +714,12 @@ done:
 
 /* ---- touches and flushing ------------------------------------------------------ */
 
-void teeny__sched_touch(teeny_sched *s, const char *key) {
-  teeny__uselog_add(&s->touches, key);
-}
-
 void teeny__sched_forget(teeny_sched *s, const char *key) {
   teeny__memcache_forget(s->mc, key);
+}
+
+void teeny__sched_touch(teeny_sched *s, const char *key) {
+  teeny__uselog_add(&s->touches, key);
 }
 
 static void flush_work(teeny_job *j, teeny_store *st) {
@@ -691,6 +780,8 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   unsigned nhelpers = lo.threads[TEENY_LANE_COMPILE] + lo.threads[TEENY_LANE_STORE];
   if (!s->mc || teeny__helpers_create(&o->helper, nhelpers, &s->helpers))
     goto fail;
+  if (o->remote && (rc = teeny__remote_create(o->remote, &s->remote, err)))
+    goto fail;
   uv_timer_init(o->loop, &s->flush_timer);
   s->flush_timer.data = s;
   uv_timer_start(&s->flush_timer, on_flush_timer, o->flush_ms, o->flush_ms);
@@ -698,6 +789,7 @@ int teeny__sched_create(const teeny_sched_opts *o, teeny_sched **out,
   return 0;
 fail:
   teeny__memcache_destroy(s->mc);
+  teeny__helpers_destroy(s->helpers);
   if (s->lanes) {
     teeny__lanes_close(s->lanes);
     uv_run(o->loop, UV_RUN_NOWAIT); /* let its handle close */
@@ -708,12 +800,15 @@ fail:
 }
 
 unsigned teeny__sched_busy(const teeny_sched *s) {
-  return teeny__lanes_outstanding(s->lanes);
+  return teeny__lanes_outstanding(s->lanes) +
+         (s->remote ? teeny__remote_pending(s->remote) : 0);
 }
 
 void teeny__sched_cancel(teeny_sched *s) {
   teeny__lanes_cancel(s->lanes);
   teeny__helpers_abort(s->helpers);
+  if (s->remote)
+    teeny__remote_cancel(s->remote);
 }
 
 void teeny__sched_close(teeny_sched *s) {
@@ -723,6 +818,7 @@ void teeny__sched_close(teeny_sched *s) {
   uv_timer_stop(&s->flush_timer);
   uv_close((uv_handle_t *)&s->flush_timer, NULL);
   teeny__lanes_close(s->lanes);
+  teeny__remote_close(s->remote);
 }
 
 void teeny__sched_destroy(teeny_sched *s) {
@@ -736,6 +832,7 @@ void teeny__sched_destroy(teeny_sched *s) {
       TEENY_LOGW(s->log, "writing last-used times: %s", err);
   }
   teeny__uselog_free(&s->touches);
+  teeny__remote_destroy(s->remote); /* its uploads, then its thread */
   teeny__lanes_destroy(s->lanes);
   teeny__helpers_destroy(s->helpers);
   teeny__memcache_destroy(s->mc);

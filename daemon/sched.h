@@ -12,10 +12,16 @@
  *               key) in a helper process (helper.h), then teeny_store_get
  *               by key (files re-hashed, so corruption is never served)
  *   4. compile  back on the loop: join a running compile of the same key,
- *               or start one — compile lane: teeny_spec_compile(MLIR|PTX)
- *               in a helper process under --compile-timeout (helper.h);
- *               then store lane: teeny_store_put, then evict to
- *               --max-size
+ *               or start one — with a remote tier (remote.h), first ask
+ *               it: a verified entry there is put in the local store and
+ *               answered ("disk", counted as a remote hit); else it gives
+ *               a cluster-wide lease (we compile) or waits on the node that
+ *               holds it, or says "compile here".  Then compile lane:
+ *               teeny_spec_compile(MLIR|PTX) in a helper process under
+ *               --compile-timeout (helper.h); then store lane:
+ *               teeny_store_put, then evict to --max-size; after the
+ *               replies, the artifact goes to the remote in the background
+ *               and the lease is released
  *
  * and every waiter gets the answer: "memory", "disk", "miss" (the request
  * that started the compile) or "joined".  So N identical cold requests cost
@@ -28,6 +34,14 @@
  * recompile is identical); an entry that fails its hashes is removed
  * (teeny_store_remove: that key only) and replaced.  The same happens when
  * stage 3 finds corruption.
+ *
+ * A request that names its client's GPU (arch) gets the stored cubin for
+ * it along with the PTX: stage 3 reads it with the entry (checked; a
+ * corrupt one is dropped), the memory map keeps it in the reply, and where
+ * there is none (or an outdated one) the SASS lane (sass.h) is asked for
+ * one after the reply is sent — compiles hand it their PTX — so no
+ * request ever waits for a cubin.  When one is stored the map forgets
+ * that key's replies (teeny__sched_forget).
  *
  * Every job is its first requester's (connection and uid, for the lanes'
  * fair share); a request that joins a job still queued may take it over
@@ -55,6 +69,8 @@
 #include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memcache.h"
+#include "daemon/remote.h"
+#include "daemon/sass.h"
 #include "daemon/stats.h"
 #include "daemon/uselog.h"
 #include "proto/frame.h"
@@ -79,6 +95,7 @@ typedef struct teeny_sched_opts {
   uint64_t memcache_size;    /* byte cap of the in-memory map */
   uint64_t flush_ms;         /* last-used flush interval */
   teeny_helper_opts helper;  /* compile processes: binary, time, memory */
+  const teeny_remote_opts *remote; /* the remote tier, or NULL: off */
 } teeny_sched_opts;
 
 typedef struct teeny_sched {
@@ -89,6 +106,8 @@ typedef struct teeny_sched {
   teeny_budget *budget;      /* the server's memory budget */
   teeny_memcache *mc;        /* request -> reply frame */
   teeny_helpers *helpers;    /* compile processes, one per worker */
+  teeny_remote *remote;      /* the remote tier, or NULL */
+  teeny_sass *sass;          /* the SASS lane (the server's; may be NULL) */
   teeny_uselog touches;    /* hits not yet written to the store */
   uv_timer_t flush_timer;    /* every flush_ms: write touches */
   bool flushing;             /* a flush job is outstanding */
@@ -111,8 +130,8 @@ void teeny__sched_compile(teeny_sched *s, teeny_conn *c,
                           teeny_msg_request *req);
 /* Count a use of key for the batched last-used update. */
 void teeny__sched_touch(teeny_sched *s, const char *key);
-/* The store lost key (an admin's purge or repair): drop it from the
- * in-memory map. */
+/* The store lost key (an admin's purge or repair) or its replies changed
+ * (a cubin was stored): drop it from the in-memory map. */
 void teeny__sched_forget(teeny_sched *s, const char *key);
 /* Jobs queued or running (shutdown waits for 0). */
 unsigned teeny__sched_busy(const teeny_sched *s);

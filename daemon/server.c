@@ -33,6 +33,7 @@
 #include "daemon/sched.h"
 #include "daemon/server.h"
 #include "daemon/stats.h"
+#include "daemon/tune.h"
 
 #define READ_BUF_SIZE (256u * 1024) /* shared by all connections */
 #define OUT_PAUSE (16u << 20)       /* stop reading a peer that lags this much */
@@ -89,6 +90,8 @@ struct teeny_server {
   teeny_admin_policy admin;     /* who may purge, repair, shut down */
   teeny_stats stats;            /* counters */
   teeny_sched *sched;           /* compiles, workers, memory map */
+  teeny_sass *sass;             /* cubins in the background */
+  teeny_tuner *tuner;           /* shared autotuning */
   uv_pipe_t listener;           /* the listening socket */
   bool listener_open;           /* listener initialised and not closed */
   int listen_fd;                /* activated fd, or -1 */
@@ -166,6 +169,8 @@ static void list_remove(teeny_server *s, teeny_conn *c) {
   s->nconns--;
 }
 
+bool teeny__conn_closing(const teeny_conn *c) { return c->closing; }
+
 static void wait_remove(teeny_server *s, teeny_conn *c) {
   teeny_conn **pp = &s->waiting;
   while (*pp && *pp != c)
@@ -180,6 +185,7 @@ static void conn_close(teeny_conn *c) {
   if (c->closing)
     return;
   c->closing = true;
+  teeny__tuner_conn_closed(c->srv->tuner, c); /* a tuner may have died */
   list_remove(c->srv, c);
   if (c->budget_wait)
     wait_remove(c->srv, c);
@@ -564,6 +570,13 @@ static bool compile_refused(teeny_conn *c, const teeny_msg_request *req) {
     reply_error(c, req->id, TEENY_E_LIMIT, msg);
     return true;
   }
+  if (req->u.compile.arch && teeny_store_arch_check(req->u.compile.arch)) {
+    quote(req->u.compile.arch, q);
+    snprintf(msg, sizeof msg,
+             "field 'arch': '%s' is not a GPU architecture (sm_ and 2 or 3 digits)", q);
+    reply_error(c, req->id, TEENY_E_INVAL, msg);
+    return true;
+  }
   if (teeny_store_name_check(r->kernel, strlen(r->kernel))) {
     quote(r->kernel, q);
     snprintf(msg, sizeof msg,
@@ -586,6 +599,15 @@ static void snapshot(const teeny_server *s, teeny_stats_snap *snap) {
   snap->memory_used = s->budget.used;
   snap->memory_peak = s->budget.peak;
   snap->memory_refused = s->budget.refused;
+  memset(&snap->remote, 0, sizeof snap->remote);
+  if (s->sched->remote)
+    teeny__remote_counters(s->sched->remote, &snap->remote);
+  teeny__sass_counts(s->sass, &snap->sass);
+  teeny_tune_counts tc;
+  teeny__tuner_counts(s->tuner, &tc);
+  snap->tunings = tc.tunings;
+  snap->tune_hits = tc.hits;
+  snap->tune_joins = tc.joins;
 }
 
 /* stats with zero: counters restart from 0 (uptime does not). */
@@ -643,9 +665,15 @@ static void dispatch(teeny_conn *c, teeny_msg_request *req) {
     if (req->u.stats.zero)
       zero_counters(s);
     teeny__ops_stats(s->sched, c, req->id, &snap);
-  } else if ((req->op == TEENY_OP_PURGE ||
-              (req->op == TEENY_OP_VERIFY && req->u.verify.repair)) &&
-             refuse_non_admin(c, req)) {
+  } else if (req->op == TEENY_OP_TUNE || req->op == TEENY_OP_TUNE_DONE) {
+    teeny__tuner_request(s->tuner, c, req);
+  } else if (req->op == TEENY_OP_TUNED ||
+             (req->op == TEENY_OP_TUNED_PURGE && !refuse_non_admin(c, req))) {
+    teeny__tuner_admin(s->tuner, c, req);
+  } else if (req->op == TEENY_OP_TUNED_PURGE ||
+             ((req->op == TEENY_OP_PURGE ||
+               (req->op == TEENY_OP_VERIFY && req->u.verify.repair)) &&
+              refuse_non_admin(c, req))) {
     /* refused */
   } else {
     teeny__ops_store(s->sched, c, req);
@@ -1102,6 +1130,7 @@ static void close_handles(teeny_server *s) {
   uv_close((uv_handle_t *)&s->writer, NULL);
   uv_close((uv_handle_t *)&s->spin, NULL);
   teeny__sched_close(s->sched);
+  teeny__sass_stop(s->sass);
 }
 
 /* Past the deadline: cancel what has not started and drop the
@@ -1155,6 +1184,7 @@ void teeny__server_stop(teeny_server *s, const char *why) {
   TEENY_LOGI(s->log, "stopping (%s); %u job(s) in flight", why,
              teeny__sched_busy(s->sched));
   teeny__sd_notify(s->notify, "STOPPING=1\nSTATUS=stopping");
+  teeny__tuner_stop(s->tuner); /* its waiters would hold their connections */
   if (s->listener_open) {
     uv_close((uv_handle_t *)&s->listener, NULL);
     s->listener_open = false;
@@ -1165,6 +1195,13 @@ void teeny__server_stop(teeny_server *s, const char *why) {
 bool teeny__server_abandoned(const teeny_server *s) { return s->abandoned; }
 
 /* ---- lifetime ---------------------------------------------------------------- */
+
+/* A SASS job ended (loop thread): replies of its key now carry a cubin. */
+static void on_sass_done(void *ctx, const teeny_sass_done *d) {
+  teeny_server *s = ctx;
+  if (d->stored && s->sched)
+    teeny__sched_forget(s->sched, d->key);
+}
 
 int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
                          teeny_server **out, char *err, size_t errsz) {
@@ -1207,10 +1244,40 @@ int teeny__server_create(uv_loop_t *loop, const teeny_server_opts *o,
                             o->cfg->memcache_size,
                             o->cfg->flush_interval_ms,
                             {exe, o->cfg->compile_timeout_ms,
-                             o->cfg->compile_memory, o->log}};
+                             o->cfg->compile_memory, o->log},
+                            NULL};
+  const teeny_config *cf = o->cfg;
+  teeny_remote_opts ropts = {loop, o->log, cf->remote, cf->remote_timeout_ms,
+                             cf->remote_lease_ms, cf->remote_wait_ms, cf->remote_ttl_ms,
+                             cf->remote_max_entry, cf->remote_prefix,
+                             cf->remote_secret_file};
+  if (cf->remote) {
+    teeny_remote_addr addr;
+    char rerr[TEENY_REMOTE_ERR_LEN];
+    if ((rc = teeny__remote_url_parse(cf->remote, &addr, rerr))) {
+      snprintf(err, errsz, "--remote: %s", rerr);
+      goto fail;
+    }
+    sopts.remote = &ropts;
+  }
   char serr[TEENY_STORE_ERR_LEN] = "";
   if ((rc = teeny__sched_create(&sopts, &s->sched, serr))) {
-    snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);
+    if (strncmp(serr, "remote", 6) == 0) /* the remote tier's own message */
+      snprintf(err, errsz, "%s", serr);
+    else
+      snprintf(err, errsz, "store %s: %s", o->cfg->cache_dir, serr);
+    goto fail;
+  }
+  teeny_sass_opts ao = {loop, o->log, &so, o->cfg->sass, o->cfg->ptxas, exe,
+                        o->cfg->sass_timeout_ms, on_sass_done, s};
+  if ((rc = teeny__sass_create(&ao, &s->sass, serr))) { /* last: it starts a thread */
+    snprintf(err, errsz, "SASS lane: %s", serr);
+    goto fail;
+  }
+  s->sched->sass = s->sass;
+  if ((rc = teeny__tuner_create(loop, o->log, s->sched->lanes, o->cfg->tune_timeout_ms,
+                                &s->tuner))) {
+    snprintf(err, errsz, "out of memory");
     goto fail;
   }
   uv_timer_init(loop, &s->sweep);
@@ -1249,6 +1316,8 @@ static void remove_own_socket(teeny_server *s) {
 void teeny__server_destroy(teeny_server *s) {
   if (!s)
     return;
+  teeny__sass_destroy(s->sass);
+  teeny__tuner_destroy(s->tuner);
   teeny__sched_destroy(s->sched);
   remove_own_socket(s);
   teeny__quota_close(&s->quota);

@@ -69,6 +69,8 @@ void teeny__server_destroy(teeny_server *s);
 
 /* ---- for the scheduler and the store ops (loop thread) ------------------- */
 
+/* Is c closed or closing (its replies are dropped)? */
+bool teeny__conn_closing(const teeny_conn *c);
 /* A reply is owed on c: counts against --max-inflight until released. */
 void teeny__conn_hold(teeny_conn *c);
 /* The owed reply was given (or will never be). */

@@ -27,6 +27,7 @@
 #include "daemon/config.h"
 #include "daemon/helper.h"
 #include "daemon/log.h"
+#include "daemon/sass.h"
 #include "daemon/sd.h"
 #include "daemon/server.h"
 #include "store/store.h"
@@ -372,6 +373,8 @@ static void cleanup(daemon_ctx *d, bool clean_stop) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], TEENY_HELPER_FLAG) == 0)
     return teeny__helper_main(argc, argv); /* a compile process (helper.h) */
+  if (argc > 1 && strcmp(argv[1], TEENY_SASS_HELPER_FLAG) == 0)
+    return teeny__jit_helper_main(argc, argv); /* the driver's JIT (sass.h) */
   daemon_ctx d;
   memset(&d, 0, sizeof d);
   ensure_std_fds();

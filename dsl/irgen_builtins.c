@@ -560,6 +560,8 @@ static teeny_dtype sum_dtype(teeny_dtype dt) {
     return TEENY_DT_U32;
   case TEENY_DT_F16:
   case TEENY_DT_BF16:
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2:
     return TEENY_DT_F32;
   default:
     return dt;
@@ -678,11 +680,12 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
   if (M < 16 || N < 16 || K < 16)
     teeny__gen_fail(g, e->loc, "dot needs every dim >= 16, got [%d, %d] x [%d, %d]", M, K, K, N);
   teeny_dtype dt = a.type.dt;
-  bool ok = dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
-                                dt == TEENY_DT_F32 || dt == TEENY_DT_I8);
+  bool ok = (dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
+                                 dt == TEENY_DT_F32 || dt == TEENY_DT_I8)) ||
+            (teeny__dt_is_fp8(dt) && teeny__dt_is_fp8(b.type.dt)); /* e4m3 x e5m2 too */
   if (!ok)
     teeny__gen_fail(g, e->loc, "dtype mismatch: dot operands must both be f16, bf16, f32 "
-                               "or i8, got %s and %s",
+                               "or i8, or both fp8 (f8e4m3, f8e5m2), got %s and %s",
                     teeny_dtype_name(dt), teeny_dtype_name(b.type.dt));
   teeny_dtype out = dt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
   int s[2] = {M, N};

@@ -75,8 +75,42 @@ int teeny__gen_id(gen *g, gval v, teeny_loc loc) {
   return id;
 }
 
+/* Ops that compute on fp8 operands in f32: their IR converts the operands
+ * up and a float result back down (docs/dsl.md §3), so the interpreter,
+ * the code generator and the .mlir all say the same. */
+static bool computes_in_f32(teeny_opcode code, const gval *args, int nargs) {
+  switch (code) {
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_MIN:
+  case IR_MAX: case IR_NEG: case IR_ABS: case IR_CMP: case IR_FMA: case IR_EXP:
+  case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
+  case IR_COS: case IR_TANH: case IR_ERF: case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_FLOOR: case IR_CEIL: case IR_POW:
+    break;
+  default:
+    return false;
+  }
+  for (int i = 0; i < nargs; i++)
+    if (teeny__dt_is_fp8(args[i].type.dt))
+      return true;
+  return false;
+}
+
+static gval gen_op_f32(gen *g, teeny_opcode code, const gval *args, int nargs,
+                       teeny_type rt, teeny_loc loc) {
+  gval w[4];
+  for (int i = 0; i < nargs; i++)
+    w[i] = teeny__dt_is_fp8(args[i].type.dt) ? teeny__gen_convert(g, args[i], TEENY_DT_F32, loc)
+                                               : args[i];
+  if (!teeny__dt_is_fp8(rt.dt))
+    return teeny__gen_op(g, code, w, nargs, rt, loc);
+  gval r = teeny__gen_op(g, code, w, nargs, teeny__type_with_dtype(rt, TEENY_DT_F32), loc);
+  return teeny__gen_convert(g, r, rt.dt, loc);
+}
+
 gval teeny__gen_op(gen *g, teeny_opcode code, const gval *args, int nargs,
                    teeny_type rt, teeny_loc loc) {
+  if (computes_in_f32(code, args, nargs))
+    return gen_op_f32(g, code, args, nargs, rt, loc);
   int ids[4];
   for (int i = 0; i < nargs; i++)
     ids[i] = teeny__gen_id(g, args[i], loc);
@@ -109,6 +143,10 @@ gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
     teeny__gen_fail(g, loc, "a pointer does not convert implicitly; write (i64)p or (ptr(T))address");
   if (v.type.dt == dt && !v.weak)
     return v;
+  bool f8_other = (teeny__dt_is_fp8(dt) && !is_float(v.type.dt)) ||
+                  (teeny__dt_is_fp8(v.type.dt) && !is_float(dt));
+  if (f8_other && !v.is_const) /* fp8 <-> int or bool: through f32 */
+    return teeny__gen_convert(g, teeny__gen_convert(g, v, TEENY_DT_F32, loc), dt, loc);
   if (v.is_const) /* a weak int is an i32 or i64 value, a weak float a double */
     return gv_const(teeny__type_with_dtype(v.type, dt),
                     teeny__scalar_cast(v.weak && is_float(v.type.dt) ? TEENY_DT_F64
@@ -126,6 +164,9 @@ static bool widening_ok(teeny_dtype from, teeny_dtype to) {
   if (is_int(from) && is_int(to))
     return teeny__dt_bits(to) > teeny__dt_bits(from) &&
            (teeny__dt_is_signed(to) || !teeny__dt_is_signed(from));
+  if (teeny__dt_is_fp8(from)) /* both fit f16 and bf16 exactly */
+    return to == TEENY_DT_F16 || to == TEENY_DT_BF16 || to == TEENY_DT_F32 ||
+           to == TEENY_DT_F64;
   if (from == TEENY_DT_F16 || from == TEENY_DT_BF16)
     return to == TEENY_DT_F32 || to == TEENY_DT_F64;
   return from == TEENY_DT_F32 && to == TEENY_DT_F64;

@@ -50,6 +50,7 @@ static const struct {
     {"u64", TEENY_DT_U64},   {"f16", TEENY_DT_F16},    {"bf16", TEENY_DT_BF16},
     {"f32", TEENY_DT_F32},   {"f64", TEENY_DT_F64},    {"int", TEENY_DT_I32},
     {"float", TEENY_DT_F32}, {"double", TEENY_DT_F64},
+    {"f8e4m3", TEENY_DT_F8E4M3}, {"f8e5m2", TEENY_DT_F8E5M2},
 };
 
 /* Words of the language that cannot name anything. */

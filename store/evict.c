@@ -11,6 +11,9 @@
  *      between the phases; puts rename only under the write lock, so while
  *      we hold it no put is between its rename and its commit).
  * A crash between the phases leaves orphans, never a row without files.
+ * An entry's cubins go with it (a trigger deletes their rows; their archs
+ * are read with the victims, so phase 2 unlinks their files too) and
+ * count in its bytes.
  *
  * LRU order is last_used (kept in SQLite, updated by batched touches), then
  * key; the stored total comes from the meta counters (O(1)).  Eviction runs
@@ -28,13 +31,15 @@ typedef struct victims {
 } victims;
 
 void teeny__store_victims_free(teeny__store_victim *v, size_t n) {
-  for (size_t i = 0; v && i < n; i++)
+  for (size_t i = 0; v && i < n; i++) {
     teeny__free(v[i].name);
+    teeny__free(v[i].archs);
+  }
   teeny__free(v);
 }
 
 static int victims_add(victims *vs, const char *key, const char *name,
-                       uint64_t bytes) {
+                       const char *archs, uint64_t bytes) {
   if (vs->n == vs->cap) {
     size_t ncap = vs->cap ? 2 * vs->cap : 32;
     teeny__store_victim *nv = teeny__realloc(vs->v, ncap * sizeof *nv);
@@ -45,13 +50,15 @@ static int victims_add(victims *vs, const char *key, const char *name,
   }
   teeny__store_victim *v = &vs->v[vs->n];
   snprintf(v->key, sizeof v->key, "%s", key ? key : "");
-  v->name = NULL;
+  v->name = v->archs = NULL;
+  v->bytes = bytes;
+  v->deleted = false;
+  vs->n++; /* counted now, so victims_free sees what is allocated */
   if (name && teeny_store_name_check(name, strlen(name)) == TEENY_OK &&
       !(v->name = teeny__strdup(name)))
     return TEENY_E_NOMEM;
-  v->bytes = bytes;
-  v->deleted = false;
-  vs->n++;
+  if (archs && *archs && !(v->archs = teeny__strdup(archs)))
+    return TEENY_E_NOMEM;
   return TEENY_OK;
 }
 
@@ -112,7 +119,8 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
       sqlite3_bind_text(st, 1, v[i].key, -1, SQLITE_STATIC);
       int sr = sqlite3_step(st);
       sqlite3_reset(st);
-      if (sr == SQLITE_DONE && !teeny__store_unlink_files(s, v[i].name, v[i].key) &&
+      if (sr == SQLITE_DONE &&
+          !teeny__store_unlink_files(s, v[i].name, v[i].key, v[i].archs) &&
           v[i].deleted && removed) { /* gone from the index, not from disk */
         removed->entries--;
         removed->bytes -= v[i].bytes;
@@ -174,7 +182,8 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
       removed->left++; /* its files would stay: keep its row, say why */
       continue;
     }
-    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1), bytes))) {
+    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1),
+                          (const char *)sqlite3_column_text(st, 3), bytes))) {
       teeny__store_fail(err, rc, "out of memory");
       break;
     }
@@ -201,7 +210,11 @@ out:
   return rc;
 }
 
-#define VICTIM_COLS "key, name, ptx_size + mlir_size + src_size"
+/* key, name, bytes (its files and cubins), cubin archs */
+#define VICTIM_COLS                                                            \
+  "key, name, ptx_size + mlir_size + src_size + (SELECT CAST(total(c.size) "  \
+  "AS INTEGER) FROM cubins c WHERE c.key = entries.key), (SELECT "            \
+  "group_concat(c.arch, ' ') FROM cubins c WHERE c.key = entries.key)"
 
 static int evict_to(teeny_store *s, uint64_t max_bytes,
                     const removal_sink *sink, teeny_store_counts *removed,

@@ -2,7 +2,8 @@
  * store/get.c — the read side: get by key (row + files, checked),
  * show by key prefix, list with filters, stats.
  *
- * get is the daemon's disk-hit path: one indexed SELECT on a cached
+ * Rows read for show and list carry the entry's cubin count and bytes
+ * (TEENY__STORE_CUBIN_COLS).  get is the daemon's disk-hit path: one indexed SELECT on a cached
  * statement, then one openat() of the shard and of each file asked for.
  * Files are never modified in place (only renamed in while no row names
  * them, or unlinked after their row is gone), so a file whose size or hash
@@ -218,6 +219,7 @@ int teeny_store_show(teeny_store *s, const char *prefix, teeny_store_rec *out,
   sqlite3_stmt *st;
   int rc = teeny__store_prepare(s,
                                 "SELECT " TEENY__STORE_ROW_COLS
+                                ", " TEENY__STORE_CUBIN_COLS
                                 " FROM entries WHERE key >= ?1 AND key < ?2"
                                 " ORDER BY key LIMIT ?3",
                                 &st, err);
@@ -316,8 +318,8 @@ static int prepare_list(teeny_store *s, const teeny_store_query *q,
     snprintf(after, sizeof after, " AND %s <= ?3 AND (%s < ?3 OR key < ?4)",
              e, e);
   snprintf(sql, sizeof sql,
-           "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE 1%s%s"
-           " ORDER BY %s DESC, key DESC LIMIT ?2",
+           "SELECT " TEENY__STORE_ROW_COLS ", " TEENY__STORE_CUBIN_COLS
+           " FROM entries WHERE 1%s%s ORDER BY %s DESC, key DESC LIMIT ?2",
            q->name_glob ? " AND name GLOB ?1" : "", after, e);
   return teeny__store_prepare(s, sql, st, err);
 }
@@ -408,7 +410,10 @@ int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err) {
       teeny__store_prepare(s,
                            "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
                            " (SELECT v FROM meta WHERE k = 'bytes'),"
-                           " (SELECT v FROM meta WHERE k = 'hits')",
+                           " (SELECT v FROM meta WHERE k = 'hits'),"
+                           " (SELECT v FROM meta WHERE k = 'cubins'),"
+                           " (SELECT v FROM meta WHERE k = 'cubin_bytes'),"
+                           " (SELECT count(*) FROM tuned)",
                            &st, err);
   if (rc)
     return rc;
@@ -420,6 +425,12 @@ int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err) {
     out->entries = e > 0 ? (uint64_t)e : 0;
     out->bytes = b > 0 ? (uint64_t)b : 0;
     out->hits = h > 0 ? (uint64_t)h : 0;
+    sqlite3_int64 c = sqlite3_column_int64(st, 3);
+    sqlite3_int64 cb = sqlite3_column_int64(st, 4);
+    sqlite3_int64 t = sqlite3_column_int64(st, 5);
+    out->cubins = c > 0 ? (uint64_t)c : 0;
+    out->cubin_bytes = cb > 0 ? (uint64_t)cb : 0;
+    out->tuned = t > 0 ? (uint64_t)t : 0;
     out->pending = s->touch_n;
   } else {
     rc = teeny__store_sqlerr(s, sr, "stats", err);

@@ -14,6 +14,9 @@
  *          launch parameter the PTX does not record: a request compiles it
  *          again)
  *   .mlir  a regular file (may be empty)
+ * Cubins (.{arch}.cubin) are not indexed again (their toolchain and
+ * checks lived only in the lost rows): they stay as orphans, and the SASS
+ * lane makes them afresh at the next request that names the GPU.
  * Whatever fails a check is left where it is, an orphan for verify
  * --repair.  Rows get created = last_used = the .c file's mtime, no hits
  * and no compile time.  Inserts go in batches of REBUILD_BATCH per
@@ -40,9 +43,27 @@ bool teeny__store_is_damage(int sqlite_rc) {
   return prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB;
 }
 
+/* A cubin's "{stem}.{arch}.cubin" (ext points at "cubin"): its arch and
+ * where the stem ends. */
+static bool cubin_arch(const char *fname, const char *ext, size_t *stem,
+                       char *arch) {
+  const char *end = ext - 1; /* the dot before "cubin" */
+  const char *dot = end;
+  while (dot > fname && dot[-1] != '.')
+    dot--;
+  if (dot == fname || (size_t)(end - dot) > TEENY_STORE_ARCH_MAX)
+    return false;
+  memcpy(arch, dot, (size_t)(end - dot));
+  arch[end - dot] = '\0';
+  *stem = (size_t)(dot - 1 - fname);
+  return teeny_store_arch_check(arch) == TEENY_OK;
+}
+
 bool teeny__store_parse_object(const char *shard, const char *fname,
-                               char *name, char *key, int *ext) {
+                               char *name, char *key, int *ext, char *arch) {
   const char *dot = strrchr(fname, '.');
+  if (arch)
+    arch[0] = '\0';
   if (!dot)
     return false;
   int e = -1;
@@ -50,6 +71,11 @@ bool teeny__store_parse_object(const char *shard, const char *fname,
     if (strcmp(dot + 1, teeny__store_exts[i]) == 0)
       e = i;
   size_t stem = (size_t)(dot - fname);
+  if (e < 0 && arch && strcmp(dot + 1, "cubin") == 0) {
+    if (!cubin_arch(fname, dot + 1, &stem, arch))
+      return false;
+    e = 3;
+  }
   if (e < 0 || stem < TEENY_STORE_KEY_LEN + 2 ||
       fname[stem - TEENY_STORE_KEY_LEN - 1] != '_')
     return false;
@@ -262,7 +288,7 @@ static int rebuild_shard(walk *w, const char *shard, char *err) {
   for (size_t i = 0; i < n && !rc; i++) {
     char name[TEENY_MAX_NAME_LEN + 1], key[TEENY_STORE_KEY_LEN + 1];
     int ext;
-    if (!teeny__store_parse_object(shard, names[i], name, key, &ext) ||
+    if (!teeny__store_parse_object(shard, names[i], name, key, &ext, NULL) ||
         ext != 2)
       continue; /* each triple once, by its generated source */
     teeny_store_rec rec;

@@ -112,10 +112,51 @@ static const char schema_v2[] =
     " UPDATE meta SET v = v - OLD.hits + NEW.hits WHERE k = 'hits';"
     " END;";
 
+/* v3: cubins (one per entry and GPU architecture, cubin.c), removed with
+ * their entry by a trigger and counted in meta's bytes (so the size cap
+ * sees them) and in cubins/cubin_bytes; tuned (autotuning winners,
+ * tuned.c), not part of the cache's size. */
+static const char schema_v3[] =
+    "CREATE TABLE cubins ("
+    " key TEXT NOT NULL,"
+    " arch TEXT NOT NULL,"      /* "sm_90" */
+    " toolchain TEXT NOT NULL," /* "ptxas 13.0.88", "driver 580.65.06" */
+    " size INTEGER NOT NULL,"
+    " sha256 TEXT NOT NULL,"
+    " created INTEGER NOT NULL,"
+    " sass_ms REAL NOT NULL,"
+    " PRIMARY KEY (key, arch)"
+    ") WITHOUT ROWID;"
+    "INSERT INTO meta VALUES ('cubins', 0), ('cubin_bytes', 0);"
+    "CREATE TRIGGER cubins_ins AFTER INSERT ON cubins BEGIN"
+    " UPDATE meta SET v = v + 1 WHERE k = 'cubins';"
+    " UPDATE meta SET v = v + NEW.size WHERE k IN ('cubin_bytes', 'bytes');"
+    " END;"
+    "CREATE TRIGGER cubins_del AFTER DELETE ON cubins BEGIN"
+    " UPDATE meta SET v = v - 1 WHERE k = 'cubins';"
+    " UPDATE meta SET v = v - OLD.size WHERE k IN ('cubin_bytes', 'bytes');"
+    " END;"
+    "CREATE TRIGGER entries_del_cubins AFTER DELETE ON entries BEGIN"
+    " DELETE FROM cubins WHERE key = OLD.key;"
+    " END;"
+    "CREATE TABLE tuned ("
+    " digest TEXT NOT NULL,"
+    " problem TEXT NOT NULL,"
+    " gpu TEXT NOT NULL,"
+    " driver TEXT NOT NULL,"
+    " kernel TEXT NOT NULL,"
+    " config TEXT NOT NULL,"
+    " best_ms REAL NOT NULL,"
+    " candidates INTEGER NOT NULL,"
+    " created INTEGER NOT NULL,"
+    " PRIMARY KEY (digest, problem, gpu, driver)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX tuned_kernel ON tuned(kernel);";
+
 /* migrations[v]: SQL from version v-1 to v.  [0] is unused. */
 static const char *const migrations[] = {
-    NULL, schema_v1, schema_v2,
-    /* v3 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
+    NULL, schema_v1, schema_v2, schema_v3,
+    /* v4 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
@@ -344,9 +385,11 @@ static int readonly_failed(teeny_store *s, int rc, char *err) {
 
 /* The cached lookup every get uses. */
 static int prepare_get(teeny_store *s, char *err) {
-  return teeny__store_prepare(
-      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
-      &s->get_stmt, err);
+  return teeny__store_prepare(s,
+                              "SELECT " TEENY__STORE_ROW_COLS
+                              ", " TEENY__STORE_CUBIN_COLS
+                              " FROM entries WHERE key = ?1",
+                              &s->get_stmt, err);
 }
 
 int teeny__store_index_open(teeny_store *s, char *err) {
@@ -561,6 +604,10 @@ int teeny__store_row_from_stmt(sqlite3_stmt *st, teeny_store_rec *r,
   r->hits = sqlite3_column_int64(st, 17);
   r->compile_ms = sqlite3_column_double(st, 18);
   r->compiler_version = col_dup(st, 19, &oom);
+  if (sqlite3_column_count(st) > 21) { /* TEENY__STORE_CUBIN_COLS */
+    r->ncubins = (uint32_t)col_u64(st, 20);
+    r->cubin_bytes = col_u64(st, 21);
+  }
   if (oom || prc == TEENY_E_NOMEM) {
     teeny_store_rec_close(r);
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");

@@ -265,8 +265,36 @@ bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why) {
   return false;
 }
 
+void teeny__store_cubin_name(const char *name, const char *key,
+                             const char *arch, char *out, size_t outsz) {
+  snprintf(out, outsz, "%s_%s.%s.cubin", name, key, arch);
+}
+
+/* Unlink the cubin of each arch in the space-separated list (checked: a
+ * malformed arch builds no path).  False if one would not go. */
+static bool unlink_cubins(int dfd, const char *name, const char *key,
+                          const char *archs) {
+  bool gone = true;
+  for (const char *a = archs; a && *a;) {
+    size_t n = strcspn(a, " ");
+    char arch[TEENY_STORE_ARCH_MAX + 1];
+    if (n > 0 && n <= TEENY_STORE_ARCH_MAX) {
+      memcpy(arch, a, n);
+      arch[n] = '\0';
+      char fname[TEENY__STORE_FNAME_MAX];
+      teeny__store_cubin_name(name, key, arch, fname, sizeof fname);
+      if (teeny_store_arch_check(arch) == TEENY_OK && unlinkat(dfd, fname, 0) != 0 &&
+          errno != ENOENT)
+        gone = false;
+    }
+    a += n;
+    a += *a == ' ';
+  }
+  return gone;
+}
+
 bool teeny__store_unlink_files(teeny_store *s, const char *name,
-                               const char *key) {
+                               const char *key, const char *archs) {
   int dfd = teeny__store_open_shard(s, key, false, NULL);
   if (dfd < 0) {
     /* a shard that is a symlink was planted, never made by us: remove the
@@ -288,6 +316,7 @@ bool teeny__store_unlink_files(teeny_store *s, const char *name,
     if (unlinkat(dfd, fname, 0) != 0 && errno != ENOENT)
       gone = false;
   }
+  gone = unlink_cubins(dfd, name, key, archs) && gone;
   close(dfd);
   return gone;
 }

@@ -8,7 +8,10 @@
  *             died before its row, or a removal that died before unlink);
  *   tmp/:     temp files of dead puts: their writer (the pid in the
  *             name) is gone, or they are older than a grace period;
- *   counters: meta's entries/bytes equal COUNT and SUM over the rows.
+ *   cubins:   each cubin row's file the same way (cubin.c); a bad one is
+ *             dropped alone, its entry stays;
+ *   counters: meta's entries/bytes/cubins/cubin_bytes equal COUNT and SUM
+ *             over the rows.
  *
  * Repair drops bad rows through the two-phase removal (evict.c) and
  * unlinks orphans and stale temps.  The objects/ walk holds SQLite's write
@@ -315,6 +318,8 @@ static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
       rows[i].name = NULL;
     }
     nv++;
+    if ((rc = teeny__store_cubin_archs(s, rows[i].key, &v[nv - 1].archs, err)))
+      break;
   }
   if (!rc && repair && nv &&
       (rc = teeny__store_drop(s, v, nv, NULL, err)) == TEENY_OK)
@@ -326,13 +331,123 @@ static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
   return rc;
 }
 
+/* ---- cubins -------------------------------------------------------------- */
+
+/* One cubin row with its entry's name (the file name needs it). */
+typedef struct cubin_row {
+  char key[TEENY_STORE_KEY_LEN + 1];
+  char arch[TEENY_STORE_ARCH_MAX + 1];
+  char name[TEENY_MAX_NAME_LEN + 1];
+  char sha[TEENY_STORE_KEY_LEN + 1];
+  uint64_t size;
+} cubin_row;
+
+/* Every cubin row whose entry name is valid (an invalid one is the entry's
+ * problem, and its cubins go with it). */
+static int load_cubins(teeny_store *s, cubin_row **out, size_t *n, char *err) {
+  *out = NULL;
+  *n = 0;
+  sqlite3_stmt *st;
+  int rc = teeny__store_prepare(s,
+                                "SELECT c.key, c.arch, e.name, c.sha256, c.size "
+                                "FROM cubins c JOIN entries e ON e.key = c.key "
+                                "ORDER BY c.key, c.arch",
+                                &st, err);
+  if (rc)
+    return rc;
+  size_t cap = 0;
+  int sr;
+  while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *cols[4];
+    for (int i = 0; i < 4; i++)
+      cols[i] = (const char *)sqlite3_column_text(st, i);
+    if (!cols[0] || !cols[1] || !cols[2] || !cols[3] ||
+        teeny_store_name_check(cols[2], strlen(cols[2])) ||
+        teeny_store_arch_check(cols[1]) || teeny_store_key_check(cols[0]))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      cubin_row *nv = teeny__realloc(*out, ncap * sizeof *nv);
+      if (!nv) {
+        rc = OOM(err);
+        break;
+      }
+      *out = nv;
+      cap = ncap;
+    }
+    cubin_row *c = &(*out)[(*n)++];
+    snprintf(c->key, sizeof c->key, "%s", cols[0]);
+    snprintf(c->arch, sizeof c->arch, "%s", cols[1]);
+    snprintf(c->name, sizeof c->name, "%s", cols[2]);
+    snprintf(c->sha, sizeof c->sha, "%s", cols[3]);
+    c->size = (uint64_t)sqlite3_column_int64(st, 4);
+  }
+  if (!rc && sr != SQLITE_DONE)
+    rc = teeny__store_sqlerr(s, sr, "select", err);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Is the cubin row of c still the one we hashed? */
+static bool cubin_unchanged(teeny_store *s, const cubin_row *c) {
+  teeny_store_cubin now;
+  if (teeny_store_cubin_get(s, c->key, c->arch, false, &now, NULL) != TEENY_OK)
+    return false;
+  bool same = strcmp(now.sha256, c->sha) == 0 && now.size == c->size;
+  teeny_store_cubin_close(&now);
+  return same;
+}
+
+static int verify_cubin(teeny_store *s, const cubin_row *c, bool repair,
+                        teeny_store_problems *out, char *err) {
+  char fname[TEENY__STORE_FNAME_MAX], detail[128];
+  teeny__store_cubin_name(c->name, c->key, c->arch, fname, sizeof fname);
+  int shardfd = teeny__store_open_shard(s, c->key, false, NULL);
+  int kind = shardfd < 0 ? TEENY_STORE_PROB_MISSING
+                         : check_file(shardfd, fname, c->size, c->sha, detail,
+                                      sizeof detail);
+  if (shardfd < 0)
+    snprintf(detail, sizeof detail, "shard directory missing or unusable");
+  else
+    close(shardfd);
+  if (kind < 0 || !cubin_unchanged(s, c))
+    return TEENY_OK;
+  char path[TEENY__STORE_FNAME_MAX + 16];
+  snprintf(path, sizeof path, "objects/%.2s/%s", c->key, fname);
+  teeny_store_problem *pr = problem_add(out, (teeny_store_problem_kind)kind, "",
+                                        path, "cubin %s: %s", c->arch, detail);
+  if (!pr)
+    return OOM(err);
+  if (repair) /* just the cubin: the entry's own files are fine */
+    pr->repaired = teeny_store_cubin_remove(s, c->key, c->arch, NULL) == TEENY_OK;
+  return TEENY_OK;
+}
+
+static int verify_cubins(teeny_store *s, bool repair, teeny_store_problems *out,
+                         char *err) {
+  cubin_row *v;
+  size_t n;
+  int rc = load_cubins(s, &v, &n, err);
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = verify_cubin(s, &v[i], repair, out, err);
+  teeny__free(v);
+  return rc;
+}
+
 /* ---- objects/ ------------------------------------------------------------ */
 
-/* Is (key, name) a row? */
+/* Is (key, name) a row, and (key, arch) a cubin row when arch is set? */
+#define ROW_NAMES_SQL                                                          \
+  "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2 AND (?3 IS NULL OR "     \
+  "EXISTS (SELECT 1 FROM cubins WHERE key = ?1 AND arch = ?3))"
 static int row_names(teeny_store *s, sqlite3_stmt *st, const char *key,
-                     const char *name, bool *yes, char *err) {
+                     const char *name, const char *arch, bool *yes, char *err) {
   sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+  if (arch[0])
+    sqlite3_bind_text(st, 3, arch, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 3);
   int sr = sqlite3_step(st);
   *yes = sr == SQLITE_ROW;
   sqlite3_reset(st);
@@ -375,12 +490,13 @@ static int verify_shard(teeny_store *s, const char *shard, bool repair,
     if (!strcmp(fn, ".") || !strcmp(fn, ".."))
       continue;
     char name[TEENY_MAX_NAME_LEN + 1], key[TEENY_STORE_KEY_LEN + 1];
+    char arch[TEENY_STORE_ARCH_MAX + 1];
     struct stat st;
     if (fstatat(sfd, fn, &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue; /* vanished */
     bool named = false;
-    bool ok_name = teeny__store_parse_object(shard, fn, name, key, NULL);
-    if (ok_name && (rc = row_names(s, q, key, name, &named, err)))
+    bool ok_name = teeny__store_parse_object(shard, fn, name, key, NULL, arch);
+    if (ok_name && (rc = row_names(s, q, key, name, arch, &named, err)))
       break;
     if (named)
       continue; /* a row's own files were judged by verify_rows */
@@ -419,8 +535,7 @@ static int verify_objects(teeny_store *s, bool repair,
   if (rc)
     return rc;
   sqlite3_stmt *q;
-  if ((rc = teeny__store_prepare(
-           s, "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2", &q, err))) {
+  if ((rc = teeny__store_prepare(s, ROW_NAMES_SQL, &q, err))) {
     teeny__store_names_free(names, n);
     return rc;
   }
@@ -521,46 +636,70 @@ int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
   return verify_tmp(s, true, TMP_GRACE_S, out, err);
 }
 
+/* meta's four counters and what the rows say they should be. */
+typedef struct counters {
+  sqlite3_int64 meta[4]; /* entries, bytes, cubins, cubin_bytes */
+  sqlite3_int64 rows[4]; /* the same from COUNT and SUM */
+} counters;
+
+static int read_counters(teeny_store *s, counters *c, char *err) {
+  sqlite3_stmt *st;
+  int rc = teeny__store_prepare(
+      s,
+      "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
+      " (SELECT v FROM meta WHERE k = 'bytes'),"
+      " (SELECT v FROM meta WHERE k = 'cubins'),"
+      " (SELECT v FROM meta WHERE k = 'cubin_bytes'),"
+      " (SELECT count(*) FROM entries),"
+      " (SELECT CAST(total(ptx_size + mlir_size + src_size) AS INTEGER)"
+      "  FROM entries),"
+      " (SELECT count(*) FROM cubins),"
+      " (SELECT CAST(total(size) AS INTEGER) FROM cubins)",
+      &st, err);
+  if (rc)
+    return rc;
+  int sr = sqlite3_step(st);
+  if (sr == SQLITE_ROW)
+    for (int i = 0; i < 4; i++) {
+      c->meta[i] = sqlite3_column_int64(st, i);
+      c->rows[i] = sqlite3_column_int64(st, 4 + i);
+    }
+  else
+    rc = teeny__store_sqlerr(s, sr, "counters", err);
+  sqlite3_finalize(st);
+  c->rows[1] += c->rows[3]; /* bytes counts the cubins too */
+  return rc;
+}
+
 static int verify_counters(teeny_store *s, bool repair,
                            teeny_store_problems *out, char *err) {
   int rc = teeny__store_begin(s, err); /* a stable view, and fixable */
   if (rc)
     return rc;
-  sqlite3_stmt *st;
-  if ((rc = teeny__store_prepare(
-           s,
-           "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
-           " (SELECT v FROM meta WHERE k = 'bytes'), count(*),"
-           " total(ptx_size + mlir_size + src_size) FROM entries",
-           &st, err)))
+  counters c = {{0}, {0}};
+  if ((rc = read_counters(s, &c, err)) ||
+      memcmp(c.meta, c.rows, sizeof c.meta) == 0)
     goto out;
-  int sr = sqlite3_step(st);
-  sqlite3_int64 me = 0, mb = 0, ce = 0, cb = 0;
-  if (sr == SQLITE_ROW) {
-    me = sqlite3_column_int64(st, 0);
-    mb = sqlite3_column_int64(st, 1);
-    ce = sqlite3_column_int64(st, 2);
-    cb = (sqlite3_int64)sqlite3_column_double(st, 3);
-  } else {
-    rc = teeny__store_sqlerr(s, sr, "counters", err);
-  }
-  sqlite3_finalize(st);
-  if (rc || (me == ce && mb == cb))
-    goto out;
-  teeny_store_problem *pr =
-      problem_add(out, TEENY_STORE_PROB_COUNTERS, "", "index.db",
-                  "counters say %lld entries / %lld bytes, rows %lld / %lld",
-                  (long long)me, (long long)mb, (long long)ce, (long long)cb);
+  teeny_store_problem *pr = problem_add(
+      out, TEENY_STORE_PROB_COUNTERS, "", "index.db",
+      "counters say %lld entries / %lld bytes / %lld cubins / %lld cubin "
+      "bytes, rows %lld / %lld / %lld / %lld",
+      (long long)c.meta[0], (long long)c.meta[1], (long long)c.meta[2],
+      (long long)c.meta[3], (long long)c.rows[0], (long long)c.rows[1],
+      (long long)c.rows[2], (long long)c.rows[3]);
   if (!pr) {
     rc = OOM(err);
     goto out;
   }
   if (repair) {
-    char sql[160];
+    char sql[320];
     snprintf(sql, sizeof sql,
              "UPDATE meta SET v = %lld WHERE k = 'entries';"
-             "UPDATE meta SET v = %lld WHERE k = 'bytes'",
-             (long long)ce, (long long)cb);
+             "UPDATE meta SET v = %lld WHERE k = 'bytes';"
+             "UPDATE meta SET v = %lld WHERE k = 'cubins';"
+             "UPDATE meta SET v = %lld WHERE k = 'cubin_bytes'",
+             (long long)c.rows[0], (long long)c.rows[1], (long long)c.rows[2],
+             (long long)c.rows[3]);
     if (!(rc = teeny__store_exec(s, sql, err)) &&
         !(rc = teeny__store_commit(s, err)))
       pr->repaired = true;
@@ -588,6 +727,7 @@ int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
   /* Rows first: repairing them turns their files into orphans, which the
    * objects/ walk then removes. */
   if ((rc = verify_rows(s, o->repair, out, err)) ||
+      (rc = verify_cubins(s, o->repair, out, err)) ||
       (rc = verify_objects(s, o->repair, out, err)) ||
       (rc = verify_tmp(s, o->repair, grace, out, err)))
     return rc;

@@ -122,6 +122,8 @@ static const char *c_scalar(teeny_dtype dt) {
   case TEENY_DT_U64: return "uint64_t";
   case TEENY_DT_F16: return "uint16_t"; /* IEEE half bits */
   case TEENY_DT_BF16: return "uint16_t"; /* bfloat16 bits */
+  case TEENY_DT_F8E4M3: return "uint8_t"; /* fp8 bits */
+  case TEENY_DT_F8E5M2: return "uint8_t";
   case TEENY_DT_F32: return "float";
   default: return "double";
   }

@@ -27,6 +27,7 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3, EXIT_SOCKET_PERM = 5 };
 static const char usage_text[] =
     "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
     "              [--target sm_90a] [--num-warps 4] [--emit WHAT] [-o OUT]\n"
+    "              [--arch sm_90]\n"
     "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
     "       teenyc run FILE --kernel NAME ... --grid X[,Y[,Z]] ...  (teenyc run --help)\n"
     "\n"
@@ -40,6 +41,10 @@ static const char usage_text[] =
     "  -c, --const G=INT     bind const generic G (an i32); repeat for each\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program: 1, 2, 4 (default), 8, 16, 32\n"
+    "  -a, --arch ARCH       name this GPU architecture (sm_90 for an H200) in the\n"
+    "                        request: the target defaults to its (sm_90a), and\n"
+    "                        teenycd makes its cubin in the background and sends\n"
+    "                        it with later replies (--emit cubin, info)\n"
     "  -e, --emit WHAT       what to print:\n"
     "                          ptx     PTX text (the cached .o artifact; default)\n"
     "                          mlir    Triton-dialect MLIR of the tile IR\n"
@@ -47,6 +52,8 @@ static const char usage_text[] =
     "                          id      the specialisation id, name__dtypes__consts\n"
     "                          key     the cache key (64 hex digits)\n"
     "                          info    a summary: id, key, entry, params, launch shape\n"
+    "                          cubin   the cubin for --arch (binary), when teenycd\n"
+    "                                  has made it (else exit 1: try again later)\n"
     "  -o, --output OUT      write to OUT instead of standard output\n"
     "  -m, --mode MODE       where to compile (default: $TEENYC_MODE, else auto):\n"
     "                          daemon    through teenycd (an error if unreachable)\n"
@@ -88,6 +95,7 @@ typedef struct options {
   const char *emit;
   teeny_client_opts client; /* mode, socket, cache dir */
   bool force;               /* --force */
+  const char *arch;         /* --arch: the GPU the request names */
   teeny_compile_req req;
   teeny_dtype_binding dtypes[MAX_BINDINGS];
   teeny_const_binding consts[MAX_BINDINGS];
@@ -142,13 +150,14 @@ static int parse_args(int argc, char **argv, options *o) {
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},      {"mode", required_argument, NULL, 'm'},
       {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'C'},
-      {"force", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0}};
+      {"force", no_argument, NULL, 'f'},        {"arch", required_argument, NULL, 'a'},
+      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->emit = "ptx";
   o->req.dtypes = o->dtypes;
   o->req.consts = o->consts;
   int c, rc;
-  while ((c = getopt_long(argc, argv, "k:d:c:t:w:e:o:hVm:s:C:f", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "k:d:c:t:w:e:o:hVm:s:C:fa:", longopts, NULL)) != -1) {
     switch (c) {
     case 'k': o->req.kernel = optarg; break;
     case 'd': if ((rc = add_dtype(o, optarg))) return rc; break;
@@ -174,6 +183,7 @@ static int parse_args(int argc, char **argv, options *o) {
     case 's': o->client.socket_path = optarg; break;
     case 'C': o->client.cache_dir = optarg; break;
     case 'f': o->force = true; break;
+    case 'a': o->arch = optarg; break;
     case 'h': fputs(usage_text, stdout); exit(0);
     case 'V':
       printf("teenyc %s (LLVM %s)\n", teeny_version(), teeny_llvm_version());
@@ -186,11 +196,13 @@ static int parse_args(int argc, char **argv, options *o) {
   o->file = argv[optind];
   if (!o->req.kernel)
     return usage_error("%s", "--kernel NAME is required");
-  static const char *const emits[] = {"ptx", "mlir", "source", "id", "key", "info"};
+  static const char *const emits[] = {"ptx", "mlir", "source", "id", "key", "info", "cubin"};
+  if (strcmp(o->emit, "cubin") == 0 && !o->arch)
+    return usage_error("%s", "--emit cubin needs --arch");
   for (size_t i = 0; i < sizeof emits / sizeof *emits; i++)
     if (strcmp(o->emit, emits[i]) == 0)
       return 0;
-  return usage_error("unknown --emit '%s' (ptx, mlir, source, id, key, info)", o->emit);
+  return usage_error("unknown --emit '%s' (ptx, mlir, source, id, key, info, cubin)", o->emit);
 }
 
 /* Read a whole file (or stdin for "-"), refusing more than the source limit. */
@@ -245,6 +257,9 @@ static void print_info(FILE *out, const teeny_client_result *r) {
           a->ptx_len, a->mlir_len, r->compile_ms);
   fprintf(out, "cache:      %s\nmode:       %s\n", teeny_client_cache_name(r->cache),
           teeny_client_mode_name(r->mode));
+  if (r->cubin)
+    fprintf(out, "cubin:      %zu bytes for %s (%s)\n", r->cubin_len, r->cubin_arch,
+            r->cubin_toolchain);
 }
 
 static unsigned emit_flags(const char *emit) {
@@ -252,7 +267,7 @@ static unsigned emit_flags(const char *emit) {
     return TEENY_EMIT_MLIR;
   if (strcmp(emit, "info") == 0)
     return TEENY_EMIT_MLIR | TEENY_EMIT_PTX;
-  if (strcmp(emit, "ptx") == 0)
+  if (strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0)
     return TEENY_EMIT_PTX;
   if (strcmp(emit, "source") == 0)
     return TEENY_EMIT_SOURCE;
@@ -268,6 +283,8 @@ static int write_output(const options *o, const teeny_client_result *r) {
   }
   if (strcmp(o->emit, "ptx") == 0)
     fwrite(a->ptx, 1, a->ptx_len, out);
+  else if (strcmp(o->emit, "cubin") == 0)
+    fwrite(r->cubin, 1, r->cubin_len, out);
   else if (strcmp(o->emit, "mlir") == 0)
     fwrite(a->mlir, 1, a->mlir_len, out);
   else if (strcmp(o->emit, "source") == 0)
@@ -329,6 +346,11 @@ static int run(options *o) {
   }
   if (*teeny_client_notice(c))
     fprintf(stderr, "teenyc: note: %s\n", teeny_client_notice(c));
+  if (o->arch && (rc = teeny_client_set_arch(c, o->arch))) {
+    fprintf(stderr, "teenyc: --arch: %s\n", teeny_client_errmsg(c));
+    status = EXIT_USAGE;
+    goto done;
+  }
   unsigned emit = emit_flags(o->emit) | (o->force ? TEENY_CLIENT_FORCE : 0);
   rc = teeny_client_compile(c, &o->req, emit, &r);
   if (r)
@@ -342,6 +364,11 @@ static int run(options *o) {
     status = exit_for(rc);
     if (!r && rc != TEENY_E_NOMEM)
       status = EXIT_SYSTEM; /* no answer at all: connection, I/O */
+  } else if (strcmp(o->emit, "cubin") == 0 && !r->cubin) {
+    fprintf(stderr, "teenyc: no %s cubin yet%s\n", o->arch,
+            r->mode == TEENY_MODE_DAEMON ? " (teenycd makes it in the background: ask again)"
+                                         : " (only teenycd makes cubins)");
+    status = EXIT_USER;
   } else {
     status = write_output(o, r);
   }

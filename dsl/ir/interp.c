@@ -116,6 +116,8 @@ static elem mem_read(teeny_dtype dt, const unsigned char *p) {
   case TEENY_DT_BF16: LOAD_AS(uint16_t, v.f = bf16_value(x_)); break;
   case TEENY_DT_F32: LOAD_AS(float, v.f = x_); break;
   case TEENY_DT_F64: LOAD_AS(double, v.f = x_); break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: v.f = teeny__fp8_value(dt, p[0]); break;
   default: break;
   }
   return v;
@@ -143,6 +145,8 @@ static void mem_write(teeny_dtype dt, unsigned char *p, elem v) {
   case TEENY_DT_BF16: STORE_AS(uint16_t, bf16_bits(v.f)); break;
   case TEENY_DT_F32: STORE_AS(float, (float)teeny__scalar_round(TEENY_DT_F32, v.f)); break;
   case TEENY_DT_F64: STORE_AS(double, v.f); break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: p[0] = teeny__fp8_bits(dt, v.f); break;
   default: break;
   }
 }

@@ -85,6 +85,10 @@ static const char *mlir_elem_name(teeny_dtype dt) {
     return "f32";
   case TEENY_DT_F64:
     return "f64";
+  case TEENY_DT_F8E4M3:
+    return "f8E4M3FN";
+  case TEENY_DT_F8E5M2:
+    return "f8E5M2";
   default:
     return "none";
   }

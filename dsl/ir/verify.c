@@ -33,7 +33,8 @@ static bool type_ok(teeny_type t) {
   if (t.dt <= TEENY_DT_VOID || t.dt >= TEENY_DT__COUNT)
     return false;
   if (t.dt == TEENY_DT_PTR &&
-      (t.pointee <= TEENY_DT_VOID || t.pointee >= TEENY_DT_PTR))
+      (t.pointee <= TEENY_DT_VOID || t.pointee >= TEENY_DT__COUNT ||
+       t.pointee == TEENY_DT_PTR))
     return false;
   if (t.rank < 0 || t.rank > TEENY_MAX_RANK)
     return false;

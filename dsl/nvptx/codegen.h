@@ -394,6 +394,10 @@ LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
 LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y);
 /* Element-wise convert of one value. */
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to);
+/* fp8.c: f8e4m3/f8e5m2 bits (i8) to f32, exactly; f32 to fp8 bits, nearest
+ * even, saturating (as common/fp8.c). */
+LLVMValueRef teeny__cg_fp8_to_f32(cg *g, LLVMValueRef bits, teeny_dtype dt);
+LLVMValueRef teeny__cg_f32_to_fp8(cg *g, LLVMValueRef f, teeny_dtype dt);
 /* Constant of dtype dt. */
 LLVMValueRef teeny__cg_const(cg *g, teeny_dtype dt, teeny_scalar s);
 /* Whether op is element-wise (one register out per register in). */

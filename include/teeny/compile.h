@@ -52,6 +52,8 @@ typedef enum teeny_dtype {
   TEENY_DT_F32,
   TEENY_DT_F64,
   TEENY_DT_PTR, /* a pointer; its pointee is a separate field */
+  TEENY_DT_F8E4M3, /* OCP FP8 E4M3 (torch.float8_e4m3fn); after PTR: the */
+  TEENY_DT_F8E5M2, /* values above keep their numbers (ABI) */
   TEENY_DT__COUNT
 } teeny_dtype;
 

@@ -41,10 +41,17 @@ class Compiled:
         self.mode = _lib.text(lib.teeny_client_mode_name(r.mode))
         self.compile_ms = r.compile_ms
         self.warnings = [format_diag(lib, r.diags[i]) for i in range(r.ndiags)]
+        self.cubin = ctypes.string_at(r.cubin, r.cubin_len) if r.cubin else None
+        self.cubin_arch = _lib.text(r.cubin_arch) or None
+        self.cubin_toolchain = _lib.text(r.cubin_toolchain) or None
 
     def artifact(self):
         """The C teeny_artifact (for teeny_module_load)."""
         return self._art
+
+    def result_ptr(self):
+        """The C teeny_client_result (for teeny_module_load_result)."""
+        return self._ptr
 
     def __del__(self):
         if getattr(self, "_ptr", None):
@@ -100,6 +107,22 @@ class Client:
     @property
     def socket(self):
         return _lib.text(self._lib.teeny_client_socket(self._h))
+
+    @property
+    def arch(self):
+        """The GPU architecture compiles name ("sm_90"; "" before CUDA is up):
+        teenycd answers with that GPU's cubin beside the PTX."""
+        return _lib.text(self._lib.teeny_client_arch(self._h))
+
+    @arch.setter
+    def arch(self, value):
+        rc = self._lib.teeny_client_set_arch(self._h, value.encode() if value else None)
+        if rc:
+            raise ValueError(_lib.text(self._lib.teeny_client_errmsg(self._h)))
+
+    def handle(self):
+        """The C teeny_client (for teenyc._tune)."""
+        return self._h
 
     def compile(self, source, kernel, dtypes=None, consts=None, num_warps=0, target=None,
                 filename=None, force=False):

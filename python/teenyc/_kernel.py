@@ -34,7 +34,7 @@ _CTYPE = {"bool": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
           "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
           "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
           "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
-          "bf16": ctypes.c_uint16}
+          "bf16": ctypes.c_uint16, "f8e4m3": ctypes.c_uint8, "f8e5m2": ctypes.c_uint8}
 _ERR_LEN = 2048
 
 
@@ -45,7 +45,8 @@ def dtype_name(d):
     s = str(d).replace("torch.", "")
     names = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
              "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool",
+          "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
     return names.get(s, s)
 
 
@@ -308,6 +309,12 @@ class Kernel:
                                 f"{type(v).__name__}")
         if dt in ("f16", "bf16"):
             return _CTYPE[dt](_half_bits(float(v), dt))
+        if dt in ("f8e4m3", "f8e5m2"):  # the library rounds as kernels do
+            slot = ctypes.c_uint64(0)
+            lib = _lib.lib()
+            lib.teeny_scalar_pack(ctypes.byref(slot), lib.teeny_dtype_parse(dt.encode()),
+                                  float(v))
+            return _CTYPE[dt](slot.value & 0xFF)
         return _CTYPE[dt](v)
 
 
@@ -332,10 +339,11 @@ def _grid(grid, meta):
 
 
 def _load_module(lib, compiled):
+    """The module of a compile result: its cubin when teenycd sent one for
+    this GPU (no JIT), else its PTX."""
     m = ctypes.c_void_p()
     err = ctypes.create_string_buffer(_ERR_LEN)
-    art = compiled.artifact()
-    rc = lib.teeny_module_load(ctypes.byref(art), ctypes.byref(m), err, _ERR_LEN)
+    rc = lib.teeny_module_load_result(compiled.result_ptr(), ctypes.byref(m), err, _ERR_LEN)
     if rc:
         raise CudaError(f"teenyc: {compiled.id}: {err.value.decode('utf-8', 'replace')}", rc,
                         _lib.text(lib.teeny_err_name(rc)))

@@ -46,6 +46,9 @@ static void check_expr(const teeny_program *p, const teeny_func *f,
   case SYM_DTYPE:
     CHECK(e->type != NULL);
     break;
+  case SYM_OPTION: /* a trailing option name of a builtin call */
+    CHECK(e->kind == EX_NAME && e->sym_index >= 0);
+    break;
   case SYM_NONE: /* only the predefined float constants */
     CHECK(e->kind != EX_NAME || strcmp(e->name, "INFINITY") == 0 ||
           strcmp(e->name, "NAN") == 0);

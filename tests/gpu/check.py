@@ -348,6 +348,102 @@ def check_dot_precision(drv, tc, quick):
             record(f"{k.id} {target} error / sum|ab|", err, bound)
 
 
+def check_fp8(drv, tc, quick):
+    """f8e4m3/f8e5m2: all 256 codes up to f32 bit for bit with torch; f32 down
+    (directly and through f16) bit for bit with Triton's .to(tl.float8e4nv /
+    tl.float8e5) (saturating), and with torch where torch does not overflow;
+    the quantize/dequantize example; an fp8 dot against f32 on the upcast
+    values."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def triton_down(x, out, n, E5: tl.constexpr, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        v = tl.load(x + i, mask=m)
+        if E5:
+            tl.store(out + i, v.to(tl.float8e5), mask=m)
+        else:
+            tl.store(out + i, v.to(tl.float8e4nv), mask=m)
+
+    formats = {"f8e4m3": (torch.float8_e4m3fn, 448.0), "f8e5m2": (torch.float8_e5m2, 57344.0)}
+    for name, (tdt, fmax) in formats.items():
+        up = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "up", {"F": name, "BLOCK": 256})
+        codes = torch.arange(256, device="cuda", dtype=torch.int32).to(torch.uint8)
+        out = poison(torch.empty(256, device="cuda"))
+        up((1,), codes, out, 256)
+        ref = codes.view(tdt).float()
+        torch.cuda.synchronize()
+        same = torch.equal(torch.isnan(out), torch.isnan(ref)) and torch.equal(
+            torch.nan_to_num(out), torch.nan_to_num(ref))
+        record(f"{up.id} all 256 codes up to f32 against torch", 0.0 if same else 1.0, 0.0)
+        down = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "down", {"F": name, "BLOCK": 1024})
+        n = 1 << 20
+        bits = torch.randint(-2**31, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
+        x = bits.view(torch.float32).clone()
+        vals = codes.view(tdt).float()
+        vals = vals[torch.isfinite(vals)].sort().values
+        mids = (vals[1:] + vals[:-1]) / 2  # ties, and a hair either side
+        near = torch.cat([mids, torch.nextafter(mids, torch.zeros_like(mids)),
+                          torch.nextafter(mids, torch.full_like(mids, float("inf"))), vals,
+                          torch.tensor([float("inf"), -float("inf"), float("nan"), fmax * 1.03,
+                                        fmax * 1.2, 1e-45, -0.0], device="cuda")])
+        x[:near.numel()] = near
+        x[near.numel():near.numel() + 65536] = torch.randn(65536, device="cuda") * fmax / 4
+        mine = torch.empty(n, device="cuda", dtype=torch.uint8)
+        mine16 = torch.empty_like(mine)
+        down((cdiv(n, 1024),), x, mine, mine16, n)
+        theirs = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x, theirs.view(tdt), n, E5=name == "f8e5m2", BLOCK=1024)
+        torch.cuda.synchronize()
+        nan_mine = torch.isnan(mine.view(tdt).float())
+        nan_theirs = torch.isnan(theirs.view(tdt).float())
+        diff = (mine != theirs) & ~(nan_mine & nan_theirs)
+        record(f"{down.id} f32 -> {name} bit for bit with Triton ({int(diff.sum())} of {n} differ)",
+               float(diff.sum()), 0.0)
+        x16 = x.half().float()  # what the f16 path rounds first
+        theirs16 = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x16, theirs16.view(tdt), n, E5=name == "f8e5m2",
+                                      BLOCK=1024)
+        torch.cuda.synchronize()
+        nan16 = torch.isnan(mine16.view(tdt).float()) & torch.isnan(theirs16.view(tdt).float())
+        diff16 = (mine16 != theirs16) & ~nan16
+        record(f"{down.id} f32 -> f16 -> {name} with Triton ({int(diff16.sum())} differ)",
+               float(diff16.sum()), 0.0)
+        inr = torch.isfinite(x) & (x.abs() <= fmax)
+        tref = x.to(tdt).view(torch.uint8)
+        dt_ = (mine != tref) & inr
+        record(f"{down.id} f32 -> {name} with torch in range ({int(inr.sum())} values)",
+               float(dt_.sum()), 0.0)
+        q = Kernel(drv, tc, K + "fp8_quant.c", "quantize_rows",
+                   {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        dq = Kernel(drv, tc, K + "fp8_quant.c", "dequantize_rows",
+                    {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        rows, cols = 333, 1000
+        xs = (torch.randn(rows, cols, device="cuda") * 3).half()
+        qs = torch.empty(rows, cols, device="cuda", dtype=torch.uint8)
+        sc = poison(torch.empty(rows, device="cuda"))
+        ys = poison(torch.empty(rows, cols, device="cuda", dtype=torch.float16))
+        q((rows,), xs, qs, sc, cols, cols, fmax)
+        dq((rows,), qs, sc, ys, cols, cols)
+        torch.cuda.synchronize()
+        amax = xs.float().abs().amax(dim=1, keepdim=True)
+        qref = (xs.float() * (fmax / amax)).to(tdt)
+        same_q = torch.equal(qs, qref.view(torch.uint8))
+        record(f"{q.id} {rows}x{cols} codes against torch", 0.0 if same_q else 1.0, 0.0)
+        yref = qref.float() * (amax / fmax)
+        record(f"{dq.id} round trip against torch", rel_err(ys, yref.half()), 2e-3)
+        for t in (32, 64):
+            dk = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "dot8", {"F": name, "BLOCK": t})
+            a = torch.randn(t, t, device="cuda").to(tdt)
+            b = torch.randn(t, t, device="cuda").to(tdt)
+            c = poison(torch.empty(t, t, device="cuda"))
+            dk((1,), a.view(torch.uint8), b.view(torch.uint8), c)
+            torch.cuda.synchronize()
+            record(f"{dk.id} fp8 dot against f32", rel_err(c, a.float() @ b.float()), 1e-6)
+
+
 def main():
     quick = "--quick" in sys.argv
     tc = teenyc_path()
@@ -358,6 +454,7 @@ def main():
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
+                  check_fp8,
                   check_matmul):
         try:
             check(drv, tc, quick)

@@ -460,6 +460,11 @@ int it_config_help(void) {
   CHECK_INT(run_cli(&d, "--help", &out), ==, 0);
   CHECK(out && strstr(out, "--max-size BYTES") && strstr(out, "default: 2G") &&
         strstr(out, "--admin-group") && strstr(out, "e.g. --workers 4"));
+  CHECK(strstr(out, "--sass HOW") && strstr(out, "--ptxas PATH") &&
+        strstr(out, "--sass-timeout TIME") && strstr(out, "--tune-timeout TIME"));
+  free(out);
+  CHECK_INT(run_cli(&d, "--sass bogus", &out), ==, 2);
+  CHECK(out && strstr(out, "bad value 'bogus' (auto, driver, ptxas, off)"));
   free(out);
   CHECK_INT(run_cli(&d, "--version", &out), ==, 0);
   CHECK(out && strstr(out, "teenycd " TEENY_VERSION_STRING));

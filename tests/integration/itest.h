@@ -76,6 +76,11 @@ const char *it_cache_name(teeny_msg_cache c);
 int it_stats(const char *sock, teeny_msg_stats_reply *out);
 
 /* The tests, by file. */
+int it_remote_single_flight(void); /* it_remote.c */
+int it_remote_fifth_node(void);
+int it_remote_redis_killed(void);
+int it_remote_corrupt_entry(void);
+int it_remote_silent(void);
 int it_hello_version(void);
 int it_malformed_frames(void);
 int it_limits(void);
@@ -125,5 +130,9 @@ int it_fair_lanes(void);
 int it_memory_budget(void);
 int it_memcache_lru(void);
 int it_uid_limits(void);
+/* it_sass.c (issue 16) */
+int it_sass_background(void);
+int it_sass_arch(void);
+int it_sass_corrupt(void);
 
 #endif /* TEENY_TESTS_ITEST_H */

@@ -55,6 +55,14 @@ static const it_test tests[] = {
     {"memory_budget", it_memory_budget},
     {"memcache_lru", it_memcache_lru},
     {"uid_limits", it_uid_limits},
+    {"remote_single_flight", it_remote_single_flight},
+    {"remote_fifth_node", it_remote_fifth_node},
+    {"remote_redis_killed", it_remote_redis_killed},
+    {"remote_corrupt_entry", it_remote_corrupt_entry},
+    {"remote_silent", it_remote_silent},
+    {"sass_background", it_sass_background},
+    {"sass_arch", it_sass_arch},
+    {"sass_corrupt", it_sass_corrupt},
 };
 
 int main(int argc, char **argv) {

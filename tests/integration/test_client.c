@@ -610,6 +610,10 @@ static const it_test tests[] = {
     {"client_auto_notice", it_client_auto_notice},
     {"client_embedded_root", it_client_embedded_root},
     {"client_damaged_store", it_client_damaged_store},
+    {"client_tune_single_flight", it_client_tune_single_flight},
+    {"client_tune_restart", it_client_tune_restart},
+    {"client_tune_tuner_dies", it_client_tune_tuner_dies},
+    {"client_cubin_arch", it_client_cubin_arch},
 };
 
 int main(int argc, char **argv) {
