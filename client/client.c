@@ -319,7 +319,8 @@ int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
    * is always safe.  Daemon mode then waits for the next daemon. */
   rc = attempt(c, reqs, replies, done, n, may_retry);
   bool wait = c->requested == TEENY_MODE_DAEMON && c->restart_wait_ms > 0;
-  int64_t deadline = mono_ms() + c->restart_wait_ms;
+  /* + 1: mono_ms() counts whole milliseconds, so the wait is never shorter */
+  int64_t deadline = mono_ms() + c->restart_wait_ms + 1;
   for (int pause = BACKOFF_FIRST_MS; wait && restart_like(rc); ) {
     int64_t left = deadline - mono_ms();
     if (left <= 0) {
