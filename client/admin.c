@@ -1,6 +1,7 @@
 /*
- * client/admin.c — teeny_client_admin: ping, stats, list, show, purge,
- * verify and shutdown through teenycd (PROTOCOL.md §4.2, §4.4-§4.9).
+ * client/admin.c — teeny_client_admin: ping, stats, list, show (with its
+ * cubins), purge, verify, shutdown, and the tuning records' tuned and
+ * tuned_purge, through teenycd (PROTOCOL.md §4.2, §4.4-§4.9, §4.12-§4.13).
  *
  * The reply handed out keeps the decoded protocol reply alive and points
  * into it; only the arrays whose public element type differs from the
@@ -25,6 +26,8 @@ void teeny_admin_reply_free(teeny_admin_reply *r) {
   teeny__free(r->counters);
   teeny__free(r->entries);
   teeny__free(r->problems);
+  teeny__free(r->cubins);
+  teeny__free(r->tuned);
   teeny_msg_reply_free(&a->reply);
   teeny__free(a);
 }
@@ -42,7 +45,8 @@ static const teeny_proto_op op_of[] = {
     [TEENY_ADMIN_PING] = TEENY_OP_PING,     [TEENY_ADMIN_STATS] = TEENY_OP_STATS,
     [TEENY_ADMIN_LIST] = TEENY_OP_LIST,     [TEENY_ADMIN_SHOW] = TEENY_OP_SHOW,
     [TEENY_ADMIN_PURGE] = TEENY_OP_PURGE,   [TEENY_ADMIN_VERIFY] = TEENY_OP_VERIFY,
-    [TEENY_ADMIN_SHUTDOWN] = TEENY_OP_SHUTDOWN};
+    [TEENY_ADMIN_SHUTDOWN] = TEENY_OP_SHUTDOWN, [TEENY_ADMIN_TUNED] = TEENY_OP_TUNED,
+    [TEENY_ADMIN_TUNED_PURGE] = TEENY_OP_TUNED_PURGE};
 
 static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
   memset(m, 0, sizeof *m);
@@ -55,6 +59,7 @@ static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
     m->u.list.name = a->name;
     m->u.list.limit = a->limit;
     m->u.list.sort = (teeny_msg_sort)a->sort;
+    m->u.list.after = a->after;
     break;
   case TEENY_ADMIN_SHOW:
     m->u.show.key = a->key;
@@ -70,6 +75,13 @@ static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
     break;
   case TEENY_ADMIN_VERIFY:
     m->u.verify.repair = a->repair;
+    break;
+  case TEENY_ADMIN_TUNED:
+    m->u.tuned.name = a->name;
+    break;
+  case TEENY_ADMIN_TUNED_PURGE:
+    m->u.tuned_purge.all = a->all;
+    m->u.tuned_purge.name = a->all ? NULL : a->name;
     break;
   default:
     break;
@@ -109,6 +121,8 @@ static void entry_of(teeny_cache_entry *d, const teeny_msg_entry *e) {
   d->last_used = e->last_used;
   d->hits = e->hits;
   d->compile_ms = e->compile_ms;
+  d->cubins = e->cubins;
+  d->cubin_bytes = e->cubin_bytes;
 }
 
 static int entries_of(teeny_admin_reply *p, const teeny_msg_entry *v, size_t n) {
@@ -130,7 +144,38 @@ static int show_of(teeny_admin_reply *p, const teeny_msg_show_reply *s) {
   p->mlir_len = s->mlir_len;
   p->ptx = s->ptx;
   p->ptx_len = s->ptx_len;
+  p->cubin = s->cubin;
+  p->cubin_len = s->cubin_len;
+  if (s->ncubins && !(p->cubins = teeny__calloc(s->ncubins, sizeof *p->cubins)))
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < s->ncubins; i++)
+    p->cubins[i] = (teeny_cache_cubin){s->cubins[i].arch, s->cubins[i].toolchain,
+                                       s->cubins[i].size, s->cubins[i].created,
+                                       s->cubins[i].sass_ms};
+  p->ncubins = s->ncubins;
   return entries_of(p, &s->entry, 1);
+}
+
+static int tuned_of(teeny_admin_reply *p, const teeny_msg_tuned_reply *t) {
+  if (t->nrecords && !(p->tuned = teeny__calloc(t->nrecords, sizeof *p->tuned)))
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < t->nrecords; i++) {
+    const teeny_msg_tuned_rec *r = &t->records[i];
+    teeny_tuned_record *d = &p->tuned[i];
+    d->kernel = r->key.kernel;
+    memcpy(d->digest, r->key.digest, sizeof d->digest);
+    d->problem = r->key.problem;
+    d->gpu = r->key.gpu;
+    d->driver = r->key.driver;
+    d->consts = r->config.consts;
+    d->nconsts = r->config.nconsts;
+    d->num_warps = r->config.num_warps;
+    d->best_ms = r->best_ms;
+    d->candidates = r->candidates;
+    d->created = r->created;
+  }
+  p->ntuned = t->nrecords;
+  return 0;
 }
 
 static int verify_of(teeny_admin_reply *p, const teeny_msg_verify_reply *v) {
@@ -160,6 +205,7 @@ static int body_of(admin_reply *a) {
   case TEENY_OP_STATS:
     return stats_counters(p, &r->u.stats);
   case TEENY_OP_LIST:
+    p->next = r->u.list.next;
     return entries_of(p, r->u.list.entries, r->u.list.nentries);
   case TEENY_OP_SHOW:
     return show_of(p, &r->u.show);
@@ -169,6 +215,11 @@ static int body_of(admin_reply *a) {
     return 0;
   case TEENY_OP_VERIFY:
     return verify_of(p, &r->u.verify);
+  case TEENY_OP_TUNED:
+    return tuned_of(p, &r->u.tuned);
+  case TEENY_OP_TUNED_PURGE:
+    p->removed = r->u.tuned_purge.removed;
+    return 0;
   default:
     return 0;
   }
@@ -177,7 +228,9 @@ static int body_of(admin_reply *a) {
 static int check_admin(teeny_client *c, const teeny_admin_req *req) {
   if (c->active == TEENY_MODE_DEFAULT)
     return TEENY_E_INVAL;
-  if (!req || (unsigned)req->op > TEENY_ADMIN_SHUTDOWN)
+  teeny__client_maybe_return(c);
+  if (!req || (unsigned)req->op > TEENY_ADMIN_TUNED_PURGE ||
+      (req->op == TEENY_ADMIN_TUNED_PURGE && !req->all && !req->name))
     return teeny__seterr(c->err, sizeof c->err, TEENY_E_INVAL, "invalid admin request");
   if (c->active != TEENY_MODE_DAEMON)
     return teeny__seterr(c->err, sizeof c->err, TEENY_E_UNSUPPORTED,
@@ -187,8 +240,9 @@ static int check_admin(teeny_client *c, const teeny_admin_req *req) {
   return 0;
 }
 
-int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
-                       teeny_admin_reply **out) {
+/* One admin request; show's cubin_arch when given. */
+static int admin_call(teeny_client *c, const teeny_admin_req *req, const char *cubin_arch,
+                      teeny_admin_reply **out) {
   *out = NULL;
   if (!c)
     return TEENY_E_NOMEM;
@@ -201,6 +255,8 @@ int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
     goto done;
   teeny_msg_request m;
   to_msg(req, &m);
+  if (req->op == TEENY_ADMIN_SHOW)
+    m.u.show.cubin_arch = cubin_arch;
   teeny_msg_reply *rp = &a->reply;
   bool answered = false;
   rc = teeny__client_exchange(c, &m, &rp, &answered, 1,
@@ -218,4 +274,15 @@ int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
 done:
   pthread_mutex_unlock(&c->lock);
   return rc;
+}
+
+int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
+                       teeny_admin_reply **out) {
+  return admin_call(c, req, NULL, out);
+}
+
+int teeny_client_show_cubin(teeny_client *c, const char *key, const char *arch,
+                            teeny_admin_reply **out) {
+  teeny_admin_req req = {.op = TEENY_ADMIN_SHOW, .key = key};
+  return admin_call(c, &req, arch, out);
 }

@@ -1,7 +1,10 @@
 /*
  * client/client.c — the client handle: opening in one of the modes,
- * compile and batch compile, the memo in front of both, and the one
- * transparent reconnect after a lost connection.
+ * compile and batch compile, the memo in front of both, and riding out
+ * daemon restarts: a lost connection or a SHUTDOWN reply is followed by a
+ * reconnect and a resend (daemon mode: waiting with backoff up to
+ * restart_wait_ms), and an auto client that went in process returns to
+ * the daemon when it answers again.
  *
  * Invariants: c->active is the mode every call uses now (DAEMON with an
  * open or reopenable connection, EMBEDDED with c->store open, OFFLINE), or
@@ -14,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "client/client_int.h"
+#include "client/cuda_api.h"
 
 _Static_assert(TEENY_EMIT_SOURCE == TEENY_MSG_EMIT_SOURCE, "emit bits differ");
 _Static_assert(TEENY_EMIT_PTX == TEENY_MSG_EMIT_PTX, "emit bits differ");
@@ -23,6 +28,9 @@ _Static_assert(TEENY_EMIT_MLIR == TEENY_MSG_EMIT_MLIR, "emit bits differ");
 
 #define EMIT_MASK (TEENY_EMIT_PTX | TEENY_EMIT_MLIR | TEENY_EMIT_SOURCE)
 #define DEFAULT_MEMO_ENTRIES 4096
+#define BACKOFF_FIRST_MS 5  /* first wait for a restarting daemon */
+#define BACKOFF_MAX_MS 200  /* waits double up to this */
+#define PROBE_MS 100        /* auto in process: look for the daemon this often */
 
 /* ---- names and paths ------------------------------------------------------------ */
 
@@ -195,6 +203,9 @@ static int init_fields(teeny_client *c, const teeny_client_opts *o) {
   if (o->timeout_ms < 0)
     return fail(c, TEENY_E_INVAL, "negative timeout");
   c->timeout_ms = o->timeout_ms;
+  c->restart_wait_ms = o->restart_wait_ms < 0   ? 0
+                       : o->restart_wait_ms == 0 ? TEENY_CLIENT_RESTART_WAIT_MS
+                                                 : o->restart_wait_ms;
   c->socket_given = o->socket_path && *o->socket_path;
   if (teeny_client_socket_path(o->socket_path, c->socket, sizeof c->socket))
     return fail(c, TEENY_E_LIMIT, "socket path too long (%.64s...)",
@@ -210,6 +221,7 @@ int teeny_client_open(teeny_client **out, const teeny_client_opts *opts) {
   if (!c)
     return TEENY_E_NOMEM;
   pthread_mutex_init(&c->lock, NULL);
+  atomic_init(&c->arch, -1); /* the device's, once CUDA is loaded */
   teeny__conn_init(&c->conn);
   size_t cap = o->memo_entries < 0 ? 0
                : o->memo_entries == 0 ? DEFAULT_MEMO_ENTRIES
@@ -249,22 +261,95 @@ int teeny__client_connect(teeny_client *c) {
                           sizeof c->err);
 }
 
-int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
-                           teeny_msg_reply **replies, bool *done, size_t n,
-                           bool may_retry) {
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Replies that say the daemon is stopping: their requests go again, to
+ * the daemon that comes next.  How many. */
+static size_t unanswer_shutdown(teeny_msg_reply **replies, bool *done,
+                                size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (done[i] && replies[i]->status == TEENY_E_SHUTDOWN) {
+      teeny_msg_reply_free(replies[i]);
+      memset(replies[i], 0, sizeof *replies[i]);
+      done[i] = false;
+      k++;
+    }
+  return k;
+}
+
+/* One attempt: connect if needed, exchange, and treat SHUTDOWN replies as
+ * a lost connection (when the caller may retry). */
+static int attempt(teeny_client *c, teeny_msg_request *reqs,
+                   teeny_msg_reply **replies, bool *done, size_t n,
+                   bool may_retry) {
   int rc = teeny__client_connect(c);
   if (!rc)
     rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
                               c->err, sizeof c->err);
-  if (rc != TEENY_E_CLOSED || !may_retry)
-    return rc;
-  /* The daemon went away (a restart?): reconnect once and resend what is
-   * unanswered.  Compiles are idempotent, so a resend is always safe. */
-  rc = teeny__client_connect(c);
-  if (!rc)
-    rc = teeny__conn_exchange(&c->conn, reqs, replies, done, n, c->timeout_ms,
-                              c->err, sizeof c->err);
+  if (!rc && may_retry && unanswer_shutdown(replies, done, n)) {
+    teeny__conn_close(&c->conn);
+    rc = fail(c, TEENY_E_SHUTDOWN, "teenycd at %s is shutting down", c->socket);
+  }
   return rc;
+}
+
+static bool restart_like(int rc) {
+  return rc == TEENY_E_CLOSED || rc == TEENY_E_CONNECT || rc == TEENY_E_SHUTDOWN;
+}
+
+int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
+                           teeny_msg_reply **replies, bool *done, size_t n,
+                           bool may_retry) {
+  int rc = attempt(c, reqs, replies, done, n, may_retry);
+  if (!may_retry || !restart_like(rc))
+    return rc;
+  /* The daemon went away or is stopping (a restart?): reconnect and send
+   * what is unanswered again, at once; compiles are idempotent, so a resend
+   * is always safe.  Daemon mode then waits for the next daemon. */
+  rc = attempt(c, reqs, replies, done, n, may_retry);
+  bool wait = c->requested == TEENY_MODE_DAEMON && c->restart_wait_ms > 0;
+  /* + 1: mono_ms() counts whole milliseconds, so the wait is never shorter */
+  int64_t deadline = mono_ms() + c->restart_wait_ms + 1;
+  for (int pause = BACKOFF_FIRST_MS; wait && restart_like(rc); ) {
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      char why[TEENY__ERR_LEN];
+      snprintf(why, sizeof why, "%s", c->err);
+      return fail(c, TEENY_E_CONNECT, "teenycd did not answer again within %d ms: %.400s",
+                  c->restart_wait_ms, why);
+    }
+    sleep_ms(pause < left ? pause : (int)left);
+    pause = pause * 2 < BACKOFF_MAX_MS ? pause * 2 : BACKOFF_MAX_MS;
+    rc = attempt(c, reqs, replies, done, n, may_retry);
+  }
+  return rc;
+}
+
+void teeny__client_maybe_return(teeny_client *c) {
+  if (c->requested != TEENY_MODE_AUTO || c->active == TEENY_MODE_DAEMON ||
+      c->active == TEENY_MODE_DEFAULT)
+    return;
+  int64_t now = mono_ms();
+  if (now < c->next_probe_ms)
+    return;
+  c->next_probe_ms = now + PROBE_MS;
+  char keep[TEENY__ERR_LEN];
+  snprintf(keep, sizeof keep, "%s", c->err); /* a failed look says nothing */
+  if (teeny__client_discover(c) == 0)
+    c->active = TEENY_MODE_DAEMON; /* the store stays open for next time */
+  else
+    snprintf(c->err, sizeof c->err, "%s", keep);
 }
 
 /* ---- compiling ---------------------------------------------------------------------- */
@@ -286,13 +371,54 @@ static int check_req(teeny_client *c, const teeny_compile_req *req) {
 }
 
 static void compile_msg(teeny_msg_request *m, const teeny_compile_req *req,
-                        unsigned emit) {
+                        unsigned emit, const char *arch) {
   memset(m, 0, sizeof *m);
   m->op = TEENY_OP_COMPILE;
   m->u.compile.req = *req;
   m->u.compile.req.compiler_version = NULL;
   m->u.compile.flags = (emit & TEENY_CLIENT_FORCE) ? TEENY_MSG_FORCE : 0;
   m->u.compile.emit = emit & EMIT_MASK;
+  m->u.compile.arch = arch; /* that GPU's cubin, when teenycd has one */
+}
+
+/* ---- the GPU architecture ------------------------------------------------------------ */
+
+int teeny_client_set_arch(teeny_client *c, const char *arch) {
+  if (!c)
+    return TEENY_E_NOMEM;
+  char suffix;
+  int n = arch && *arch ? teeny__arch_parse(arch, &suffix) : 0;
+  if (n < 0 || (n && suffix))
+    return fail(c, TEENY_E_INVAL, "'%.32s' is not a GPU architecture (sm_90, sm_80, ...)",
+                arch);
+  atomic_store(&c->arch, n);
+  return 0;
+}
+
+const char *teeny__client_arch(const teeny_client *c, char buf[16]) {
+  int n = atomic_load(&c->arch);
+  if (n < 0) {
+    const teeny__cuda *cu = teeny__cuda_if_loaded(); /* never loads CUDA */
+    return cu ? snprintf(buf, 16, "%s", cu->arch), buf : NULL;
+  }
+  return n ? snprintf(buf, 16, "sm_%d", n), buf : NULL;
+}
+
+const char *teeny_client_arch(teeny_client *c) {
+  if (!c || !teeny__client_arch(c, c->arch_text))
+    return "";
+  return c->arch_text;
+}
+
+/* req as sent: with no target, the target of the client's GPU. */
+static void effective_req(const teeny_client *c, const teeny_compile_req *in,
+                          teeny_compile_req *out) {
+  char buf[16];
+  *out = *in;
+  const char *arch = in->target ? NULL : teeny__client_arch(c, buf);
+  const char *t = arch ? teeny_target_for_arch(arch) : NULL;
+  if (t)
+    out->target = t; /* a string constant: outlives the request */
 }
 
 /* The message of a failed in-process compile: its first error, if any. */
@@ -303,10 +429,16 @@ static const char *first_error(const teeny_diags *d) {
   return NULL;
 }
 
-/* auto mode lost its daemon for good: continue in process. */
+/* auto mode lost its daemon (for now): continue in process. */
 static bool give_up_daemon(teeny_client *c, int rc) {
-  if (c->requested != TEENY_MODE_AUTO || rc != TEENY_E_CONNECT)
+  if (c->requested != TEENY_MODE_AUTO ||
+      (rc != TEENY_E_CONNECT && rc != TEENY_E_CLOSED && rc != TEENY_E_SHUTDOWN))
     return false;
+  c->next_probe_ms = mono_ms() + PROBE_MS;
+  if (c->store) { /* open already, from an earlier fall back */
+    c->active = TEENY_MODE_EMBEDDED;
+    return true;
+  }
   return fall_back(c) == 0;
 }
 
@@ -318,7 +450,8 @@ static int compile_daemon(teeny_client *c, const teeny_compile_req *req,
   if (!k)
     return fail(c, TEENY_E_NOMEM, "out of memory");
   teeny_msg_request m;
-  compile_msg(&m, req, emit);
+  char arch[16];
+  compile_msg(&m, req, emit, teeny__client_arch(c, arch));
   teeny_msg_reply *rp = &k->reply;
   bool done = false;
   int rc = teeny__client_exchange(c, &m, &rp, &done, 1, true);
@@ -350,6 +483,7 @@ static int compile_local(teeny_client *c, const teeny_compile_req *req,
 
 static int compile_locked(teeny_client *c, const teeny_compile_req *req,
                           unsigned emit, teeny__core **core) {
+  teeny__client_maybe_return(c);
   if (c->active == TEENY_MODE_DAEMON) {
     int rc = compile_daemon(c, req, emit, core);
     if (!give_up_daemon(c, rc))
@@ -393,11 +527,17 @@ static int hand_out(teeny_client *c, teeny__core *k, int cache,
   return *out ? 0 : fail(c, TEENY_E_NOMEM, "out of memory");
 }
 
-int teeny_client_compile(teeny_client *c, const teeny_compile_req *req,
+int teeny_client_compile(teeny_client *c, const teeny_compile_req *given,
                          unsigned emit, teeny_client_result **out) {
   *out = NULL;
   if (!c)
     return TEENY_E_NOMEM;
+  teeny_compile_req eff;
+  const teeny_compile_req *req = given;
+  if (given) {
+    effective_req(c, given, &eff);
+    req = &eff;
+  }
   uint64_t hash = 0;
   if (req && req->kernel && (req->source || !req->source_len)) {
     teeny__core *hit = memo_lookup(c, req, emit, &hash);
@@ -430,6 +570,8 @@ typedef struct batch {
   bool *done;               /* answered */
   uint64_t *hash;           /* memo hash of every request */
   size_t n;                 /* misses */
+  teeny_compile_req *effs;  /* the requests as sent (effective_req) */
+  char arch[16];            /* the architecture they name */
 } batch;
 
 static void batch_free(batch *b) {
@@ -441,6 +583,7 @@ static void batch_free(batch *b) {
   teeny__free(b->replies);
   teeny__free(b->done);
   teeny__free(b->hash);
+  teeny__free(b->effs);
 }
 
 static int batch_alloc(batch *b, size_t n) {
@@ -451,7 +594,8 @@ static int batch_alloc(batch *b, size_t n) {
   b->replies = teeny__calloc(n + 1, sizeof *b->replies);
   b->done = teeny__calloc(n + 1, sizeof *b->done);
   b->hash = teeny__calloc(n + 1, sizeof *b->hash);
-  bool ok = b->idx && b->msgs && b->cores && b->replies && b->done && b->hash;
+  b->effs = teeny__calloc(n + 1, sizeof *b->effs);
+  bool ok = b->idx && b->msgs && b->cores && b->replies && b->done && b->hash && b->effs;
   return ok ? 0 : TEENY_E_NOMEM;
 }
 
@@ -470,7 +614,7 @@ static int batch_plan(teeny_client *c, batch *b, const teeny_compile_req *reqs,
       return TEENY_E_NOMEM;
     b->n++;
     b->idx[j] = i;
-    compile_msg(&b->msgs[j], &reqs[i], emit);
+    compile_msg(&b->msgs[j], &reqs[i], emit, teeny__client_arch(c, b->arch));
     b->replies[j] = &b->cores[j]->reply;
   }
   return 0;
@@ -520,8 +664,14 @@ int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
   int rc = batch_alloc(&b, n);
   for (size_t i = 0; !rc && i < n; i++)
     rc = check_req(c, &reqs[i]);
+  for (size_t i = 0; !rc && i < n; i++)
+    effective_req(c, &reqs[i], &b.effs[i]);
+  if (!rc)
+    reqs = b.effs; /* from here on, the requests as sent */
   if (!rc)
     rc = batch_plan(c, &b, reqs, n, emit, out);
+  if (!rc)
+    teeny__client_maybe_return(c);
   if (!rc && c->active == TEENY_MODE_DAEMON) {
     rc = batch_daemon(c, &b, reqs, emit, out);
     if (give_up_daemon(c, rc))

@@ -11,7 +11,10 @@
  *   admin.c     teeny_client_admin: the non-compile ops
  *   client.c    open/close, modes, compile and batch, reconnect
  *   discover.c  which socket: the candidates, the first that answers
- *   cuda.c      the dlopen()ed CUDA driver (public API only)
+ *   cuda.c      the dlopen()ed CUDA driver (cuda_api.h is its table)
+ *   cuda_bench.c  timing launches with CUDA events (teeny_tune_time_cuda)
+ *   cubin.c     which cubin may be loaded (teeny_cubin_usable)
+ *   tune.c      teeny_client_tune: shared autotuning through teenycd
  *   kernel.c    teeny_kernel, the runtime of teenyc-gen's code
  *   embedded_load.c    finding libteenyc-embedded on first need
  *                      (embedded_api.h is its interface)
@@ -159,13 +162,23 @@ struct teeny_client {
   char name[TEENY_PROTO_MAX_NAME + 1]; /* HELLO client name */
   char *cache_dir;               /* explicit store root, or NULL */
   int timeout_ms;                /* 0: none */
+  int restart_wait_ms;           /* daemon mode: wait for a restart; 0: none */
+  int64_t next_probe_ms;         /* auto mode in process: when to look for
+                                    the daemon again (monotonic ms) */
   teeny__conn conn;              /* daemon mode */
   const teeny__embedded_api *emb;/* embedded/offline: libteenyc-embedded */
   teeny__estore *store;          /* embedded mode */
   teeny__memo memo;              /* exact request -> result */
   char err[TEENY__ERR_LEN];      /* the last failure */
   char notice[TEENY__ERR_LEN];   /* how the mode came about ("": plainly) */
+  atomic_int arch;               /* teeny_client_set_arch's sm number; 0:
+                                    none; -1 (unset): the device's */
+  char arch_text[16];            /* teeny_client_arch's answer */
 };
+
+/* client.c.  The GPU architecture compiles name now (set, else the CUDA
+ * device's once loaded) in buf, or NULL.  Any thread, no lock. */
+const char *teeny__client_arch(const teeny_client *c, char buf[16]);
 
 /* Lock held: the connection, reopened if closed.  0 or a transport error. */
 int teeny__client_connect(teeny_client *c);
@@ -175,10 +188,16 @@ int teeny__client_connect(teeny_client *c);
  * or the error of a daemon that answered and failed (TEENY_E_VERSION...). */
 int teeny__client_discover(teeny_client *c);
 
-/* Lock held: exchange with one reconnect-and-resend after a lost
- * connection (not for shutdown).  As teeny__conn_exchange. */
+/* Lock held: exchange, riding out a daemon restart when may_retry (not
+ * for shutdown): after a lost connection, and for requests answered
+ * SHUTDOWN, reconnect and send what is unanswered again — once at once,
+ * then (daemon mode) with backoff until restart_wait_ms have passed.  As
+ * teeny__conn_exchange otherwise. */
 int teeny__client_exchange(teeny_client *c, teeny_msg_request *reqs,
                            teeny_msg_reply **replies, bool *done, size_t n,
                            bool may_retry);
+/* Lock held: an auto client working in process goes back to the daemon
+ * when it answers (looked for at most every PROBE_MS). */
+void teeny__client_maybe_return(teeny_client *c);
 
 #endif /* TEENY_CLIENT_INT_H */

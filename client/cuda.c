@@ -16,80 +16,26 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/cuda_api.h"
 #include "common/common.h"
 #include "teeny/client.h"
-
-typedef int CUresult;
-typedef int CUdevice;
-typedef void *CUcontext;
-typedef void *CUmodule;
-typedef void *CUfunction;
-typedef void *CUstream;
-typedef unsigned long long CUdeviceptr;
-
-enum {
-  CUDA_SUCCESS = 0,
-  CUDA_ERROR_NO_DEVICE = 100,
-  CU_JIT_INFO_LOG_BUFFER = 3,
-  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-  CU_JIT_ERROR_LOG_BUFFER = 5,
-  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-};
 
 #define JIT_LOG_BYTES 8192
 #define STATIC_SHARED_LIMIT (48 * 1024) /* more needs an opt-in attribute */
 
-/* X(name, symbol, return, parameters) for every driver entry point used. */
-#define CUDA_FUNCS(X)                                                          \
-  X(cuInit, "cuInit", (unsigned flags))                                       \
-  X(cuDeviceGet, "cuDeviceGet", (CUdevice * d, int ordinal))                  \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", (int *v, int attr, CUdevice d)) \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", (CUcontext * c, CUdevice d)) \
-  X(cuCtxGetCurrent, "cuCtxGetCurrent", (CUcontext * c))                      \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext c))                        \
-  X(cuCtxSynchronize, "cuCtxSynchronize", (void))                             \
-  X(cuModuleLoadDataEx, "cuModuleLoadDataEx",                                 \
-    (CUmodule * m, const void *image, unsigned n, int *opts, void **vals))    \
-  X(cuModuleGetFunction, "cuModuleGetFunction",                               \
-    (CUfunction * f, CUmodule m, const char *name))                           \
-  X(cuModuleUnload, "cuModuleUnload", (CUmodule m))                           \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute", (CUfunction f, int attr, int v)) \
-  X(cuLaunchKernel, "cuLaunchKernel",                                         \
-    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,        \
-     unsigned by, unsigned bz, unsigned shared, CUstream s, void **params,    \
-     void **extra))                                                            \
-  X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr * p, size_t bytes))             \
-  X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p))                               \
-  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr d, const void *s, size_t n)) \
-  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void *d, CUdeviceptr s, size_t n))      \
-  X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr d, unsigned char v, size_t n))  \
-  X(cuGetErrorName, "cuGetErrorName", (CUresult r, const char **s))           \
-  X(cuGetErrorString, "cuGetErrorString", (CUresult r, const char **s))
-
-typedef struct cuda_api {
-  void *lib;             /* dlopen handle; NULL when absent */
-  int rc;                /* 0, TEENY_E_NOCUDA or TEENY_E_CUDA */
-  char why[512];         /* the message for rc */
-  CUdevice dev;          /* the device used */
-  CUcontext primary;     /* its retained primary context */
-#define CUDA_FIELD(name, sym, params) CUresult(*name) params;
-  CUDA_FUNCS(CUDA_FIELD)
-#undef CUDA_FIELD
-} cuda_api;
-
-static cuda_api api;                            /* written once, by load() */
+static teeny__cuda api;                         /* written once, by load() */
 static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+static atomic_bool api_loaded;                  /* load() ran and succeeded */
 
 struct teeny_module {
   CUmodule mod;          /* the loaded module */
+  char origin[160];      /* "cubin", or "ptx" and why not the cubin */
   CUfunction fn;         /* its entry point */
   unsigned threads;      /* threads per block */
   unsigned shared;       /* dynamic shared memory bytes */
@@ -110,7 +56,7 @@ static int say(char *err, size_t errsz, int rc, const char *fmt, ...) {
 }
 
 /* "call: CUDA_ERROR_X: description" for a failed driver call. */
-static int cuda_fail(char *err, size_t errsz, const char *call, CUresult r) {
+int teeny__cuda_fail(char *err, size_t errsz, const char *call, CUresult r) {
   const char *name = NULL, *text = NULL;
   if (api.cuGetErrorName)
     api.cuGetErrorName(r, &name);
@@ -137,15 +83,24 @@ static int start_device(void) {
   int ordinal = d && *d ? atoi(d) : 0;
   CUresult r = api.cuInit(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
-    cuda_fail(api.why, sizeof api.why, "cuInit", r);
+    teeny__cuda_fail(api.why, sizeof api.why, "cuInit", r);
     return TEENY_E_NOCUDA;
   }
   if (r)
-    return cuda_fail(api.why, sizeof api.why, "cuInit", r);
+    return teeny__cuda_fail(api.why, sizeof api.why, "cuInit", r);
   if ((r = api.cuDeviceGet(&api.dev, ordinal)))
-    return cuda_fail(api.why, sizeof api.why, "cuDeviceGet", r);
+    return teeny__cuda_fail(api.why, sizeof api.why, "cuDeviceGet", r);
   if ((r = api.cuDevicePrimaryCtxRetain(&api.primary, api.dev)))
-    return cuda_fail(api.why, sizeof api.why, "cuDevicePrimaryCtxRetain", r);
+    return teeny__cuda_fail(api.why, sizeof api.why, "cuDevicePrimaryCtxRetain", r);
+  int major = 0, minor = 0;
+  if ((r = api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                    api.dev)) ||
+      (r = api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                    api.dev)))
+    return teeny__cuda_fail(api.why, sizeof api.why, "cuDeviceGetAttribute", r);
+  snprintf(api.arch, sizeof api.arch, "sm_%d%d", major, minor);
+  if (api.cuDeviceGetName(api.name, (int)sizeof api.name, api.dev))
+    snprintf(api.name, sizeof api.name, "unknown GPU");
   return 0;
 }
 
@@ -165,6 +120,7 @@ static void load(void) {
   api.rc = resolve();
   if (!api.rc)
     api.rc = start_device();
+  atomic_store_explicit(&api_loaded, api.rc == 0, memory_order_release);
 }
 
 /* Load the driver once; then make sure this thread has a context. */
@@ -175,35 +131,67 @@ static int ready(char *err, size_t errsz) {
   CUcontext cur = NULL;
   CUresult r = api.cuCtxGetCurrent(&cur);
   if (r)
-    return cuda_fail(err, errsz, "cuCtxGetCurrent", r);
+    return teeny__cuda_fail(err, errsz, "cuCtxGetCurrent", r);
   if (!cur && (r = api.cuCtxSetCurrent(api.primary)))
-    return cuda_fail(err, errsz, "cuCtxSetCurrent", r);
+    return teeny__cuda_fail(err, errsz, "cuCtxSetCurrent", r);
   return 0;
 }
 
 int teeny_cuda_available(char *err, size_t errsz) { return ready(err, errsz); }
 
+const teeny__cuda *teeny__cuda_get(int *rc, char *err, size_t errsz) {
+  *rc = ready(err, errsz);
+  return *rc ? NULL : &api;
+}
+
+const teeny__cuda *teeny__cuda_if_loaded(void) {
+  return atomic_load_explicit(&api_loaded, memory_order_acquire) ? &api : NULL;
+}
+
+const char *teeny_target_for_arch(const char *arch) {
+  char suffix;
+  int n = teeny__arch_parse(arch, &suffix);
+  if (n < 80 || suffix)
+    return NULL;
+  return n == 90 ? "sm_90a" /* wgmma and TMA: this GPU's own PTX */
+         : n > 90 ? "sm_90"  /* newer GPUs run portable sm_90 PTX */
+         : n >= 89 ? "sm_89"
+         : n >= 86 ? "sm_86"
+                   : "sm_80";
+}
+
 int teeny_cuda_target(char *target, size_t size, char *err, size_t errsz) {
   int rc = ready(err, errsz);
   if (rc)
     return rc;
-  int major = 0, minor = 0;
-  CUresult r = api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                        api.dev);
-  if (!r)
-    r = api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, api.dev);
-  if (r)
-    return cuda_fail(err, errsz, "cuDeviceGetAttribute", r);
-  const char *t = major >= 9                  ? "sm_90a"
-                  : major == 8 && minor >= 9  ? "sm_89"
-                  : major == 8 && minor >= 6  ? "sm_86"
-                  : major == 8                ? "sm_80"
-                                              : NULL;
+  const char *t = teeny_target_for_arch(api.arch);
   if (!t)
     return say(err, errsz, TEENY_E_UNSUPPORTED,
-               "compute capability %d.%d is older than sm_80, the oldest target", major,
-               minor);
+               "the GPU is %s, older than sm_80, the oldest target", api.arch);
   snprintf(target, size, "%s", t);
+  return 0;
+}
+
+int teeny_cuda_arch(char *arch, size_t size, char *err, size_t errsz) {
+  int rc = ready(err, errsz);
+  if (!rc)
+    snprintf(arch, size, "%s", api.arch);
+  return rc;
+}
+
+int teeny_cuda_gpu(char *name, size_t nsize, char *driver, size_t dsize, char *err,
+                   size_t errsz) {
+  int rc = ready(err, errsz);
+  if (rc)
+    return rc;
+  if (name)
+    snprintf(name, nsize, "%s", api.name);
+  int v = 0;
+  if (driver && !teeny__driver_version(driver, dsize)) {
+    if (api.cuDriverGetVersion(&v))
+      v = 0;
+    snprintf(driver, dsize, "cuda-%d.%d", v / 1000, v % 1000 / 10);
+  }
   return 0;
 }
 
@@ -226,7 +214,7 @@ static int jit_load(CUmodule *mod, const char *ptx, char *err, size_t errsz) {
   int rc = 0;
   if (r) {
     char head[256];
-    cuda_fail(head, sizeof head, "cuModuleLoadDataEx", r);
+    teeny__cuda_fail(head, sizeof head, "cuModuleLoadDataEx", r);
     rc = say(err, errsz, TEENY_E_CUDA, "%s; JIT log: %s%s%s", head,
              elog[0] ? elog : "(empty)", info[0] ? "; info: " : "", info);
   }
@@ -239,13 +227,69 @@ static int find_entry(teeny_module *m, const teeny_artifact *a, char *err, size_
   CUresult r = api.cuModuleGetFunction(&m->fn, m->mod, a->entry);
   if (r) {
     char head[256];
-    cuda_fail(head, sizeof head, "cuModuleGetFunction", r);
+    teeny__cuda_fail(head, sizeof head, "cuModuleGetFunction", r);
     return say(err, errsz, TEENY_E_CUDA, "%s (entry '%s')", head, a->entry);
   }
   if (m->shared > STATIC_SHARED_LIMIT &&
       (r = api.cuFuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   (int)m->shared)))
-    return cuda_fail(err, errsz, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+    return teeny__cuda_fail(err, errsz, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", r);
+  return 0;
+}
+
+/* A module for a's launch shape, not loaded yet. */
+static teeny_module *module_new(const teeny_artifact *a) {
+  teeny_module *m = teeny__calloc(1, sizeof *m);
+  if (!m)
+    return NULL;
+  m->threads = (unsigned)a->threads_per_block;
+  m->shared = a->shared_bytes > 0 ? (unsigned)a->shared_bytes : 0;
+  m->nparams = a->nparams;
+  snprintf(m->origin, sizeof m->origin, "ptx");
+  return m;
+}
+
+/* Load r's cubin into m (it was judged usable): 0, or the driver's error. */
+static int cubin_load(teeny_module *m, const teeny_client_result *r, char *err,
+                      size_t errsz) {
+  CUresult c = api.cuModuleLoadDataEx(&m->mod, r->cubin, 0, NULL, NULL);
+  if (c)
+    return teeny__cuda_fail(err, errsz, "cuModuleLoadDataEx(cubin)", c);
+  int rc = find_entry(m, &r->art, err, errsz);
+  if (rc) {
+    api.cuModuleUnload(m->mod);
+    m->mod = NULL;
+  }
+  return rc;
+}
+
+const char *teeny_module_origin(const teeny_module *m) { return m ? m->origin : ""; }
+
+int teeny_module_load_result(const teeny_client_result *r, teeny_module **out, char *err,
+                             size_t errsz) {
+  *out = NULL;
+  if (!r || r->status)
+    return say(err, errsz, TEENY_E_INVAL, "teeny_module_load_result: no compiled result");
+  int rc = ready(err, errsz);
+  if (rc)
+    return rc;
+  char why[160] = "";
+  if (!teeny_cubin_usable(r->cubin, r->cubin_len, r->cubin_arch, api.arch, why, sizeof why))
+    return teeny_module_load(&r->art, out, err, errsz); /* never a wrong cubin */
+  teeny_module *m = module_new(&r->art);
+  if (!m)
+    return say(err, errsz, TEENY_E_NOMEM, "out of memory");
+  char cerr[256] = "";
+  if (cubin_load(m, r, cerr, sizeof cerr) == 0) {
+    snprintf(m->origin, sizeof m->origin, "cubin");
+    *out = m;
+    return 0;
+  }
+  teeny__free(m); /* the driver refused it: the PTX still works */
+  if ((rc = teeny_module_load(&r->art, out, err, errsz)))
+    return rc;
+  snprintf((*out)->origin, sizeof (*out)->origin, "ptx (the cubin was refused: %.120s)",
+           cerr);
   return 0;
 }
 
@@ -258,15 +302,12 @@ int teeny_module_load(const teeny_artifact *a, teeny_module **out, char *err,
   int rc = ready(err, errsz);
   if (rc)
     return rc;
-  teeny_module *m = teeny__calloc(1, sizeof *m);
+  teeny_module *m = module_new(a);
   char *ptx = teeny__strndup(a->ptx, a->ptx_len); /* the driver wants a NUL */
   if (!m || !ptx) {
     rc = say(err, errsz, TEENY_E_NOMEM, "out of memory");
     goto fail;
   }
-  m->threads = (unsigned)a->threads_per_block;
-  m->shared = a->shared_bytes > 0 ? (unsigned)a->shared_bytes : 0;
-  m->nparams = a->nparams;
   if ((rc = jit_load(&m->mod, ptx, err, errsz)))
     goto fail;
   if ((rc = find_entry(m, a, err, errsz)))
@@ -302,7 +343,7 @@ int teeny_launch(teeny_module *m, const unsigned grid[3], void *stream, void **a
     g[i] = grid[i] ? grid[i] : 1;
   CUresult r = api.cuLaunchKernel(m->fn, g[0], g[1], g[2], m->threads, 1, 1, m->shared,
                                   stream, args, NULL);
-  return r ? cuda_fail(err, errsz, "cuLaunchKernel", r) : 0;
+  return r ? teeny__cuda_fail(err, errsz, "cuLaunchKernel", r) : 0;
 }
 
 /* ---- memory ------------------------------------------------------------------------- */
@@ -315,7 +356,7 @@ int teeny_cuda_alloc(teeny_dptr *p, size_t bytes, char *err, size_t errsz) {
   CUdeviceptr d = 0;
   CUresult r = api.cuMemAlloc(&d, bytes ? bytes : 1);
   if (r)
-    return cuda_fail(err, errsz, "cuMemAlloc", r);
+    return teeny__cuda_fail(err, errsz, "cuMemAlloc", r);
   p->addr = d;
   return 0;
 }
@@ -329,24 +370,24 @@ int teeny_cuda_to_device(teeny_dptr dst, const void *src, size_t bytes, char *er
                          size_t errsz) {
   int rc = ready(err, errsz);
   CUresult r = rc ? 0 : api.cuMemcpyHtoD(dst.addr, src, bytes);
-  return rc ? rc : r ? cuda_fail(err, errsz, "cuMemcpyHtoD", r) : 0;
+  return rc ? rc : r ? teeny__cuda_fail(err, errsz, "cuMemcpyHtoD", r) : 0;
 }
 
 int teeny_cuda_to_host(void *dst, teeny_dptr src, size_t bytes, char *err, size_t errsz) {
   int rc = ready(err, errsz);
   CUresult r = rc ? 0 : api.cuMemcpyDtoH(dst, src.addr, bytes);
-  return rc ? rc : r ? cuda_fail(err, errsz, "cuMemcpyDtoH", r) : 0;
+  return rc ? rc : r ? teeny__cuda_fail(err, errsz, "cuMemcpyDtoH", r) : 0;
 }
 
 int teeny_cuda_memset(teeny_dptr dst, unsigned char byte, size_t bytes, char *err,
                       size_t errsz) {
   int rc = ready(err, errsz);
   CUresult r = rc ? 0 : api.cuMemsetD8(dst.addr, byte, bytes);
-  return rc ? rc : r ? cuda_fail(err, errsz, "cuMemsetD8", r) : 0;
+  return rc ? rc : r ? teeny__cuda_fail(err, errsz, "cuMemsetD8", r) : 0;
 }
 
 int teeny_cuda_sync(char *err, size_t errsz) {
   int rc = ready(err, errsz);
   CUresult r = rc ? 0 : api.cuCtxSynchronize();
-  return rc ? rc : r ? cuda_fail(err, errsz, "cuCtxSynchronize", r) : 0;
+  return rc ? rc : r ? teeny__cuda_fail(err, errsz, "cuCtxSynchronize", r) : 0;
 }

@@ -134,8 +134,8 @@ int teeny_kernel_launch(teeny_kernel *k, teeny_grid grid, void *stream, void **a
   }
   int rc = 0;
   if (!k->module &&
-      (rc = teeny_module_load(&k->result->art, &k->module, k->err, sizeof k->err)))
-    return rc;
+      (rc = teeny_module_load_result(k->result, &k->module, k->err, sizeof k->err)))
+    return rc; /* the cubin for this GPU when teenycd has one, else the PTX */
   const unsigned g[3] = {grid.x, grid.y, grid.z};
   return teeny_launch(k->module, g, stream, args, k->err, sizeof k->err);
 }
@@ -190,6 +190,8 @@ void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v) {
   case TEENY_DT_F16: s->half = f16_bits((float)v); break;
   case TEENY_DT_BF16: s->half = bf16_bits((float)v); break;
   case TEENY_DT_F64: s->f64 = v; break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: s->u8 = teeny__fp8_bits(dt, v); break;
   default: s->f32 = (float)v; break;
   }
   return s;

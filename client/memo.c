@@ -55,7 +55,6 @@ uint64_t teeny__memo_hash(const teeny_compile_req *r) {
   h = hash_str(h, r->target);
   h = hash_str(h, r->compiler_version);
   h = mix(h, (uint64_t)r->num_warps);
-  h = mix(h, (uint64_t)r->num_stages);
   for (size_t i = 0; i < r->ndtypes; i++)
     h = hash_str(hash_str(h, r->dtypes[i].name), r->dtypes[i].dtype);
   for (size_t i = 0; i < r->nconsts; i++)
@@ -71,7 +70,6 @@ static bool str_eq(const char *a, const char *b) {
 
 static bool req_eq(const teeny_compile_req *a, const teeny_compile_req *b) {
   if (a->source_len != b->source_len || a->num_warps != b->num_warps ||
-      a->num_stages != b->num_stages ||
       a->ndtypes != b->ndtypes || a->nconsts != b->nconsts ||
       !str_eq(a->kernel, b->kernel) || !str_eq(a->filename, b->filename) ||
       !str_eq(a->target, b->target) ||
@@ -121,7 +119,6 @@ static void pack_req(packer *k, teeny_compile_req *dst, const teeny_compile_req 
   dst->target = pack_str(k, src->target);
   dst->compiler_version = pack_str(k, src->compiler_version);
   dst->num_warps = src->num_warps;
-  dst->num_stages = src->num_stages;
   dst->ndtypes = src->ndtypes;
   dst->nconsts = src->nconsts;
   dst->dtypes = dt;

@@ -66,6 +66,10 @@ void teeny__core_from_reply(teeny__core *c, unsigned emit) {
   p->art = r->u.compile.art;
   p->cache = cache_of(r->u.compile.cache);
   p->compile_ms = (double)p->art.compile_ns / 1e6;
+  p->cubin = r->u.compile.cubin; /* in the reply's memory, like the PTX */
+  p->cubin_len = r->u.compile.cubin_len;
+  p->cubin_arch = r->u.compile.cubin_arch;
+  p->cubin_toolchain = r->u.compile.cubin_toolchain;
 }
 
 void teeny__core_from_eresult(teeny__core *c, teeny__eresult *e,

@@ -17,19 +17,21 @@ void teeny__buf_free(teeny_buf *b) {
   memset(b, 0, sizeof *b);
 }
 
-static bool buf_reserve(teeny_buf *b, size_t extra) {
-  if (b->oom)
-    return false;
-  if (extra > SIZE_MAX / 2 - b->len) {
-    b->oom = true;
-    return false;
-  }
-  size_t need = b->len + extra + 1;
-  if (need <= b->cap)
-    return true;
-  size_t cap = b->cap ? b->cap : 256;
+/* Capacities double from 256 until the bytes and a NUL fit. */
+static size_t grown_cap(size_t cap, size_t need) {
+  if (need <= cap)
+    return cap;
+  cap = cap ? cap : 256;
   while (cap < need)
     cap *= 2;
+  return cap;
+}
+
+bool teeny__buf_reserve(teeny_buf *b, size_t cap) {
+  if (b->oom)
+    return false;
+  if (cap <= b->cap)
+    return true;
   char *p = teeny__realloc(b->p, cap);
   if (!p) {
     b->oom = true;
@@ -38,6 +40,16 @@ static bool buf_reserve(teeny_buf *b, size_t extra) {
   b->p = p;
   b->cap = cap;
   return true;
+}
+
+static bool buf_reserve(teeny_buf *b, size_t extra) {
+  if (b->oom)
+    return false;
+  if (extra > SIZE_MAX / 2 - b->len) {
+    b->oom = true;
+    return false;
+  }
+  return teeny__buf_reserve(b, grown_cap(b->cap, b->len + extra + 1));
 }
 
 void teeny__buf_append(teeny_buf *b, const void *data, size_t n) {

@@ -95,6 +95,10 @@ typedef struct teeny_buf {
 void teeny__buf_init(teeny_buf *b);
 void teeny__buf_free(teeny_buf *b);
 void teeny__buf_append(teeny_buf *b, const void *data, size_t n);
+/* Make b's capacity at least cap bytes, exactly cap if it grows (so a
+ * caller that accounts for memory controls each step).  False (and b->oom
+ * set) when out of memory. */
+bool teeny__buf_reserve(teeny_buf *b, size_t cap);
 void teeny__buf_puts(teeny_buf *b, const char *s);
 void teeny__buf_putc(teeny_buf *b, char c);
 void teeny__buf_printf(teeny_buf *b, const char *fmt, ...) TEENY_PRINTF(2, 3);
@@ -113,11 +117,23 @@ int teeny__sha256_hex(const void *data, size_t len, char hex[65]);
 
 bool teeny__dt_is_int(teeny_dtype dt);    /* i8..u64 (not bool) */
 bool teeny__dt_is_signed(teeny_dtype dt); /* i8..i64 */
-bool teeny__dt_is_float(teeny_dtype dt);  /* f16, bf16, f32, f64 */
+bool teeny__dt_is_float(teeny_dtype dt);  /* f8e4m3, f8e5m2, f16, bf16, f32, f64 */
+bool teeny__dt_is_fp8(teeny_dtype dt);    /* f8e4m3, f8e5m2 (fp8.c) */
 int teeny__dt_bits(teeny_dtype dt);       /* bool: 1; ptr: 64; void: 0 */
 /* x rounded to float dtype dt (f16, bf16, f32: nearest-even, overflow to
  * inf); other dtypes return x.  (fpround.c) */
 double teeny__round_dtype(teeny_dtype dt, double x);
+
+/* ---- 8-bit floats (fp8.c) ------------------------------------------------------- */
+
+/* The value of fp8 bits (NaN and, for e5m2, infinities included). */
+double teeny__fp8_value(teeny_dtype dt, uint8_t bits);
+/* x rounded to fp8 dtype dt: through f32, nearest-even, saturating to the
+ * largest finite value (infinities too); NaN stays NaN. */
+uint8_t teeny__fp8_bits(teeny_dtype dt, double x);
+double teeny__fp8_round(teeny_dtype dt, double x);
+/* The largest finite value: 448 (e4m3), 57344 (e5m2). */
+double teeny__fp8_max(teeny_dtype dt);
 
 /* ---- diagnostics helpers ---------------------------------------------------------- */
 
@@ -138,6 +154,24 @@ void teeny__group_name(gid_t g, char *out, size_t size);
 /* Is user u in group g (its primary group, or a listed member)?  False
  * when the system does not know u or g. */
 bool teeny__user_in_group(uid_t u, gid_t g);
+
+/* ---- GPU architectures and cubins (arch.c) -------------------------------------- */
+
+/* The number of "sm_90a" (90) and its suffix ('a', 'f' or '\0'); -1 when
+ * arch is not "sm_" + 2 or 3 digits + an optional 'a' or 'f'. */
+int teeny__arch_parse(const char *arch, char *suffix);
+/* The SASS target for PTX compiled for ptx_target on a GPU named arch
+ * ("sm_90", no suffix): ptx_target itself when arch-specific and the same
+ * number, else "sm_<arch's number>" when arch >= ptx_target; false (out
+ * untouched) when that GPU cannot run that PTX. */
+bool teeny__sass_target(const char *ptx_target, const char *arch, char *out,
+                        size_t n);
+/* The SM number a cubin's ELF header names (90 for sm_90 and sm_90a), or
+ * -1 when data is not a CUDA ELF. */
+int teeny__cubin_sm(const void *data, size_t len);
+/* The NVIDIA kernel driver's version ("580.65.06") from
+ * /proc/driver/nvidia/version; false where there is none. */
+bool teeny__driver_version(char *out, size_t n);
 
 /* ---- parameter lists (param.c) ----------------------------------------------- */
 

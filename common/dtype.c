@@ -17,7 +17,8 @@ static const struct {
     [TEENY_DT_U32] = {"u32", 4},   [TEENY_DT_U64] = {"u64", 8},
     [TEENY_DT_F16] = {"f16", 2},   [TEENY_DT_BF16] = {"bf16", 2},
     [TEENY_DT_F32] = {"f32", 4},   [TEENY_DT_F64] = {"f64", 8},
-    [TEENY_DT_PTR] = {"ptr", 8},
+    [TEENY_DT_PTR] = {"ptr", 8},   [TEENY_DT_F8E4M3] = {"f8e4m3", 1},
+    [TEENY_DT_F8E5M2] = {"f8e5m2", 1},
 };
 
 const char *teeny_dtype_name(teeny_dtype dt) {
@@ -29,8 +30,8 @@ const char *teeny_dtype_name(teeny_dtype dt) {
 teeny_dtype teeny_dtype_parse(const char *name) {
   if (!name)
     return TEENY_DT_VOID;
-  for (int i = TEENY_DT_BOOL; i < TEENY_DT_PTR; i++)
-    if (strcmp(dtypes[i].name, name) == 0)
+  for (int i = TEENY_DT_BOOL; i < TEENY_DT__COUNT; i++)
+    if (i != TEENY_DT_PTR && strcmp(dtypes[i].name, name) == 0)
       return (teeny_dtype)i;
   return TEENY_DT_VOID;
 }
@@ -50,7 +51,7 @@ bool teeny__dt_is_signed(teeny_dtype dt) {
 }
 
 bool teeny__dt_is_float(teeny_dtype dt) {
-  return dt >= TEENY_DT_F16 && dt <= TEENY_DT_F64;
+  return (dt >= TEENY_DT_F16 && dt <= TEENY_DT_F64) || teeny__dt_is_fp8(dt);
 }
 
 int teeny__dt_bits(teeny_dtype dt) {

@@ -32,6 +32,9 @@ double teeny__round_dtype(teeny_dtype dt, double x) {
     return round_format(x, 7, -126, ldexp(255.0 / 128.0, 127));
   case TEENY_DT_F32:
     return (double)(float)x;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2:
+    return teeny__fp8_round(dt, x);
   default:
     return x;
   }

@@ -19,6 +19,7 @@
 #include "common/common.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/sass.h"
 #include "store/store.h"
 
 #define LINE_MAX_LEN 4096
@@ -30,7 +31,8 @@ typedef enum opt_type {
   T_COUNT, /* a plain count */
   T_MS,    /* a duration, "10s" */
   T_MODE,  /* an octal mode, "0660" */
-  T_LEVEL  /* a log level */
+  T_LEVEL, /* a log level */
+  T_SASS   /* auto, driver, ptxas, off */
 } opt_type;
 
 typedef struct opt {
@@ -63,7 +65,16 @@ static const opt opts[] = {
     {"memcache_size", "memcache-size", T_SIZE, F(memcache_size), 0, UINT64_MAX, "BYTES",
      "byte cap of the in-memory request map (0: off)", "256M", "1G"},
     {"workers", "workers", T_COUNT, F(workers), 1, 1024, "N",
-     "compile threads (and store connections)", "number of cores", "4"},
+     "compiles one client may run at once (the compile lane has N + 2 "
+     "threads, so others always find one)", "number of cores", "4"},
+    {"store_workers", "store-workers", T_COUNT, F(store_workers), 1, 1024, "N",
+     "threads for spec steps, disk hits, puts and stats", "3", "4"},
+    {"admin_workers", "admin-workers", T_COUNT, F(admin_workers), 1, 1024, "N",
+     "threads for list, show, purge and verify (at nice +5)", "2", "3"},
+    {"memory_budget", "memory-budget", T_SIZE, F(memory_budget), 1u << 20, UINT64_MAX, "BYTES",
+     "request frames, unread replies and waiting requests held in total; "
+     "over it, frames wait and replies are refused with BUSY "
+     "(at least 2 x --max-frame)", "1G", "512M"},
     {"max_frame", "max-frame", T_SIZE, F(max_frame), 64, UINT32_MAX, "BYTES",
      "largest request frame accepted", "16M", "4M"},
     {"max_source", "max-source", T_SIZE, F(max_source), 1, TEENY_MAX_SOURCE_BYTES, "BYTES",
@@ -72,6 +83,11 @@ static const opt opts[] = {
      "unanswered requests allowed per connection", "64", "256"},
     {"max_connections", "max-connections", T_COUNT, F(max_connections), 1, 1u << 20, "N",
      "open client connections", "1024", "4096"},
+    {"max_connections_per_uid", "max-connections-per-uid", T_COUNT, F(max_connections_per_uid), 1, 1u << 20, "N",
+     "open connections of one uid", "256", "64"},
+    {"max_inflight_per_uid", "max-inflight-per-uid", T_COUNT, F(max_inflight_per_uid), 1, 1u << 24, "N",
+     "unanswered requests of one uid, over all its connections", "1024",
+     "4096"},
     {"idle_timeout", "idle-timeout", T_MS, F(idle_timeout_ms), 0, UINT64_MAX, "TIME",
      "close a connection idle this long (0: never)", "300s", "10m"},
     {"read_timeout", "read-timeout", T_MS, F(read_timeout_ms), 1, UINT64_MAX, "TIME",
@@ -89,10 +105,48 @@ static const opt opts[] = {
     {"busy_poll_us", "busy-poll-us", T_COUNT, F(busy_poll_us), 0, 10000, "N",
      "after I/O, poll this many microseconds before sleeping (0: off)", "50",
      "0"},
+    {"sass", "sass", T_SASS, F(sass), 0, 0, "HOW",
+     "make cubins with: auto (the driver's JIT for its GPU, else ptxas), "
+     "driver, ptxas or off (stored ones are still served)",
+     "auto", "ptxas"},
+    {"ptxas", "ptxas", T_STR, F(ptxas), 0, 0, "PATH",
+     "the CUDA toolkit's ptxas for --sass auto or ptxas",
+     "ptxas on $PATH, else /usr/local/cuda/bin/ptxas", "/usr/local/cuda-13.0/bin/ptxas"},
+    {"sass_timeout", "sass-timeout", T_MS, F(sass_timeout_ms), 1, UINT64_MAX, "TIME",
+     "give up on one cubin after this long", "120s", "10m"},
+    {"tune_timeout", "tune-timeout", T_MS, F(tune_timeout_ms), 1, UINT64_MAX, "TIME",
+     "processes waiting on another's autotuning run stop waiting after this "
+     "long (it may be stuck) and one of them tunes instead",
+     "10m", "30m"},
     {"admin_group", "admin-group", T_STR, F(admin_group), 0, 0, "GROUP",
      "members may purge, repair and shut down (root and the daemon's "
      "user always may)",
      "none", "teenyc-admin"},
+    {"remote", "remote", T_STR, F(remote), 0, 0, "URL",
+     "shared remote tier: redis://[user:pass@]host:port/db or "
+     "unix:///path[?db=N] (rediss:// is not available: no TLS in hiredis "
+     "0.14)", "none (off)", "redis://10.0.0.5:6379/0"},
+    {"remote_timeout", "remote-timeout", T_MS, F(remote_timeout_ms), 1, 600000, "TIME",
+     "a lookup's whole budget on the remote; past it (or while it is down) "
+     "the daemon compiles locally", "500ms", "200ms"},
+    {"remote_lease", "remote-lease", T_MS, F(remote_lease_ms), 30, 3600000, "TIME",
+     "cluster-wide compile lease, renewed every third of it while compiling",
+     "10s", "5s"},
+    {"remote_wait", "remote-wait", T_MS, F(remote_wait_ms), 0, UINT64_MAX - 1, "TIME",
+     "longest wait for another node's compile before compiling here",
+     "--compile-timeout + 10s", "30s"},
+    {"remote_ttl", "remote-ttl", T_MS, F(remote_ttl_ms), 0, UINT64_MAX, "TIME",
+     "expiry of uploaded entries (0: none; Redis evicts by its maxmemory-policy)",
+     "0", "168h"},
+    {"remote_max_entry", "remote-max-entry", T_SIZE, F(remote_max_entry), 4096, 512u << 20, "BYTES",
+     "largest entry uploaded or accepted from the remote", "16M", "4M"},
+    {"remote_prefix", "remote-prefix", T_STR, F(remote_prefix), 0, 0, "TEXT",
+     "namespace of the remote's keys (one per cluster or compiler fleet)",
+     "teenyc:", "gpu-a:teenyc:"},
+    {"remote_secret_file", "remote-secret-file", T_STR, F(remote_secret_file), 0, 0, "PATH",
+     "sign uploads and require signed entries: HMAC-SHA256 with this "
+     "file's contents (16+ bytes, the same on every node)", "none (unsigned)",
+     "/etc/teenyc/remote.key"},
     {"log_level", "log-level", T_LEVEL, F(log_level), 0, 0, "LEVEL",
      "error, warn, info or debug", "info", "debug"},
     {"log_file", "log-file", T_STR, F(log_file), 0, 0, "PATH",
@@ -114,6 +168,11 @@ void teeny__config_init(teeny_config *c) {
   c->max_source = TEENY_MAX_SOURCE_BYTES;
   c->max_inflight = 64;
   c->max_connections = 1024;
+  c->max_connections_per_uid = 256;
+  c->max_inflight_per_uid = 1024;
+  c->store_workers = 3;
+  c->admin_workers = 2;
+  c->memory_budget = 1ull << 30;
   c->idle_timeout_ms = 300000;
   c->read_timeout_ms = 10000;
   c->shutdown_timeout_ms = 10000;
@@ -121,7 +180,14 @@ void teeny__config_init(teeny_config *c) {
   c->compile_memory = 4ull << 30;
   c->flush_interval_ms = 2000;
   c->busy_poll_us = 50;
+  c->sass = 0; /* TEENY_SASS_AUTO */
+  c->sass_timeout_ms = 120000;
+  c->tune_timeout_ms = 600000;
   c->log_level = TEENY_LOG_INFO;
+  c->remote_timeout_ms = 500;
+  c->remote_lease_ms = 10000;
+  c->remote_wait_ms = UINT64_MAX; /* resolved: compile_timeout + 10 s */
+  c->remote_max_entry = 16u << 20;
 }
 
 void teeny__config_close(teeny_config *c) {
@@ -130,6 +196,10 @@ void teeny__config_close(teeny_config *c) {
   teeny__free(c->socket);
   teeny__free(c->cache_dir);
   teeny__free(c->admin_group);
+  teeny__free(c->ptxas);
+  teeny__free(c->remote);
+  teeny__free(c->remote_prefix);
+  teeny__free(c->remote_secret_file);
   teeny__free(c->log_file);
   teeny__free(c->config_file);
   memset(c, 0, sizeof *c);
@@ -248,7 +318,9 @@ static void store_number(teeny_config *c, const opt *o, uint64_t v) {
   char *field = (char *)c + o->off;
   switch (o->type) {
   case T_COUNT:
-    if (o->off == offsetof(teeny_config, workers)) {
+    if (o->off == offsetof(teeny_config, workers) ||
+        o->off == offsetof(teeny_config, store_workers) ||
+        o->off == offsetof(teeny_config, admin_workers)) {
       *(unsigned *)(void *)field = (unsigned)v;
       return;
     }
@@ -277,6 +349,16 @@ int teeny__config_set(teeny_config *c, const char *key, const char *value,
       return TEENY_E_INVAL;
     }
     c->log_level = lv;
+    return 0;
+  }
+  if (o->type == T_SASS) {
+    int m = teeny__sass_mode_parse(value);
+    if (m < 0) {
+      snprintf(err, TEENY_CONFIG_ERR_LEN,
+               "%s: bad value '%.64s' (auto, driver, ptxas, off)", o->key, value);
+      return TEENY_E_INVAL;
+    }
+    c->sass = m;
     return 0;
   }
   uint64_t v;
@@ -408,11 +490,27 @@ int teeny__config_resolve(teeny_config *c, char *err) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     c->workers = n > 0 ? (unsigned)(n > 1024 ? 1024 : n) : 1;
   }
+  if (c->remote_wait_ms == UINT64_MAX)
+    c->remote_wait_ms = c->compile_timeout_ms ? c->compile_timeout_ms + 10000 : 70000;
+  if (!c->remote_prefix && set_string(&c->remote_prefix, "teenyc:"))
+    return TEENY_E_NOMEM;
+  if (strlen(c->remote_prefix) > 64 || strpbrk(c->remote_prefix, "{} \t\r\n")) {
+    snprintf(err, TEENY_CONFIG_ERR_LEN,
+             "remote_prefix: at most 64 bytes, without braces or spaces");
+    return TEENY_E_INVAL;
+  }
   if (c->max_source + 4096 > c->max_frame) {
     snprintf(err, TEENY_CONFIG_ERR_LEN,
              "max_frame (%" PRIu64 ") must exceed max_source (%" PRIu64
              ") by at least 4K",
              c->max_frame, c->max_source);
+    return TEENY_E_INVAL;
+  }
+  if (c->memory_budget < 2 * c->max_frame) {
+    snprintf(err, TEENY_CONFIG_ERR_LEN,
+             "memory_budget (%" PRIu64 ") must be at least twice max_frame "
+             "(%" PRIu64 "): frames being read may hold half of it",
+             c->memory_budget, c->max_frame);
     return TEENY_E_INVAL;
   }
   return 0;

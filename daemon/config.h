@@ -32,11 +32,17 @@ typedef struct teeny_config {
   char *cache_dir;           /* store root; NULL until resolved */
   uint64_t max_size;         /* store size cap in bytes (0: no cap) */
   uint64_t memcache_size;    /* byte cap of the in-memory map */
-  unsigned workers;          /* compile threads; 0 until resolved */
+  unsigned workers;          /* compiles one client may run at once; 0 until
+                                resolved */
+  unsigned store_workers;    /* threads for spec steps, disk hits, puts */
+  unsigned admin_workers;    /* threads for stats, list, show, purge, verify */
+  uint64_t memory_budget;    /* frames, replies and requests held, in total */
   uint64_t max_frame;        /* largest request frame payload */
   uint64_t max_source;       /* largest compile source */
   uint64_t max_inflight;     /* unanswered requests per connection */
   uint64_t max_connections;  /* open client connections */
+  uint64_t max_connections_per_uid; /* ... of one uid */
+  uint64_t max_inflight_per_uid;    /* unanswered requests of one uid */
   uint64_t idle_timeout_ms;  /* close a connection idle this long (0: never) */
   uint64_t read_timeout_ms;  /* close one stalled mid-frame, or not reading
                                 its replies, this long */
@@ -45,7 +51,19 @@ typedef struct teeny_config {
   uint64_t compile_memory;      /* address-space cap of a compile process (0: none) */
   uint64_t flush_interval_ms;   /* batched last-used writes */
   uint64_t busy_poll_us;     /* keep polling this long after I/O (0: off) */
+  int sass;                  /* teeny_sass_mode: how cubins are made */
+  char *ptxas;               /* ptxas to use; NULL: $PATH, then the toolkit's */
+  uint64_t sass_timeout_ms;  /* give up on one cubin after this long */
+  uint64_t tune_timeout_ms;  /* waiters give up on a tuner after this long */
   char *admin_group;         /* group whose members are admins; NULL: none */
+  char *remote;              /* remote tier URL (redis://, unix://); NULL: off */
+  uint64_t remote_timeout_ms; /* a lookup's whole budget on the remote */
+  uint64_t remote_lease_ms;  /* lease time while compiling (renewed at 1/3) */
+  uint64_t remote_wait_ms;   /* longest wait on another node's compile */
+  uint64_t remote_ttl_ms;    /* TTL of uploaded entries (0: none) */
+  uint64_t remote_max_entry; /* largest entry uploaded or accepted */
+  char *remote_prefix;       /* key namespace; "teenyc:" once resolved */
+  char *remote_secret_file;  /* HMAC key for signed entries; NULL: plain */
   int log_level;             /* TEENY_LOG_* (syslog priority) */
   char *log_file;            /* log here instead of stderr; NULL: stderr */
   char *config_file;         /* --config FILE, for messages; NULL: none */

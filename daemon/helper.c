@@ -16,31 +16,31 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/helper.h"
+#include "daemon/subproc.h"
 #include "proto/frame.h"
 #include "common/common.h"
 
-extern char **environ;
 
 #define HELPER_MAX_FRAME (256u << 20)        /* a reply with artifacts */
 #define HELPER_RECYCLE_RSS (1ull << 30)      /* restart a helper this big */
 #define HELPER_READ_BUF (64u * 1024)         /* read chunk */
 #define DESTROY_GRACE_MS 2000                /* exit on EOF, else SIGKILL */
+#define BACKGROUND_NICE 10                   /* a background helper's nice */
 
 
 typedef struct helper {
   pid_t pid;             /* the process, 0: none (mu) */
   bool busy;             /* lent to a compile (mu) */
   bool aborted;          /* killed by teeny__helpers_abort (mu) */
+  bool background;       /* runs at nice +BACKGROUND_NICE */
   int to;                /* its stdin, our write end; -1: none */
   int from;              /* its stdout, our read end; -1: none */
   teeny_frame_reader rd; /* replies */
@@ -57,8 +57,8 @@ struct teeny_helpers {
                             compiler of a running daemon ("" : use exe) */
   pthread_mutex_t mu;    /* see the top of the file */
   pthread_cond_t cv;     /* a slot was returned */
-  helper *v;             /* the slots */
-  unsigned n;            /* how many */
+  helper *v;             /* the slots: foreground, then background ones */
+  unsigned n;            /* how many (twice the workers) */
   uint64_t started;      /* helpers spawned (mu) */
 };
 
@@ -80,7 +80,8 @@ int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
     return TEENY_E_NOMEM;
   hs->o = *o;
   hs->exe = teeny__strdup(o->exe ? o->exe : "");
-  hs->v = teeny__calloc(n ? n : 1, sizeof *hs->v);
+  n = n ? n : 1;
+  hs->v = teeny__calloc(2 * (size_t)n, sizeof *hs->v);
   if (!hs->exe || !hs->v) {
     teeny__free(hs->exe);
     teeny__free(hs->v);
@@ -92,22 +93,25 @@ int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
   if (hs->image_fd >= 0)
     snprintf(hs->image, sizeof hs->image, "/proc/%ld/fd/%d", (long)getpid(),
              hs->image_fd);
-  hs->n = n ? n : 1;
-  for (unsigned i = 0; i < hs->n; i++)
+  hs->n = 2 * n;
+  for (unsigned i = 0; i < hs->n; i++) {
     hs->v[i].to = hs->v[i].from = -1;
+    hs->v[i].background = i >= n;
+  }
   pthread_mutex_init(&hs->mu, NULL);
   pthread_cond_init(&hs->cv, NULL);
   *out = hs;
   return 0;
 }
 
-static helper *borrow(teeny_helpers *hs) {
+static helper *borrow(teeny_helpers *hs, bool background) {
   pthread_mutex_lock(&hs->mu);
   helper *h = NULL;
   for (;;) {
     for (unsigned i = 0; i < hs->n; i++) { /* prefer a running helper */
       helper *x = &hs->v[i];
-      if (!x->busy && (!h || (!h->pid && x->pid)))
+      if (x->background == background && !x->busy &&
+          (!h || (!h->pid && x->pid)))
         h = x;
     }
     if (h)
@@ -160,54 +164,18 @@ static int reap(teeny_helpers *hs, helper *h, long *maxrss_kb) {
 /* ---- starting a helper -------------------------------------------------------- */
 
 static int spawn(teeny_helpers *hs, helper *h, char *msg, size_t msgsz) {
-  int in[2] = {-1, -1}, out[2] = {-1, -1};
-  if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-    snprintf(msg, msgsz, "cannot start the compiler process: pipe: %s",
-             strerror(errno));
-    if (in[0] >= 0)
-      close(in[0]), close(in[1]);
-    return TEENY_E_INTERNAL;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  posix_spawnattr_init(&at);
-  sigset_t none, dflt;
-  sigemptyset(&none);
-  sigemptyset(&dflt);
-  sigaddset(&dflt, SIGPIPE);
-  sigaddset(&dflt, SIGTERM);
-  sigaddset(&dflt, SIGINT);
-  sigaddset(&dflt, SIGHUP);
-  posix_spawnattr_setsigmask(&at, &none); /* worker threads block signals */
-  posix_spawnattr_setsigdefault(&at, &dflt);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                    POSIX_SPAWN_SETPGROUP);
   char ppid[24], mem[24];
   snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
   snprintf(mem, sizeof mem, "%" PRIu64, hs->o.memory_bytes);
   char *argv[] = {hs->exe, (char *)TEENY_HELPER_FLAG, ppid, mem, NULL};
   pid_t pid = 0;
-  int e = posix_spawn(&pid, hs->image[0] ? hs->image : hs->exe, &fa, &at,
-                      argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
-  close(in[0]);
-  close(out[1]);
-  if (e) {
-    close(in[1]);
-    close(out[0]);
-    snprintf(msg, msgsz, "cannot start the compiler process %s: %s", hs->exe,
-             strerror(e));
-    return TEENY_E_INTERNAL;
-  }
-  fcntl(in[1], F_SETFL, O_NONBLOCK);
-  fcntl(out[0], F_SETFL, O_NONBLOCK);
-  h->to = in[1];
-  h->from = out[0];
+  int rc = teeny__subproc_spawn(hs->image[0] ? hs->image : hs->exe, argv, &pid, &h->to,
+                                &h->from, msg, msgsz);
+  if (rc)
+    return rc;
+  if (h->background && setpriority(PRIO_PROCESS, (id_t)pid, BACKGROUND_NICE))
+    TEENY_LOGD(hs->o.log, "cannot lower the priority of compiler process %ld: %s",
+               (long)pid, strerror(errno));
   teeny_frame_reader_init(&h->rd, HELPER_MAX_FRAME);
   pthread_mutex_lock(&hs->mu);
   h->pid = pid;
@@ -289,48 +257,6 @@ static int read_frame(helper *h, uint64_t deadline_ns, const char **p,
   }
 }
 
-static char *dup_bytes(const char *s, size_t n) {
-  if (!s)
-    return NULL;
-  char *d = teeny__malloc(n + 1);
-  if (d) {
-    memcpy(d, s, n);
-    d[n] = '\0';
-  }
-  return d;
-}
-
-/* An owned copy of a decoded reply's artifact view. */
-static teeny_artifact *copy_artifact(const teeny_artifact *v) {
-  teeny_artifact *a = teeny__calloc(1, sizeof *a);
-  if (!a)
-    return NULL;
-  memcpy(a->key, v->key, sizeof a->key);
-  a->num_warps = v->num_warps;
-  a->threads_per_block = v->threads_per_block;
-  a->shared_bytes = v->shared_bytes;
-  a->compile_ns = v->compile_ns;
-  a->name = teeny__strdup(v->name ? v->name : "");
-  a->id = teeny__strdup(v->id ? v->id : "");
-  a->entry = teeny__strdup(v->entry ? v->entry : "");
-  a->target = teeny__strdup(v->target ? v->target : "");
-  a->source = dup_bytes(v->source, v->source_len);
-  a->source_len = v->source_len;
-  a->mlir = dup_bytes(v->mlir, v->mlir_len);
-  a->mlir_len = v->mlir_len;
-  a->ptx = dup_bytes(v->ptx, v->ptx_len);
-  a->ptx_len = v->ptx_len;
-  a->params = teeny__params_dup(v->params, v->nparams);
-  a->nparams = a->params ? v->nparams : 0;
-  if (!a->name || !a->id || !a->entry || !a->target || !a->params ||
-      (v->source && !a->source) || (v->mlir && !a->mlir) ||
-      (v->ptx && !a->ptx)) {
-    teeny_artifact_destroy(a);
-    return NULL;
-  }
-  return a;
-}
-
 /* Decode the helper's reply into *out / diags.  The reply's status, or
  * INTERNAL (undecodable, another build) or NOMEM. */
 static int take_reply(const char *p, size_t n, const char *key,
@@ -366,7 +292,7 @@ static int take_reply(const char *p, size_t n, const char *key,
              "%.16s...); restart teenycd",
              rep.u.compile.art.key, key);
     rc = TEENY_E_INTERNAL;
-  } else if (!(*out = copy_artifact(&rep.u.compile.art))) {
+  } else if (!(*out = teeny__artifact_copy(&rep.u.compile.art))) {
     rc = TEENY_E_NOMEM;
   }
   teeny_msg_reply_free(&rep);
@@ -475,8 +401,9 @@ static int exchange(teeny_helpers *hs, helper *h, const teeny_buf *req,
 }
 
 int teeny__helpers_run(teeny_helpers *hs, const teeny_msg_compile *c,
-                       unsigned emit, const char *key, teeny_artifact **out,
-                       teeny_diags *diags, teeny_helper_outcome *what) {
+                       unsigned emit, const char *key, bool background,
+                       teeny_artifact **out, teeny_diags *diags,
+                       teeny_helper_outcome *what) {
   *out = NULL;
   memset(what, 0, sizeof *what);
   uint64_t t0 = teeny__now_ns();
@@ -500,7 +427,7 @@ int teeny__helpers_run(teeny_helpers *hs, const teeny_msg_compile *c,
              teeny_strerror(rc));
     rc = TEENY_E_INTERNAL;
   } else {
-    helper *h = borrow(hs);
+    helper *h = borrow(hs, background);
     rc = exchange(hs, h, &b, key, deadline, out, diags, what, msg,
                   sizeof msg);
     if (h->pid && rss_bytes(h->pid) > (long)HELPER_RECYCLE_RSS) {
@@ -668,17 +595,10 @@ static void serve(const char *p, size_t n, teeny_buf *out) {
   teeny_msg_request_free(&req);
 }
 
-static int write_out(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR)
-      continue;
-    if (w <= 0)
-      return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
+/* teeny_subproc_fn over serve(). */
+static void serve_one(void *ctx, const char *p, size_t n, teeny_buf *out) {
+  (void)ctx;
+  serve(p, n, out);
 }
 
 int teeny__helper_main(int argc, char **argv) {
@@ -687,17 +607,10 @@ int teeny__helper_main(int argc, char **argv) {
             TEENY_HELPER_FLAG);
     return 2;
   }
-  long ppid = strtol(argv[2], NULL, 10);
   uint64_t mem = strtoull(argv[3], NULL, 10);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if ((long)getppid() != ppid)
-    return 0; /* the daemon died before we got here */
-  close_range(3, ~0u, 0); /* nothing of the daemon's (store lock, sockets) */
-  /* replies go to a private copy of the pipe; stdout becomes stderr, so
-   * nothing a library prints can corrupt the frame stream */
-  int out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (out_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-    return 1;
+  int out_fd = teeny__subproc_enter(argv[2]);
+  if (out_fd <= 0)
+    return out_fd == 0 ? 0 : 1;
   struct rlimit none = {0, 0};
   setrlimit(RLIMIT_CORE, &none);
   if (mem && !TEENY_ASAN) { /* ASan reserves terabytes of address space */
@@ -707,39 +620,5 @@ int teeny__helper_main(int argc, char **argv) {
                       "budget (--compile-memory): %s\n",
               (long)getpid(), strerror(errno));
   }
-  teeny_frame_reader rd;
-  teeny_frame_reader_init(&rd, 0);
-  teeny_buf out;
-  teeny__buf_init(&out);
-  static char buf[HELPER_READ_BUF];
-  int status = 0;
-  for (;;) {
-    ssize_t r = read(STDIN_FILENO, buf, sizeof buf);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      break; /* the daemon closed our input: done */
-    const char *p;
-    size_t n;
-    int rc = teeny_frame_reader_feed(&rd, buf, (size_t)r);
-    while (!rc && (rc = teeny_frame_reader_next(&rd, &p, &n)) == 1) {
-      out.len = 0;
-      serve(p, n, &out);
-      if (out.oom || write_out(out_fd, out.p, out.len)) {
-        status = 1;
-        goto done;
-      }
-      if (out.cap > (8u << 20))
-        teeny__buf_free(&out);
-      rc = 0;
-    }
-    if (rc < 0) {
-      status = 1;
-      break;
-    }
-  }
-done:
-  teeny_frame_reader_free(&rd);
-  teeny__buf_free(&out);
-  return status;
+  return teeny__subproc_serve(out_fd, 0, serve_one, NULL);
 }

@@ -21,8 +21,15 @@
  *            identical; only the compile step's diagnostics come back.
  *
  * Each worker thread borrows one helper for a compile (there are as many
- * helpers as workers, so a borrow never waits).  A helper is started on
- * first use and reused; it is killed (SIGKILL) and reaped when
+ * helpers of each kind as workers, so a borrow never waits).  Helpers are
+ * of two kinds: foreground ones at the daemon's priority, and background
+ * ones at nice +BACKGROUND_NICE, for a compile whose connection has other
+ * compiles running or queued (a bulk client): a client with many slow
+ * kernels then takes cores only as far as others leave them idle, and
+ * another client's small compile still gets a core (the lanes' caps give
+ * it a thread, this gives it the CPU).  A
+ * helper is started on first use and reused; it is killed (SIGKILL) and
+ * reaped when
  *   - the compile runs past --compile-timeout: the waiters get
  *     TEENY_E_TIMEOUT, the worker is free at once and the next compile
  *     starts a fresh helper;
@@ -70,8 +77,8 @@ typedef struct teeny_helpers teeny_helpers;
  * answers with the client's path) into buf.  0 or TEENY_E_IO. */
 int teeny__helper_self_exe(char *buf, size_t n);
 
-/* n helper slots (started lazily).  o is copied (exe too).  0 or
- * TEENY_E_NOMEM. */
+/* n helper slots of each kind (started lazily).  o is copied (exe too).
+ * 0 or TEENY_E_NOMEM. */
 int teeny__helpers_create(const teeny_helper_opts *o, unsigned n,
                           teeny_helpers **out);
 /* Close every helper's pipes (it exits on end of input), then reap it,
@@ -87,10 +94,11 @@ void teeny__helpers_destroy(teeny_helpers *hs);
  * new artifact.  On failure the status is the compiler's (COMPILE,
  * BINDING, INVAL, LLVM, LIMIT, ...) or TIMEOUT, SHUTDOWN, LIMIT (memory
  * budget) or INTERNAL, and diags explains (always at least one error).
- * Thread-safe. */
+ * background: in a background helper (see the top).  Thread-safe. */
 int teeny__helpers_run(teeny_helpers *hs, const teeny_msg_compile *c,
-                       unsigned emit, const char *key, teeny_artifact **out,
-                       teeny_diags *diags, teeny_helper_outcome *what);
+                       unsigned emit, const char *key, bool background,
+                       teeny_artifact **out, teeny_diags *diags,
+                       teeny_helper_outcome *what);
 
 /* Kill the helpers of every compile running now; those compiles return
  * TEENY_E_SHUTDOWN.  For the stop, from any thread. */
@@ -102,5 +110,10 @@ uint64_t teeny__helpers_started(teeny_helpers *hs);
 /* main() of a helper process: argv is {exe, TEENY_HELPER_FLAG, PPID,
  * MEMORY_BYTES}.  Returns the exit status. */
 int teeny__helper_main(int argc, char **argv);
+
+/* An owned copy of an artifact view (a decoded reply's): every string and
+ * text duplicated.  NULL when out of memory.  (The remote tier uses it for
+ * fetched entries too.) */
+teeny_artifact *teeny__artifact_copy(const teeny_artifact *v);
 
 #endif /* TEENY_DAEMON_HELPER_H */

@@ -151,3 +151,25 @@ void teeny__log(teeny_log *l, int level, const char *fmt, ...) {
   pthread_mutex_unlock(&l->mu);
   (void)w; /* nowhere to report a failing log */
 }
+
+/* ---- rate-limited lines ------------------------------------------------------ */
+
+bool teeny__ratelog_allow(teeny_ratelog *r, uint64_t now_ms, uint64_t *missed) {
+  if (r->last_ms && now_ms - r->last_ms < r->interval_ms) {
+    r->suppressed++;
+    return false;
+  }
+  *missed = r->suppressed;
+  r->suppressed = 0;
+  r->last_ms = now_ms ? now_ms : 1;
+  return true;
+}
+
+uint64_t teeny__ratelog_due(teeny_ratelog *r, uint64_t now_ms) {
+  if (!r->suppressed || now_ms - r->last_ms < r->interval_ms)
+    return 0;
+  uint64_t n = r->suppressed;
+  r->suppressed = 0;
+  r->last_ms = now_ms ? now_ms : 1;
+  return n;
+}

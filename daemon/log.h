@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/common.h"
 
@@ -53,6 +54,25 @@ void teeny__log_close(teeny_log *l); /* NULL is a no-op */
 void teeny__log(teeny_log *l, int level, const char *fmt, ...)
     TEENY_PRINTF(3, 4);
 bool teeny__log_enabled(const teeny_log *l, int level);
+
+/* ---- rate-limited lines ---------------------------------------------------
+ * For events anyone can cause at will (refused connections): at most one
+ * line per interval.  The events not written are counted; the next line
+ * written says how many, or teeny__ratelog_due hands the count to a timer
+ * once the interval has passed.  Loop thread only. */
+typedef struct teeny_ratelog {
+  uint64_t interval_ms; /* at most one line per this */
+  uint64_t last_ms;     /* loop time of the last line written; 0: none */
+  uint64_t suppressed;  /* events since then that were not written */
+} teeny_ratelog;
+
+/* An event at now_ms: true when its line may be written; then *missed
+ * gets the events not written since the last line (and the count is
+ * reset).  False: counted, write nothing. */
+bool teeny__ratelog_allow(teeny_ratelog *r, uint64_t now_ms, uint64_t *missed);
+/* The interval since the last line has passed and events were not
+ * written: their count (reset to 0); else 0. */
+uint64_t teeny__ratelog_due(teeny_ratelog *r, uint64_t now_ms);
 
 #define TEENY_LOGE(l, ...) teeny__log((l), TEENY_LOG_ERROR, __VA_ARGS__)
 #define TEENY_LOGW(l, ...) teeny__log((l), TEENY_LOG_WARN, __VA_ARGS__)

@@ -5,8 +5,11 @@
  * Layout: a chained hash table (power-of-two buckets, doubled when the
  * load passes 1) over entries that each hold, in one allocation, the
  * request key bytes and the reply frame; an intrusive doubly-linked list
- * orders them by use for LRU eviction.  Expected load: tens of thousands of
- * lookups a second, inserts only after compiles and disk hits.
+ * orders them by use for LRU eviction, and a second chain per bucket
+ * indexes them by artifact key (several requests may name one artifact),
+ * so that one key is forgotten without a scan.  Expected load: tens of
+ * thousands of lookups a second, inserts only after compiles and disk
+ * hits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +124,8 @@ int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
   put_bindings(buf, r);
   put_cstr(buf, r->target);
   put_u32(buf, (uint32_t)r->num_warps);
-  put_u32(buf, (uint32_t)r->num_stages);
   put_u32(buf, c->emit);
+  put_cstr(buf, c->arch); /* replies carry that GPU's cubin */
   if (buf->oom)
     return TEENY_E_NOMEM;
   k->p = buf->p;
@@ -135,6 +138,8 @@ int teeny__reqkey_build(const teeny_msg_compile *c, teeny_buf *buf,
 
 typedef struct mc_entry {
   struct mc_entry *hnext; /* next in the bucket chain */
+  struct mc_entry *knext; /* next in the artifact-key chain */
+  uint64_t khash;         /* hash of the artifact key */
   struct mc_entry *prev;  /* LRU list: towards the most recent */
   struct mc_entry *next;  /* LRU list: towards the least recent */
   uint64_t hash;          /* hash of the request key */
@@ -149,10 +154,12 @@ typedef struct mc_entry {
 
 struct teeny_memcache {
   mc_entry **buckets; /* chains, nbuckets of them */
+  mc_entry **kbuckets;/* artifact-key chains, nbuckets of them */
   size_t nbuckets;    /* a power of two */
   size_t n;           /* entries */
   size_t bytes;       /* sum of charges */
   size_t cap;         /* byte cap */
+  size_t max_entry;   /* larger entries are not admitted */
   mc_entry *head;     /* most recently used */
   mc_entry *tail;     /* least recently used */
 };
@@ -164,12 +171,18 @@ teeny_memcache *teeny__memcache_create(size_t cap) {
   if (!mc)
     return NULL;
   mc->buckets = teeny__calloc(MIN_BUCKETS, sizeof *mc->buckets);
-  if (!mc->buckets) {
+  mc->kbuckets = teeny__calloc(MIN_BUCKETS, sizeof *mc->kbuckets);
+  if (!mc->buckets || !mc->kbuckets) {
+    teeny__free(mc->buckets);
+    teeny__free(mc->kbuckets);
     teeny__free(mc);
     return NULL;
   }
   mc->nbuckets = MIN_BUCKETS;
   mc->cap = cap;
+  mc->max_entry = cap / TEENY_MC_ENTRY_SHARE > TEENY_MC_ENTRY_MIN
+                      ? cap / TEENY_MC_ENTRY_SHARE
+                      : TEENY_MC_ENTRY_MIN;
   return mc;
 }
 
@@ -178,6 +191,7 @@ void teeny__memcache_destroy(teeny_memcache *mc) {
     return;
   teeny__memcache_clear(mc);
   teeny__free(mc->buckets);
+  teeny__free(mc->kbuckets);
   teeny__free(mc);
 }
 
@@ -205,6 +219,10 @@ static void lru_push_front(teeny_memcache *mc, mc_entry *e) {
 
 static mc_entry **bucket(teeny_memcache *mc, uint64_t hash) {
   return &mc->buckets[hash & (mc->nbuckets - 1)];
+}
+
+static mc_entry **kbucket(teeny_memcache *mc, uint64_t khash) {
+  return &mc->kbuckets[khash & (mc->nbuckets - 1)];
 }
 
 /* The chain link that points at the entry for k, or at the chain's end. */
@@ -236,12 +254,16 @@ bool teeny__memcache_get(teeny_memcache *mc, const teeny_reqkey *k,
   return true;
 }
 
-/* Unlink e from its chain and the LRU list and free it. */
+/* Unlink e from its chains and the LRU list and free it. */
 static void drop(teeny_memcache *mc, mc_entry *e) {
   mc_entry **pp = bucket(mc, e->hash);
   while (*pp != e)
     pp = &(*pp)->hnext;
   *pp = e->hnext;
+  pp = kbucket(mc, e->khash);
+  while (*pp != e)
+    pp = &(*pp)->knext;
+  *pp = e->knext;
   lru_unlink(mc, e);
   mc->bytes -= e->charge;
   mc->n--;
@@ -252,16 +274,22 @@ static void drop(teeny_memcache *mc, mc_entry *e) {
 static void grow(teeny_memcache *mc) {
   size_t nb = mc->nbuckets * 2;
   mc_entry **b = teeny__calloc(nb, sizeof *b);
-  if (!b)
+  mc_entry **kb = teeny__calloc(nb, sizeof *kb);
+  if (!b || !kb) {
+    teeny__free(b);
+    teeny__free(kb);
     return;
-  for (size_t i = 0; i < mc->nbuckets; i++)
-    for (mc_entry *e = mc->buckets[i], *nx; e; e = nx) {
-      nx = e->hnext;
-      e->hnext = b[e->hash & (nb - 1)];
-      b[e->hash & (nb - 1)] = e;
-    }
+  }
+  for (mc_entry *e = mc->head; e; e = e->next) {
+    e->hnext = b[e->hash & (nb - 1)];
+    b[e->hash & (nb - 1)] = e;
+    e->knext = kb[e->khash & (nb - 1)];
+    kb[e->khash & (nb - 1)] = e;
+  }
   teeny__free(mc->buckets);
+  teeny__free(mc->kbuckets);
   mc->buckets = b;
+  mc->kbuckets = kb;
   mc->nbuckets = nb;
 }
 
@@ -296,6 +324,7 @@ static mc_entry *entry_new(const teeny_reqkey *k, const char *frame,
   e->compile_ms = compile_ms;
   memcpy(e->key, key, 64);
   e->key[64] = '\0';
+  e->khash = teeny__hash64(key, 64);
   memcpy(e->data, k->p, k->len);
   memcpy(e->data + k->len, frame, len);
   return e;
@@ -310,8 +339,8 @@ int teeny__memcache_put(teeny_memcache *mc, const teeny_reqkey *k,
   mc_entry *old = *find(mc, k);
   if (old)
     drop(mc, old);
-  if (sizeof(mc_entry) + k->len + len > mc->cap)
-    return 0; /* would never fit */
+  if (k->len > TEENY_MC_KEY_MAX || sizeof(mc_entry) + k->len + len > mc->max_entry)
+    return 0; /* a huge request must not push the hot ones out */
   mc_entry *e = entry_new(k, frame, len, id_off, key, compile_ms);
   if (!e)
     return TEENY_E_NOMEM;
@@ -319,6 +348,9 @@ int teeny__memcache_put(teeny_memcache *mc, const teeny_reqkey *k,
     drop(mc, mc->tail);
   mc_entry **b = bucket(mc, e->hash);
   e->hnext = *b;
+  *b = e;
+  b = kbucket(mc, e->khash);
+  e->knext = *b;
   *b = e;
   lru_push_front(mc, e);
   mc->bytes += e->charge;
@@ -330,6 +362,27 @@ int teeny__memcache_put(teeny_memcache *mc, const teeny_reqkey *k,
 void teeny__memcache_clear(teeny_memcache *mc) {
   while (mc->tail)
     drop(mc, mc->tail);
+}
+
+size_t teeny__memcache_forget(teeny_memcache *mc, const char *key) {
+  if (strlen(key) != 64)
+    return 0;
+  uint64_t kh = teeny__hash64(key, 64);
+  size_t n = 0;
+  mc_entry *e = *kbucket(mc, kh);
+  while (e) {
+    mc_entry *nx = e->knext;
+    if (e->khash == kh && memcmp(e->key, key, 64) == 0) {
+      drop(mc, e);
+      n++;
+    }
+    e = nx;
+  }
+  return n;
+}
+
+size_t teeny__memcache_max_entry(const teeny_memcache *mc) {
+  return mc->max_entry;
 }
 
 size_t teeny__memcache_entries(const teeny_memcache *mc) { return mc->n; }

@@ -1,14 +1,19 @@
 /*
- * daemon/ops.c — stats, list, show, purge and verify on the worker pool
- * (see ops.h).  One job per request: the worker queries the store, builds
- * the reply and encodes it; the loop sends the frame.  Load: administrative
- * (teenyctl), a few requests a minute.
+ * daemon/ops.c — stats (store lane), list, show, purge and verify (admin
+ * lane) (see ops.h).  One job per request: the worker queries the store, builds
+ * the reply and encodes it; the loop sends the frame.  Keys an admin
+ * removed (purge, repair) are collected on the worker and forgotten by the
+ * in-memory map on the loop (all of it past FORGET_MAX keys).  Load:
+ * administrative (teenyctl), a few requests a minute.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon/ops.h"
 #include "daemon/server.h"
+
+#define FORGET_MAX 65536 /* more removed keys: empty the map instead */
+#define LIST_PAGE 10000  /* entries per list reply at most (~3 MB) */
 
 typedef struct op_job {
   teeny_job job;          /* must be first */
@@ -18,8 +23,29 @@ typedef struct op_job {
   teeny_stats_snap snap;  /* stats: the loop's counters */
   teeny_buf frame;        /* the encoded reply */
   int status;             /* its status */
-  bool clear_memcache;    /* entries went away */
+  bool clear_memcache;    /* too many entries went away to name them */
+  char (*gone)[TEENY_STORE_KEY_LEN + 1]; /* keys removed */
+  size_t ngone, capgone;  /* how many, allocated */
 } op_job;
+
+/* A key the store no longer has (worker side). */
+static void note_gone(void *ctx, const char *key) {
+  op_job *o = ctx;
+  if (o->clear_memcache)
+    return;
+  if (o->ngone == o->capgone) {
+    size_t cap = o->capgone ? 2 * o->capgone : 64;
+    void *nv = cap <= FORGET_MAX ? teeny__realloc(o->gone, cap * sizeof *o->gone)
+                                 : NULL;
+    if (!nv) {
+      o->clear_memcache = true;
+      return;
+    }
+    o->gone = nv;
+    o->capgone = cap;
+  }
+  snprintf(o->gone[o->ngone++], sizeof o->gone[0], "%s", key);
+}
 
 /* ---- encoding -------------------------------------------------------------- */
 
@@ -64,6 +90,8 @@ static void entry_from_rec(teeny_msg_entry *e, const teeny_store_rec *r) {
   e->last_used = r->last_used;
   e->hits = r->hits > 0 ? (uint64_t)r->hits : 0;
   e->compile_ms = r->compile_ms;
+  e->cubins = r->ncubins;
+  e->cubin_bytes = r->cubin_bytes;
 }
 
 /* ---- the ops (worker thread) ---------------------------------------------------- */
@@ -79,7 +107,7 @@ static void do_stats(op_job *o, teeny_store *st) {
   teeny_msg_reply rep;
   teeny_msg_counter extra[TEENY_STATS_NEXTRA];
   memset(&rep, 0, sizeof rep);
-  teeny__stats_reply(&o->snap, ss.entries, ss.bytes, &rep.u.stats, extra);
+  teeny__stats_reply(&o->snap, &ss, &rep.u.stats, extra);
   encode(o, &rep);
 }
 
@@ -93,13 +121,14 @@ static teeny_store_sort store_sort(teeny_msg_sort s) {
 
 static void do_list(op_job *o, teeny_store *st) {
   const teeny_msg_list *l = &o->req.u.list;
-  teeny_store_query q = {l->name, l->limit, store_sort(l->sort)};
+  size_t page = l->limit && l->limit < LIST_PAGE ? l->limit : LIST_PAGE;
+  teeny_store_query q = {l->name, page, store_sort(l->sort), l->after};
   teeny_store_rec *recs = NULL;
   size_t n = 0;
-  char err[TEENY_STORE_ERR_LEN];
-  int rc = teeny_store_list(st, &q, &recs, &n, err);
+  char err[TEENY_STORE_ERR_LEN], next[TEENY_STORE_CURSOR_LEN];
+  int rc = teeny_store_list_page(st, &q, &recs, &n, next, err);
   if (rc) {
-    encode_store_error(o, rc, err);
+    encode_store_error(o, rc == TEENY_E_INVAL ? TEENY_E_PROTO : rc, err);
     return;
   }
   teeny_msg_entry *es = n ? teeny__calloc(n, sizeof *es) : NULL;
@@ -113,6 +142,7 @@ static void do_list(op_job *o, teeny_store *st) {
   memset(&rep, 0, sizeof rep);
   rep.u.list.entries = es;
   rep.u.list.nentries = n;
+  rep.u.list.next = next[0] ? next : NULL;
   encode(o, &rep);
 done:
   teeny__free(es);
@@ -134,9 +164,42 @@ static void ambiguous(op_job *o, const teeny_store_keys *k, const char *err) {
   encode(o, &rep);
 }
 
-static void show_reply(op_job *o, const teeny_store_rec *rec) {
+/* The entry's cubins for show (and the one asked for, read and checked);
+ * *v and *one are the caller's to free. */
+static int show_cubins(op_job *o, teeny_store *st, const char *key,
+                       teeny_msg_reply *rep, teeny_store_cubin **v, size_t *n,
+                       teeny_store_cubin *one, char *err) {
+  memset(one, 0, sizeof *one);
+  int rc = teeny_store_cubin_list(st, key, v, n, err);
+  if (rc)
+    return rc;
+  teeny_msg_cubin *mc = *n ? teeny__calloc(*n, sizeof *mc) : NULL;
+  if (*n && !mc)
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < *n; i++)
+    mc[i] = (teeny_msg_cubin){(*v)[i].arch, (*v)[i].toolchain, (*v)[i].size,
+                              (*v)[i].created, (*v)[i].sass_ms};
+  rep->u.show.cubins = mc;
+  rep->u.show.ncubins = *n;
+  const char *arch = o->req.u.show.cubin_arch;
+  if (arch && (rc = teeny_store_cubin_get(st, key, arch, true, one, err)))
+    return rc;
+  rep->u.show.cubin = one->data;
+  rep->u.show.cubin_len = one->data ? one->size : 0;
+  return 0;
+}
+
+static void show_reply(op_job *o, teeny_store *st, const teeny_store_rec *rec) {
   teeny_msg_reply rep;
   memset(&rep, 0, sizeof rep);
+  teeny_store_cubin *cv = NULL, one;
+  size_t ncv = 0;
+  char err[TEENY_STORE_ERR_LEN] = "";
+  int rc = show_cubins(o, st, rec->key, &rep, &cv, &ncv, &one, err);
+  if (rc) {
+    encode_store_error(o, rc, err);
+    goto done;
+  }
   entry_from_rec(&rep.u.show.entry, rec);
   if (rec->ptx)
     rep.u.show.ptx = rec->ptx, rep.u.show.ptx_len = rec->ptx_size;
@@ -145,6 +208,10 @@ static void show_reply(op_job *o, const teeny_store_rec *rec) {
   if (rec->src)
     rep.u.show.source = rec->src, rep.u.show.source_len = rec->src_size;
   encode(o, &rep);
+done:
+  teeny__free(rep.u.show.cubins);
+  teeny_store_cubins_free(cv, ncv);
+  teeny_store_cubin_close(&one);
 }
 
 static void do_show(op_job *o, teeny_store *st) {
@@ -166,7 +233,7 @@ static void do_show(op_job *o, teeny_store *st) {
                                  &full, err)))
     encode_store_error(o, rc, err);
   else
-    show_reply(o, what ? &full : &rec);
+    show_reply(o, st, what ? &full : &rec);
   teeny_store_rec_close(&rec);
   teeny_store_rec_close(&full);
   teeny_store_keys_close(&cands);
@@ -183,10 +250,12 @@ static void do_purge(op_job *o, teeny_store *st) {
                                         : 1;
   pr.to_size = p->has_to_size;
   pr.max_bytes = p->to_size;
+  pr.on_removed = note_gone;
+  pr.removed_ctx = o;
   teeny_store_counts removed = {0, 0, 0};
   char err[TEENY_STORE_ERR_LEN];
   int rc = teeny_store_purge(st, &pr, &removed, err);
-  o->clear_memcache = removed.entries > 0;
+  o->clear_memcache |= p->all && removed.entries > 0;
   if (!rc && removed.left) { /* never report files as freed that are not */
     char msg[TEENY_STORE_ERR_LEN + 160];
     snprintf(msg, sizeof msg,
@@ -227,6 +296,8 @@ static void verify_reply(op_job *o, uint64_t checked,
     mp[i].key = p->key[0] ? p->key : (p->path ? p->path : "?");
     mp[i].problem = texts[i] ? texts[i] : "?";
     repaired += p->repaired;
+    if (p->repaired && p->key[0])
+      note_gone(o, p->key);
   }
   teeny_msg_reply rep;
   memset(&rep, 0, sizeof rep);
@@ -234,7 +305,6 @@ static void verify_reply(op_job *o, uint64_t checked,
   rep.u.verify.problems = mp;
   rep.u.verify.nproblems = probs->n;
   rep.u.verify.repaired = repaired;
-  o->clear_memcache = repaired > 0;
   encode(o, &rep);
 done:
   for (size_t i = 0; texts && i < probs->n; i++)
@@ -276,6 +346,7 @@ static void op_work(teeny_job *j, teeny_store *st) {
 static void op_free(op_job *o) {
   teeny_msg_request_free(&o->req);
   teeny__buf_free(&o->frame);
+  teeny__free(o->gone);
   teeny__free(o);
 }
 
@@ -283,25 +354,28 @@ static void op_done(teeny_job *j, int status) {
   op_job *o = (op_job *)j;
   if (o->clear_memcache)
     teeny__memcache_clear(o->s->mc);
+  else
+    for (size_t i = 0; i < o->ngone; i++)
+      teeny__sched_forget(o->s, o->gone[i]);
   if (status == UV_ECANCELED)
     encode_error(o, TEENY_E_SHUTDOWN, "daemon is shutting down");
   if (o->frame.oom || !o->frame.len)
     encode_error(o, TEENY_E_NOMEM, NULL);
-  teeny__conn_send(o->c, o->frame.p, o->frame.len, o->status);
+  teeny__conn_send(o->c, o->req.id, o->frame.p, o->frame.len, o->status);
   teeny__conn_release(o->c);
   op_free(o);
 }
 
+/* stats is one indexed read of three counters: the store lane's, like a
+ * disk hit; the scans (list, show, purge, verify) go to the admin lane. */
 static void submit(teeny_sched *s, teeny_conn *c, op_job *o) {
   o->s = s;
   o->c = c;
   teeny__conn_hold(c);
-  if (teeny__pool_submit(s->pool, &o->job, op_work, op_done)) {
-    encode_error(o, TEENY_E_INTERNAL, "cannot queue the request");
-    teeny__conn_send(c, o->frame.p, o->frame.len, o->status);
-    teeny__conn_release(c);
-    op_free(o);
-  }
+  teeny_lane lane =
+      o->req.op == TEENY_OP_STATS ? TEENY_LANE_STORE : TEENY_LANE_ADMIN;
+  teeny__lanes_submit(s->lanes, &o->job, lane, teeny__conn_owner(c), op_work,
+                      op_done);
 }
 
 static void reply_nomem(teeny_conn *c, teeny_proto_op op, uint64_t id) {

@@ -2,11 +2,12 @@
  * daemon/ops.h — the requests that read or change the store as a whole:
  * stats, list, show, purge, verify.
  *
- * Each runs as one job on the worker pool (SQLite and file reads never on
- * the loop thread); the worker also encodes the reply frame, so the loop
- * only copies bytes.  Purge and a repairing verify empty the in-memory map
- * afterwards, since it may name entries that are gone.  The server has
- * already checked admin rights and the in-flight limit.
+ * Each runs as one job in a lane (lanes.h: stats in the store lane, the
+ * scans in the admin lane; SQLite and file reads never on the loop
+ * thread); the worker also encodes the reply frame, so the loop only
+ * copies bytes.  Purge and a repairing verify make the in-memory map forget
+ * the keys they removed (purge --all empties it).  The server has already
+ * checked admin rights and the in-flight limits.
  */
 #ifndef TEENY_DAEMON_OPS_H
 #define TEENY_DAEMON_OPS_H

@@ -10,7 +10,9 @@
  * bytes gather in the connection's output buffer and are written once per
  * loop iteration (a uv_check handle), with uv_try_write first and one
  * uv_write at a time for the rest.  A connection whose peer stops reading
- * is paused when 16 MiB of replies are pending.
+ * is paused when 16 MiB of replies are pending.  Every connection and
+ * every reply counts against its uid's limits (quota.h) and the memory
+ * budget (budget.h).
  *
  * Lifetimes: a connection is freed when its handle is closed and no reply
  * is owed (refs); work that finishes for a closed connection drops its
@@ -26,6 +28,7 @@
 #include <uv.h>
 
 #include "daemon/config.h"
+#include "daemon/lanes.h"
 #include "daemon/log.h"
 #include "daemon/memcache.h"
 #include "daemon/sd.h"
@@ -40,6 +43,7 @@ typedef struct teeny_server_opts {
   teeny_log *log;               /* the log */
   const teeny_sd_notify *notify;/* systemd notifications (may be disabled) */
   int listen_fd;                /* socket-activated listener, or -1 */
+  uint64_t index_rebuilds;      /* rebuilt at startup already (stats) */
 } teeny_server_opts;
 
 /* Create the server: the admin policy, the scheduler (worker store
@@ -65,15 +69,21 @@ void teeny__server_destroy(teeny_server *s);
 
 /* ---- for the scheduler and the store ops (loop thread) ------------------- */
 
+/* Is c closed or closing (its replies are dropped)? */
+bool teeny__conn_closing(const teeny_conn *c);
 /* A reply is owed on c: counts against --max-inflight until released. */
 void teeny__conn_hold(teeny_conn *c);
 /* The owed reply was given (or will never be). */
 void teeny__conn_release(teeny_conn *c);
 /* Encode r and queue it on c (dropped if c is closed).  Counts it. */
 void teeny__conn_reply(teeny_conn *c, const teeny_msg_reply *r);
-/* Queue an already framed reply with the given status.  Counts it. */
-void teeny__conn_send(teeny_conn *c, const char *frame, size_t len,
-                      int status);
+/* Queue an already framed reply (to request id) with the given status.
+ * Counts it.  A reply the memory budget cannot hold is replaced by a BUSY
+ * error naming it (as for every reply queued). */
+void teeny__conn_send(teeny_conn *c, uint64_t id, const char *frame,
+                      size_t len, int status);
+/* Whose requests c carries (uid and serial number), for the lanes. */
+teeny_job_owner teeny__conn_owner(const teeny_conn *c);
 /* Queue a memory hit: hit's frame with id patched in. */
 void teeny__conn_send_hit(teeny_conn *c, const teeny_mc_hit *hit,
                           uint64_t id);

@@ -5,9 +5,9 @@
  *
  * Startup: parse (flags override --config FILE, which overrides the
  * environment and defaults) -> open the log -> lock the store (one daemon
- * per store) -> if the last daemon on this store died without a clean stop,
- * verify and repair the store before serving -> size libuv's thread pool
- * to --workers -> create the server and listen (one daemon per socket) ->
+ * per store) -> remove the temp files of dead puts -> if the last daemon on
+ * this store died without a clean stop, verify and repair the store before
+ * serving -> create the server and listen (one daemon per socket) ->
  * READY=1.  SIGTERM/SIGINT: the server's orderly stop; the loop ends when
  * it is done; then the last touches are flushed, the store closed, exit 0.
  * SIGHUP reopens --log-file.  Exit status: 0 after a clean stop, 1 when
@@ -27,6 +27,7 @@
 #include "daemon/config.h"
 #include "daemon/helper.h"
 #include "daemon/log.h"
+#include "daemon/sass.h"
 #include "daemon/sd.h"
 #include "daemon/server.h"
 #include "store/store.h"
@@ -43,6 +44,7 @@ typedef struct daemon_ctx {
   bool log_open;          /* log is initialised */
   teeny_sd_notify notify; /* systemd notifications */
   teeny_store *store;     /* holds the daemon lock */
+  uint64_t index_rebuilds;/* a damaged index was rebuilt at startup */
   uv_loop_t loop;         /* the event loop */
   teeny_server *server;   /* everything on the loop */
   uv_signal_t sig[3];     /* SIGTERM, SIGINT, SIGHUP */
@@ -211,17 +213,50 @@ static void recover_store(daemon_ctx *d) {
   teeny_store_problems_close(&probs);
 }
 
+/* Every start: the temp files of puts whose process is gone (a daemon or
+ * an embedded client killed mid-put) would otherwise pile up. */
+static void clean_tmp(daemon_ctx *d) {
+  teeny_store_problems probs;
+  teeny_store_problems_init(&probs);
+  char err[TEENY_STORE_ERR_LEN];
+  if (teeny_store_clean_tmp(d->store, &probs, err))
+    TEENY_LOGW(&d->log, "cleaning %s/tmp: %s", d->cfg.cache_dir, err);
+  for (size_t i = 0; i < probs.n; i++)
+    TEENY_LOGI(&d->log, "%s stale temp file %s (%s)",
+               probs.v[i].repaired ? "removed" : "cannot remove",
+               probs.v[i].path, probs.v[i].detail);
+  teeny_store_problems_close(&probs);
+}
+
+/* The store's index was damaged at open and has been rebuilt. */
+static void log_rebuild(daemon_ctx *d, const teeny_store_rebuild_report *r,
+                        const char *why) {
+  d->index_rebuilds++;
+  TEENY_LOGW(&d->log,
+             "index.db was damaged (%s): moved it aside as %s and rebuilt "
+             "%llu entries from objects/ (%llu object sets left for verify "
+             "--repair)%s%s",
+             why, r->moved, (unsigned long long)r->rows,
+             (unsigned long long)r->skipped,
+             r->error[0] ? "; the walk stopped early: " : "", r->error);
+}
+
 /* Open the store and take its daemon lock; 0 or an exit status. */
 static int lock_store(daemon_ctx *d) {
   char err[TEENY_STORE_ERR_LEN];
+  teeny_store_rebuild_report heal;
   teeny_store_opts so = {.root = d->cfg.cache_dir,
                          .dir_mode = TEENY_DAEMON_DIR_MODE,
-                         .file_mode = TEENY_DAEMON_FILE_MODE};
+                         .file_mode = TEENY_DAEMON_FILE_MODE,
+                         .heal = &heal};
   if (teeny_store_create(&so, &d->store, err) ||
       teeny_store_lock_daemon(d->store, err)) {
     TEENY_LOGE(&d->log, "cannot use the store: %s", err);
     return EXIT_START;
   }
+  if (heal.moved[0])
+    log_rebuild(d, &heal, err);
+  clean_tmp(d);
   snprintf(d->marker, sizeof d->marker, "%s/" MARKER,
            teeny_store_root(d->store));
   int fd = open(d->marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
@@ -232,6 +267,9 @@ static int lock_store(daemon_ctx *d) {
     TEENY_LOGW(&d->log, "cannot create %s: %s", d->marker, strerror(errno));
   else
     close(fd);
+  /* this handle keeps only the lock: the lanes' handles use the index, and
+   * a rebuild while serving must find no connection open here */
+  teeny_store_index_release(d->store);
   return 0;
 }
 
@@ -241,12 +279,6 @@ static void ensure_std_fds(void) {
   for (int fd = 0; fd < 3; fd++)
     if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0)
       return;
-}
-
-static void set_threadpool(daemon_ctx *d) {
-  char n[16];
-  snprintf(n, sizeof n, "%u", d->cfg.workers);
-  setenv("UV_THREADPOOL_SIZE", n, 1);
 }
 
 /* ---- signals ----------------------------------------------------------------- */
@@ -291,7 +323,7 @@ static int start_server(daemon_ctx *d) {
     TEENY_LOGE(&d->log, "socket activation: %s", err);
     return EXIT_START;
   }
-  teeny_server_opts so = {&d->cfg, &d->log, &d->notify, fd};
+  teeny_server_opts so = {&d->cfg, &d->log, &d->notify, fd, d->index_rebuilds};
   if (teeny__server_create(&d->loop, &so, &d->server, err, sizeof err)) {
     TEENY_LOGE(&d->log, "%s", err);
     return EXIT_START;
@@ -341,6 +373,8 @@ static void cleanup(daemon_ctx *d, bool clean_stop) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], TEENY_HELPER_FLAG) == 0)
     return teeny__helper_main(argc, argv); /* a compile process (helper.h) */
+  if (argc > 1 && strcmp(argv[1], TEENY_SASS_HELPER_FLAG) == 0)
+    return teeny__jit_helper_main(argc, argv); /* the driver's JIT (sass.h) */
   daemon_ctx d;
   memset(&d, 0, sizeof d);
   ensure_std_fds();
@@ -360,7 +394,6 @@ int main(int argc, char **argv) {
     TEENY_LOGW(&d.log, "%s", err);
   signal(SIGPIPE, SIG_IGN);
   raise_fd_limit(&d);
-  set_threadpool(&d);
   uv_loop_init(&d.loop);
   if (!(rc = lock_store(&d))) {
     /* before the socket exists: a SIGTERM right after it appears is an

@@ -34,7 +34,6 @@ struct teeny_spec {
   const char *entry;       /* {name}_entry_point */
   const char *target;
   int num_warps;
-  int num_stages;          /* 0: automatic */
   char *source;            /* generated source */
   size_t source_len;
   char key[65];            /* sha256(source) */
@@ -69,12 +68,6 @@ static const char *canonical_target(const char *t) {
 
 static int check_request(const teeny_compile_req *req, teeny_diags *diags,
                          const char **target, int *num_warps) {
-  if (req->num_stages && (req->num_stages < 2 || req->num_stages > 8)) {
-    teeny__diags_addf_at(diags, TEENY_DIAG_ERROR, req->filename ? req->filename : "<source>",
-                         NULL, 0, 0, 0, "num_stages must be 2 to 8 (or 0: automatic), not %d",
-                         req->num_stages);
-    return TEENY_E_INVAL;
-  }
   const char *file = req->filename ? req->filename : "<source>";
   if (!req->source && req->source_len)
     return TEENY_E_INVAL;
@@ -164,7 +157,7 @@ static int generate_source(teeny_ctx *cx, struct teeny_spec *spec,
   spec->id = teeny__spec_id(cx, spec->prog, spec->k, &spec->b);
   spec->entry = teeny__arena_printf(&spec->arena, "%s_entry_point",
                                     spec->prog->funcs[spec->k]->name);
-  teeny_spec_opts o = {spec->target, spec->num_warps, spec->num_stages,
+  teeny_spec_opts o = {spec->target, spec->num_warps,
                        req->compiler_version ? req->compiler_version : TEENY_VERSION_STRING,
                        TEENY_COMPILER_BUILD_ID, TEENY_LLVM_VERSION_STRING};
   teeny_buf src;
@@ -201,7 +194,6 @@ int teeny_spec_create(const teeny_compile_req *req, teeny_spec **out, teeny_diag
   }
   spec->target = target;
   spec->num_warps = num_warps;
-  spec->num_stages = req->num_stages;
   spec->file = teeny__arena_strdup(&spec->arena, req->filename ? req->filename : "<source>");
   spec->text = teeny__arena_strndup(&spec->arena, req->source ? req->source : "", req->source_len);
   spec->len = req->source_len;
@@ -237,8 +229,7 @@ const char *teeny_spec_key(const teeny_spec *s) { return s->key; }
 const char *teeny_spec_entry(const teeny_spec *s) { return s->entry; }
 const char *teeny_spec_target(const teeny_spec *s) { return s->target; }
 int teeny_spec_num_warps(const teeny_spec *s) { return s->num_warps; }
-
-int teeny_spec_num_stages(const teeny_spec *s) { return s->num_stages; }
+int teeny_spec_num_stages(const teeny_spec *s) { return s->b.num_stages; }
 size_t teeny_spec_nparams(const teeny_spec *s) { return s->nparams; }
 
 const char *teeny_spec_source(const teeny_spec *s, size_t *len) {
@@ -303,7 +294,7 @@ static int lower(teeny_ctx *cx, const struct teeny_spec *s, unsigned emit, teeny
       return TEENY_E_NOMEM;
   }
   if (emit & TEENY_EMIT_PTX) {
-    teeny_codegen_opts o = {s->target, s->num_warps, s->num_stages};
+    teeny_codegen_opts o = {s->target, s->num_warps, s->b.num_stages};
     teeny_codegen_out out = {NULL, 0, 0};
     int rc = teeny__codegen_ptx(cx, f, &o, &out);
     if (rc)

@@ -6,7 +6,9 @@
  *   parse.c    tokens              -> AST (teeny_program)
  *   resolve.c  AST                 -> AST with names bound, binding-free checks
  *   spec.c     AST + bindings      -> id, entry point, generated source, key
- *   irgen*.c   AST + bindings      -> tile IR (dsl/ir/ir.h: types, shapes, inlining)
+ *              (bindval.c: the values of const bindings)
+ *   irgen*.c   AST + bindings      -> tile IR (dsl/ir/ir.h: types, shapes, inlining;
+ *              dsl/irgen.h lists the parts)
  *
  * Below it: dsl/ir/ (the tile IR, verifier, MLIR printer, interpreter) and
  * dsl/nvptx/ (tile IR -> PTX, the only code that links LLVM).  api.c puts
@@ -33,6 +35,8 @@ typedef enum teeny_tok_kind {
   TK_IDENT,   /* names, keywords and type names alike */
   TK_INT,     /* integer literal */
   TK_FLOAT,   /* floating literal */
+  TK_STRING,  /* string literal (only device_print, device_assert and
+                 static_assert take one): sval, slen, escapes decoded */
   TK_PUNCT,   /* operators and punctuation */
   TK_EOF
 } teeny_tok_kind;
@@ -45,7 +49,11 @@ typedef struct teeny_token {
   uint64_t ival;   /* TK_INT value (two's complement bits) */
   double fval;     /* TK_FLOAT value */
   teeny_dtype lit_dt; /* forced by a suffix (1u: u32, 1.0f: f32); VOID: weak */
+  const char *sval;   /* TK_STRING: the bytes (NUL-terminated, arena) */
+  int slen;           /* TK_STRING: how many (no NUL inside) */
 } teeny_token;
+
+#define TEENY_MAX_STRING 1024 /* bytes of one string literal (after joining) */
 
 /* Tokenize cx->text.  Lines starting with #include or #pragma are skipped;
  * other preprocessor lines are errors.  Returns an array ending in TK_EOF
@@ -58,16 +66,43 @@ bool teeny__tok_is(const teeny_token *tok, const char *s);
  * parse.c — the AST
  * ========================================================================== */
 
-/* A type as written: void, T, tile(T), ptr(T), T *, tile(ptr(T)). */
+/* A type as written: void, T, tile(T), ptr(T), T *, tile(ptr(T)), S,
+ * struct S, tile(S) (S a struct: every field a tile). */
 typedef struct teeny_tyspec {
   teeny_loc loc;
   bool is_void;     /* void */
   bool is_tile;     /* tile(...) */
   bool is_ptr;      /* ptr(...) or '*' */
-  const char *base; /* element type name as written: "f32", "int", "D" */
-  teeny_dtype dt;   /* builtin element dtype; VOID if base is a generic */
+  const char *base; /* element type name as written: "f32", "int", "D", "S" */
+  teeny_dtype dt;   /* builtin element dtype; VOID if base is a generic or struct */
   int generic;      /* index into teeny_program.generics, or -1 */
+  int strct;        /* index into teeny_program.structs, or -1 */
 } teeny_tyspec;
+
+/* A struct (docs/dsl.md §2, tuples): named fields of scalars, tiles,
+ * pointers and other structs.  Values of it are flattened into their
+ * *leaves*, the fields that are not structs, in declaration order: a
+ * variable of it has one var slot per leaf, and so control flow, loops and
+ * reduce carry a struct as its leaves. */
+typedef struct teeny_field {
+  const char *name;
+  teeny_loc loc;
+  teeny_tyspec *type;
+  int leaf;            /* its first leaf in the struct */
+  int nleaves;         /* 1, or a struct field's leaves */
+} teeny_field;
+
+typedef struct teeny_struct {
+  const char *name;            /* "welford" (typedef) or "struct welford" */
+  teeny_loc loc;
+  teeny_field *fields;
+  int nfields;
+  int nleaves;
+  const teeny_tyspec **leaf_type; /* [nleaves]: each leaf's type (not a struct) */
+  const char **leaf_name;         /* [nleaves]: "mean", "pos.x" */
+} teeny_struct;
+
+#define TEENY_MAX_LEAVES 64 /* leaves of one struct */
 
 typedef enum teeny_op_kind {
   /* binary */
@@ -90,7 +125,12 @@ typedef enum teeny_expr_kind {
   EX_CALL,   /* name(args...): builtin or helper */
   EX_CAST,   /* (type) lhs */
   EX_ASSIGN, /* lhs = rhs, or lhs op= rhs (op != OP_NONE) */
-  EX_INCDEC  /* ++/-- on lhs: op is OP_ADD or OP_SUB; prefix flag */
+  EX_INCDEC, /* ++/-- on lhs: op is OP_ADD or OP_SUB; prefix flag */
+  EX_STRING, /* string literal: name (NUL-terminated bytes), ival its length */
+  EX_SIZEOF, /* sizeof(type): type; sizeof expr: lhs (element size, bytes) */
+  EX_MEMBER, /* lhs.name: a field of a struct value */
+  EX_INIT    /* {args...} of struct `type` (a compound literal (S){...} or
+                an initializer); desig[i]: args[i]'s field name, or NULL */
 } teeny_expr_kind;
 
 /* What a name refers to, filled in by resolve.c. */
@@ -123,6 +163,10 @@ struct teeny_expr {
   teeny_tyspec *type;   /* EX_CAST target; EX_NAME used as a type argument */
   teeny_sym_kind sym;   /* resolve.c: what name refers to */
   int sym_index;        /* resolve.c: var slot, generic, func or builtin */
+  int nslots;           /* resolve.c, SYM_VAR names and members of a
+                           variable: the var slots they cover (a struct's
+                           leaves; 1 otherwise) */
+  const char **desig;   /* EX_INIT: designators (.field = ...), or NULL */
 };
 
 typedef enum teeny_stmt_kind {
@@ -134,8 +178,8 @@ typedef enum teeny_stmt_kind {
   ST_WHILE,    /* while (cond) body */
   ST_DO,       /* do body while (cond); */
   ST_RETURN,   /* return [expr]; */
-  ST_BREAK,    /* rejected by resolve.c with a clear message */
-  ST_CONTINUE, /* likewise */
+  ST_BREAK,    /* break;  var: the flag slot of the loop it leaves */
+  ST_CONTINUE, /* continue;  var: the flag slot of the loop it continues */
   ST_EMPTY     /* ; */
 } teeny_stmt_kind;
 
@@ -157,6 +201,9 @@ struct teeny_stmt {
   teeny_stmt *init;    /* ST_FOR: a decl, an expr statement, or NULL */
   teeny_expr *step;    /* ST_FOR, may be NULL */
   teeny_stmt *loop;    /* ST_FOR, ST_WHILE, ST_DO body */
+  int brk_slot;        /* loops: var slot of the flag a `break` of this
+                          loop sets (resolve.c), or -1 when it has none */
+  int cont_slot;       /* loops: the same for `continue` */
 };
 
 typedef struct teeny_param_decl {
@@ -185,7 +232,9 @@ typedef struct teeny_func {
 typedef struct teeny_generic {
   const char *name;
   teeny_loc loc;
-  bool is_dtype;            /* TEENY_DTYPE; else TEENY_CONST (i32) */
+  bool is_dtype;            /* TEENY_DTYPE; else TEENY_CONST */
+  teeny_dtype cdt;          /* TEENY_CONST(N, T): T; VOID for TEENY_CONST(N),
+                               a weak i32 */
   teeny_dtype *allowed;     /* TEENY_DTYPE(D, f32, f16): the list; NULL: any */
   int nallowed;
 } teeny_generic;
@@ -203,6 +252,8 @@ typedef struct teeny_backward_decl {
 typedef struct teeny_program {
   teeny_generic *generics;
   int ngenerics;
+  teeny_struct *structs;          /* struct types, in source order (parse.c) */
+  int nstructs;
   teeny_func **funcs;
   int nfuncs;
   teeny_backward_decl *backwards; /* TEENY_BACKWARD pairs in source order (parse.c) */
@@ -215,6 +266,10 @@ teeny_program *teeny__parse(teeny_ctx *cx, teeny_token *toks, int ntoks);
 int teeny__program_find_func(const teeny_program *p, const char *name);
 /* Index of the generic named name, or -1. */
 int teeny__program_find_generic(const teeny_program *p, const char *name);
+/* The struct a written type names, or NULL. */
+const teeny_struct *teeny__tyspec_struct(const teeny_program *p, const teeny_tyspec *ts);
+/* The var slots a variable of type ts takes: its struct's leaves, or 1. */
+int teeny__tyspec_slots(const teeny_program *p, const teeny_tyspec *ts);
 
 /* ============================================================================
  * resolve.c — name binding and the checks that need no bindings
@@ -268,29 +323,48 @@ int teeny__call_positional(const teeny_expr *e);
 int teeny__builtin_find(const char *name);
 
 /* Bind every name (vars get slots, calls get builtins or helpers), check
- * arity, duplicates, recursion, break/continue, returns (value present iff
- * non-void; no return inside loops), TEENY_KERNEL lists and TEENY_BACKWARD
- * pairs.  Returns 0 or TEENY_E_COMPILE. */
+ * arity, duplicates, recursion, break/continue (inside a loop; each gets
+ * its loop's flag slot), returns (value present iff non-void),
+ * TEENY_KERNEL lists and TEENY_BACKWARD pairs.  Returns 0 or
+ * TEENY_E_COMPILE. */
 int teeny__resolve(teeny_ctx *cx, teeny_program *prog);
 
 /* ============================================================================
  * spec.c — bindings, id, entry point, generated source, key
  * ========================================================================== */
 
-/* The values bound to a program's generics for one request. */
+/* The values bound to a program's generics for one request, and the
+ * request's options that travel as bindings (TEENY_OPT_*). */
 typedef struct teeny_bindings {
   teeny_dtype dt[TEENY_MAX_GENERICS]; /* dtype generics */
-  int64_t val[TEENY_MAX_GENERICS];    /* const generics */
+  teeny_scalar val[TEENY_MAX_GENERICS]; /* const generics: .i for untyped
+                                           ones and signed ints and bool, .u
+                                           unsigned, .f floats (rounded) */
   bool bound[TEENY_MAX_GENERICS];     /* set for every generic of the kernel */
+  bool debug;                         /* TEENY_OPT_DEBUG: device_assert on */
+  int num_stages;                     /* TEENY_OPT_NUM_STAGES: 0 (the code
+                                         generator's choice) or 2 .. 8 */
 } teeny_bindings;
 
 /* Check req's bindings against kernel k of prog: unknown names, missing
- * ones, ill-typed values, dtypes outside an allowed list.  Returns 0 or
- * TEENY_E_BINDING with diagnostics. */
+ * ones, ill-typed values (a const by value, or by text in req->dtypes:
+ * parsed as its dtype), dtypes outside an allowed list, options.  Returns
+ * 0 or TEENY_E_BINDING with diagnostics. */
 int teeny__bind(teeny_ctx *cx, const teeny_program *prog, int k,
                 const teeny_compile_req *req, teeny_bindings *out);
 /* The dtype a written type names under b (builtin, or a bound generic). */
 teeny_dtype teeny__tyspec_dtype(const teeny_tyspec *ts, const teeny_bindings *b);
+/* Const generic g's value from an integer binding, or from a text one
+ * (a literal of its dtype: "1e-5", "true", "0x40").  0, or -1 with *why
+ * set to what is wrong, as "<value> <why> <dtype>" ("does not fit in"). */
+int teeny__const_from_int(const teeny_generic *g, int64_t v, teeny_scalar *out,
+                          const char **why);
+int teeny__const_from_text(const teeny_generic *g, const char *s, teeny_scalar *out,
+                           const char **why);
+/* The canonical text of const generic g's bound value: what the id and the
+ * TEENY_BIND line show, so that two spellings of one value ("0.01",
+ * "1e-2") give one key.  Shortest text that reads back to the value. */
+const char *teeny__const_text(teeny_arena *a, const teeny_generic *g, teeny_scalar v);
 /* "vector_add__f32__1024" (arena string). */
 const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
                            const teeny_bindings *b);
@@ -298,7 +372,6 @@ const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
 typedef struct teeny_spec_opts {
   const char *target;           /* "sm_90a" */
   int num_warps;                /* 4 */
-  int num_stages;               /* 0 (automatic; then not in the header) */
   const char *compiler_version; /* "0.1.0" */
   const char *build_id;         /* hash of the compiler's sources */
   const char *llvm_version;     /* "19.1.7" */

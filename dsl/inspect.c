@@ -20,6 +20,7 @@ typedef struct inspect {
 static void copy_generic(teeny_arena *a, teeny_generic_info *d, const teeny_generic *g) {
   d->name = teeny__arena_strdup(a, g->name);
   d->is_dtype = g->is_dtype;
+  d->const_dtype = g->is_dtype ? TEENY_DT_VOID : g->cdt;
   d->nallowed = g->allowed ? (size_t)g->nallowed : 0;
   if (g->allowed) {
     teeny_dtype *v = teeny__arena_alloc(a, sizeof *v * (d->nallowed + 1));

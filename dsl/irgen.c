@@ -1,7 +1,7 @@
 /*
- * dsl/irgen.c — tile IR generation: statements, variables, structured
- * control flow, early returns and helper inlining (see dsl/irgen.h for the
- * model).
+ * dsl/irgen.c — tile IR generation: statements, variables, `if`, early
+ * returns and helper inlining (see dsl/irgen.h for the model; loops are
+ * irgen_loop.c).
  *
  * Control flow merges work on variable slots.  Before an `if`, the slots a
  * branch may assign are found by walking the AST; after generating both
@@ -9,6 +9,10 @@
  * before) become the if's results and are yielded from each region.  Loops
  * do the same with the slots assigned in the body that were defined before
  * the loop: they become scf.for/scf.while iteration arguments.
+ *
+ * An exit (return, break, continue) sets its flag slot to a constant true;
+ * a statement list stops there when a flag is known true and puts the rest
+ * under `if (!flags)` when one may be.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,15 +35,6 @@ const char *teeny__gen_tstr(gen *g, teeny_type t) {
 
 /* ---- which slots a piece of code assigns ------------------------------------ */
 
-typedef struct slotinfo {
-  bool *assigned; /* [nslots] assigned somewhere inside */
-  bool *declared; /* [nslots] declared inside (so local to it) */
-  bool returns;   /* contains a return */
-  bool calls;     /* contains a call whose value may change between two
-                     evaluations with the same arguments: a helper, a load,
-                     an atomic (for loop-invariance checks) */
-} slotinfo;
-
 /* A builtin whose value depends on its arguments alone (cdiv, minimum,
  * ...): a loop bound made of them is still the same every trip
  * (tutorial 03's `k < tl.cdiv(K, BLOCK_SIZE_K)`). */
@@ -50,100 +45,121 @@ static bool pure_call(const teeny_expr *e) {
   case BI_LOAD: case BI_STORE: case BI_ATOMIC_ADD: case BI_ATOMIC_MAX: case BI_ATOMIC_MIN:
   case BI_ATOMIC_XCHG: case BI_ATOMIC_CAS: case BI_ATOMIC_AND: case BI_ATOMIC_OR:
   case BI_ATOMIC_XOR: case BI_BARRIER: case BI_REDUCE: case BI_SCAN:
+  case BI_DEVICE_PRINT: case BI_DEVICE_ASSERT:
     return false;
   default:
     return true;
   }
 }
 
-static void scan_expr(const teeny_expr *e, slotinfo *si) {
+void teeny__gen_scan_expr(const teeny_expr *e, gscan *si) {
   if (!e)
     return;
   if ((e->kind == EX_ASSIGN || e->kind == EX_INCDEC) && e->lhs &&
-      e->lhs->sym == SYM_VAR)
-    si->assigned[e->lhs->sym_index] = true;
+      e->lhs->sym == SYM_VAR) /* a variable's slots, or a field's */
+    for (int i = 0; i < (e->lhs->nslots > 1 ? e->lhs->nslots : 1); i++)
+      si->assigned[e->lhs->sym_index + i] = true;
   if (e->kind == EX_CALL && !pure_call(e))
     si->calls = true;
-  scan_expr(e->lhs, si);
-  scan_expr(e->rhs, si);
-  scan_expr(e->cond, si);
+  teeny__gen_scan_expr(e->lhs, si);
+  teeny__gen_scan_expr(e->rhs, si);
+  teeny__gen_scan_expr(e->cond, si);
   for (int i = 0; i < e->nargs; i++)
-    scan_expr(e->args[i], si);
+    teeny__gen_scan_expr(e->args[i], si);
 }
 
-static void scan_stmt(const teeny_stmt *s, slotinfo *si) {
+void teeny__gen_scan_stmt(const teeny_stmt *s, gscan *si) {
   if (!s)
     return;
   switch (s->kind) {
-  case ST_DECL:
-    si->declared[s->var] = true;
+  case ST_DECL: /* every slot of a struct variable */
+    for (int i = 0; i < teeny__tyspec_slots(si->prog, s->type); i++)
+      si->declared[s->var + i] = true;
     break;
   case ST_RETURN:
     si->returns = true;
     break;
+  case ST_BREAK:
+  case ST_CONTINUE:
+    si->assigned[s->var] = true;
+    break;
+  case ST_FOR:
+  case ST_WHILE:
+  case ST_DO: /* a loop sets its own flags before it starts */
+    if (s->brk_slot >= 0)
+      si->assigned[s->brk_slot] = true;
+    break;
   default:
     break;
   }
-  scan_expr(s->expr, si);
-  scan_expr(s->cond, si);
-  scan_expr(s->step, si);
+  teeny__gen_scan_expr(s->expr, si);
+  teeny__gen_scan_expr(s->cond, si);
+  teeny__gen_scan_expr(s->step, si);
   for (int i = 0; i < s->nbody; i++)
-    scan_stmt(s->body[i], si);
-  scan_stmt(s->then, si);
-  scan_stmt(s->els, si);
-  scan_stmt(s->init, si);
-  scan_stmt(s->loop, si);
+    teeny__gen_scan_stmt(s->body[i], si);
+  teeny__gen_scan_stmt(s->then, si);
+  teeny__gen_scan_stmt(s->els, si);
+  teeny__gen_scan_stmt(s->init, si);
+  teeny__gen_scan_stmt(s->loop, si);
 }
 
-static slotinfo slotinfo_new(gen *g) {
-  slotinfo si;
+gscan teeny__gen_scan_new(gen *g) {
+  gscan si;
   int n = g->fr->nslots;
   si.assigned = teeny__arena_alloc(g->cx->arena, sizeof(bool) * (size_t)n);
   si.declared = teeny__arena_alloc(g->cx->arena, sizeof(bool) * (size_t)n);
   si.returns = si.calls = false;
+  si.prog = g->prog;
   return si;
 }
 
-/* Slots assigned by code in [stmts] and the given expressions, excluding
- * slots declared inside; a return adds RET_FLAG and RET_VAL. */
-static bool *merged_slots(gen *g, slotinfo *si) {
+bool *teeny__gen_scan_merged(gen *g, gscan *si) {
   gframe *fr = g->fr;
   for (int s = 0; s < fr->nslots; s++)
     if (si->declared[s])
       si->assigned[s] = false;
   if (si->returns)
-    si->assigned[RET_FLAG(fr)] = si->assigned[RET_VAL(fr)] = true;
+    for (int i = -1; i < fr->nret; i++) /* RET_FLAG and RET_VAL's slots */
+      si->assigned[RET_VAL(fr) + i] = true;
   return si->assigned;
 }
 
-/* Does e read any slot marked in set? */
-static bool expr_reads(const teeny_expr *e, const bool *set) {
+bool teeny__gen_expr_reads(const teeny_expr *e, const bool *set) {
   if (!e)
     return false;
-  if (e->kind == EX_NAME && e->sym == SYM_VAR && set[e->sym_index])
-    return true;
-  if (expr_reads(e->lhs, set) || expr_reads(e->rhs, set) || expr_reads(e->cond, set))
+  if ((e->kind == EX_NAME || e->kind == EX_MEMBER) && e->sym == SYM_VAR)
+    for (int i = 0; i < (e->nslots > 1 ? e->nslots : 1); i++)
+      if (set[e->sym_index + i])
+        return true;
+  if (teeny__gen_expr_reads(e->lhs, set) || teeny__gen_expr_reads(e->rhs, set) ||
+      teeny__gen_expr_reads(e->cond, set))
     return true;
   for (int i = 0; i < e->nargs; i++)
-    if (expr_reads(e->args[i], set))
+    if (teeny__gen_expr_reads(e->args[i], set))
       return true;
   return false;
 }
 
 /* ---- variables ------------------------------------------------------------------ */
 
-static gvar *vars_save(gen *g) {
+gvar *teeny__gen_vars_save(gen *g) {
   size_t n = sizeof(gvar) * (size_t)g->fr->nslots;
   gvar *copy = teeny__arena_alloc(g->cx->arena, n);
   memcpy(copy, g->fr->vars, n);
   return copy;
 }
 
-static void vars_restore(gen *g, const gvar *saved) {
+void teeny__gen_vars_restore(gen *g, const gvar *saved) {
   memcpy(g->fr->vars, saved, sizeof(gvar) * (size_t)g->fr->nslots);
 }
 
-static void var_declare(gvar *v, const teeny_tyspec *ts, const teeny_bindings *b) {
+void teeny__gen_slot_set(gen *g, int slot, gval v) {
+  gvar *var = &g->fr->vars[slot];
+  var->v = v;
+  var->defined = true;
+}
+
+void teeny__gen_declare_var(gvar *v, const teeny_tyspec *ts, const teeny_bindings *b) {
   memset(v, 0, sizeof *v);
   v->dt = teeny__tyspec_dtype(ts, b);
   v->is_ptr = ts->is_ptr;
@@ -161,9 +177,11 @@ static const char *var_kind(gen *g, const gvar *v) {
  * explicit when `cast` is set: compound assignment), tile/scalar agreement,
  * and broadcasting to the slot's shape once it has one.  `what` says what
  * is happening for messages ("initialise 'x'"). */
-static void var_set(gen *g, int slot, gval x, teeny_loc loc, const char *what,
-                    bool cast) {
-  gvar *v = &g->fr->vars[slot];
+void teeny__gen_assign_var(gen *g, gvar *v, gval x, teeny_loc loc, const char *what,
+                           bool cast) {
+  if (x.st)
+    teeny__gen_fail(g, loc, "cannot %s (%s) with a value of %s", what, var_kind(g, v),
+                    x.st->name);
   if (x.type.dt == TEENY_DT_VOID)
     teeny__gen_fail(g, loc, "cannot %s with a void value", what);
   if (v->is_ptr) {
@@ -199,27 +217,46 @@ static void var_set(gen *g, int slot, gval x, teeny_loc loc, const char *what,
 
 static const char *slot_name(gen *g, int slot) {
   const teeny_func *fn = g->fr->fn;
-  if (slot == RET_FLAG(g->fr) || slot == RET_VAL(g->fr))
+  if (slot == RET_FLAG(g->fr) || IS_RET_VAL(g->fr, slot))
     return "the return value";
   return fn->var_names && fn->var_names[slot] ? fn->var_names[slot] : "?";
 }
 
+/* "w", "w.pos": a target as written. */
+static const char *target_name(gen *g, const teeny_expr *e) {
+  if (e->kind != EX_MEMBER)
+    return e->name;
+  return teeny__arena_printf(g->cx->arena, "%s.%s", target_name(g, e->lhs), e->name);
+}
+
+/* The struct a target (a variable, or a field of one) holds, or NULL. */
+static const teeny_struct *target_struct(gen *g, const teeny_expr *lhs) {
+  if (lhs->kind == EX_MEMBER)
+    return teeny__tyspec_struct(g->prog, lhs->type);
+  return g->fr->vars[lhs->sym_index].st;
+}
+
 gval teeny__gen_assign(gen *g, const teeny_expr *e) {
   const teeny_expr *lhs = e->lhs;
-  if (!lhs || lhs->kind != EX_NAME || lhs->sym != SYM_VAR)
+  if (!lhs || (lhs->kind != EX_NAME && lhs->kind != EX_MEMBER) || lhs->sym != SYM_VAR)
     teeny__gen_fail(g, e->loc, "only variables can be assigned");
   int slot = lhs->sym_index;
-  const char *what = teeny__arena_printf(g->cx->arena, "assign to '%s'", lhs->name);
+  const char *name = target_name(g, lhs);
+  const teeny_struct *st = target_struct(g, lhs);
+  const char *what = teeny__arena_printf(g->cx->arena, "assign to '%s'", name);
   if (e->kind == EX_ASSIGN && e->op == OP_NONE) {
-    var_set(g, slot, teeny__gen_expr(g, e->rhs), e->loc, what, false);
+    teeny__gen_store(g, slot, st, teeny__gen_expr_any(g, e->rhs), e->loc, what, false);
   } else {
     gvar *v = &g->fr->vars[slot];
+    if (st)
+      teeny__gen_fail(g, e->loc, "'%s' is a struct (%s): only '=' assigns one", name,
+                      st->name);
     if (!v->defined)
       teeny__gen_fail(g, lhs->loc, "'%s' is used before it is assigned on every path",
-                      lhs->name);
+                      name);
     gval rhs = e->kind == EX_INCDEC ? teeny__gv_weak_int(1) : teeny__gen_expr(g, e->rhs);
     gval r = teeny__gen_binop(g, e->op, v->v, rhs, e->loc);
-    var_set(g, slot, r, e->loc, what, true);
+    teeny__gen_assign_var(g, v, r, e->loc, what, true);
   }
   gval none;
   memset(&none, 0, sizeof none);
@@ -230,11 +267,10 @@ gval teeny__gen_assign(gen *g, const teeny_expr *e) {
 
 /* ---- statements ------------------------------------------------------------------- */
 
-static void gen_stmt(gen *g, const teeny_stmt *s);
 static void gen_stmts(gen *g, teeny_stmt *const *list, int n);
 
-static teeny_op *add_op(gen *g, teeny_region *r, teeny_opcode code, teeny_loc loc,
-                        const int *args, int nargs, const teeny_type *rt, int nres) {
+teeny_op *teeny__gen_add_op(gen *g, teeny_region *r, teeny_opcode code, teeny_loc loc,
+                            const int *args, int nargs, const teeny_type *rt, int nres) {
   teeny_op *op = teeny__ir_op_add(g->f, r, code, loc, args, nargs, rt, nres);
   if (!op)
     teeny__gen_fail(g, loc, "kernel too large: more than %d IR operations after inlining",
@@ -242,10 +278,9 @@ static teeny_op *add_op(gen *g, teeny_region *r, teeny_opcode code, teeny_loc lo
   return op;
 }
 
-/* Append yield(values of slots[]) to r; placeholders stand in for
- * RET_VAL where a branch never returned. */
-static void yield_slots(gen *g, teeny_region *r, const int *slots, const teeny_type *types,
-                        int n, teeny_opcode term, int cond_id, teeny_loc loc) {
+void teeny__gen_yield_slots(gen *g, teeny_region *r, const int *slots,
+                            const teeny_type *types, int n, teeny_opcode term,
+                            int cond_id, teeny_loc loc) {
   teeny_region *saved = g->cur;
   g->cur = r;
   int *ids = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)(n + 1));
@@ -265,30 +300,28 @@ static void yield_slots(gen *g, teeny_region *r, const int *slots, const teeny_t
     }
     ids[k++] = teeny__gen_id(g, x, loc);
   }
-  add_op(g, r, term, loc, ids, k, NULL, 0);
+  teeny__gen_add_op(g, r, term, loc, ids, k, NULL, 0);
   g->cur = saved;
 }
 
-/* Generate `if (cond) then-list else else-list` with merged slots.  In a
- * return guard the then-branch starts with RET_FLAG known false. */
-static void gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
+void teeny__gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
                          teeny_stmt *const *es, int en, const bool *asg,
-                         teeny_loc loc, bool guard) {
+                         teeny_loc loc, const int *clear, int nclear) {
   gframe *fr = g->fr;
   int n = fr->nslots;
   int cid = teeny__gen_id(g, cond, loc);
-  gvar *before = vars_save(g);
+  gvar *before = teeny__gen_vars_save(g);
   teeny_region *outer = g->cur;
   teeny_region *rt = teeny__ir_region_new(g->f), *re = teeny__ir_region_new(g->f);
   g->cur = rt;
-  if (guard)
-    fr->vars[RET_FLAG(fr)].v = teeny__gv_bool(false);
+  for (int i = 0; i < nclear; i++)
+    fr->vars[clear[i]].v = teeny__gv_bool(false);
   gen_stmts(g, ts, tn);
-  gvar *after_t = vars_save(g);
-  vars_restore(g, before);
+  gvar *after_t = teeny__gen_vars_save(g);
+  teeny__gen_vars_restore(g, before);
   g->cur = re;
   gen_stmts(g, es, en);
-  gvar *after_e = vars_save(g);
+  gvar *after_e = teeny__gen_vars_save(g);
   g->cur = outer;
 
   int *slots = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)n);
@@ -298,7 +331,7 @@ static void gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
     if (!asg[s])
       continue;
     bool dt = after_t[s].defined, de = after_e[s].defined;
-    bool result = s == RET_VAL(fr) ? (dt || de) : (before[s].defined || (dt && de));
+    bool result = IS_RET_VAL(fr, s) ? (dt || de) : (before[s].defined || (dt && de));
     if (!result)
       continue;
     teeny_type tt = after_t[s].v.type, te = after_e[s].v.type;
@@ -308,66 +341,95 @@ static void gen_branches(gen *g, gval cond, teeny_stmt *const *ts, int tn,
     slots[nres] = s;
     types[nres++] = dt ? tt : te;
   }
-  vars_restore(g, after_t);
-  yield_slots(g, rt, slots, types, nres, IR_YIELD, -1, loc);
-  vars_restore(g, after_e);
-  yield_slots(g, re, slots, types, nres, IR_YIELD, -1, loc);
+  teeny__gen_vars_restore(g, after_t);
+  teeny__gen_yield_slots(g, rt, slots, types, nres, IR_YIELD, -1, loc);
+  teeny__gen_vars_restore(g, after_e);
+  teeny__gen_yield_slots(g, re, slots, types, nres, IR_YIELD, -1, loc);
 
-  teeny_op *op = add_op(g, outer, IR_IF, loc, &cid, 1, types, nres);
+  teeny_op *op = teeny__gen_add_op(g, outer, IR_IF, loc, &cid, 1, types, nres);
   op->regions[0] = rt;
   op->regions[1] = re;
   op->nregions = 2;
-  vars_restore(g, before);
+  teeny__gen_vars_restore(g, before);
   for (int s = 0; s < n; s++)
     if (asg[s])
       fr->vars[s].defined = false;
-  for (int i = 0; i < nres; i++) {
-    gvar *v = &fr->vars[slots[i]];
-    v->defined = true;
-    v->v = teeny__gv_value(g, op->res[i]);
-  }
+  for (int i = 0; i < nres; i++)
+    teeny__gen_slot_set(g, slots[i], teeny__gv_value(g, op->res[i]));
 }
 
 static void gen_if(gen *g, const teeny_stmt *s) {
   gval c = teeny__gen_cond(g, s->cond);
   if (c.is_const) { /* like Triton's constexpr if: only the taken branch */
     if (c.c.i)
-      gen_stmt(g, s->then);
+      teeny__gen_stmt(g, s->then);
     else if (s->els)
-      gen_stmt(g, s->els);
+      teeny__gen_stmt(g, s->els);
     return;
   }
-  slotinfo si = slotinfo_new(g);
-  scan_stmt(s->then, &si);
-  scan_stmt(s->els, &si);
+  gscan si = teeny__gen_scan_new(g);
+  teeny__gen_scan_stmt(s->then, &si);
+  teeny__gen_scan_stmt(s->els, &si);
   teeny_stmt *t = s->then, *e = s->els;
-  gen_branches(g, c, &t, 1, &e, e ? 1 : 0, merged_slots(g, &si), s->loc, false);
+  teeny__gen_branches(g, c, &t, 1, &e, e ? 1 : 0, teeny__gen_scan_merged(g, &si), s->loc,
+                      NULL, 0);
 }
 
-/* The rest of a statement list after a possible return runs under
- * `if (!returned)`. */
-static void gen_guarded_rest(gen *g, teeny_stmt *const *list, int n) {
+/* The exit flags live here: RET_FLAG, then the innermost loop's. */
+static int exit_flags(const gframe *fr, int *flags) {
+  int n = 0;
+  flags[n++] = RET_FLAG(fr);
+  if (fr->loop && fr->loop->brk >= 0)
+    flags[n++] = fr->loop->brk;
+  if (fr->loop && fr->loop->cont >= 0)
+    flags[n++] = fr->loop->cont;
+  return n;
+}
+
+/* The rest of a statement list, after an exit that may have been taken,
+ * runs under `if (!(flag || ...))` for the flags flags[0..nf) that are not
+ * known false. */
+static void gen_guarded_rest(gen *g, teeny_stmt *const *list, int n, const int *flags,
+                             int nf) {
   gframe *fr = g->fr;
-  slotinfo si = slotinfo_new(g);
+  gscan si = teeny__gen_scan_new(g);
   for (int i = 0; i < n; i++)
-    scan_stmt(list[i], &si);
-  bool *asg = merged_slots(g, &si);
-  asg[RET_FLAG(fr)] = asg[RET_VAL(fr)] = true;
-  gval rf = fr->vars[RET_FLAG(fr)].v;
-  gval notret = teeny__gen_op(g, IR_NOT, &rf, 1, rf.type, list[0]->loc);
-  gen_branches(g, notret, list, n, NULL, 0, asg, list[0]->loc, true);
+    teeny__gen_scan_stmt(list[i], &si);
+  bool *asg = teeny__gen_scan_merged(g, &si);
+  for (int i = -1; i < fr->nret; i++) /* RET_FLAG and RET_VAL's slots */
+    asg[RET_VAL(fr) + i] = true;
+  gval any;
+  int live[3], nl = 0;
+  for (int i = 0; i < nf; i++) {
+    const gvar *f = &fr->vars[flags[i]];
+    asg[flags[i]] = true;
+    if (!f->defined || f->v.is_const)
+      continue;
+    any = nl ? teeny__gen_binop(g, OP_BITOR, any, f->v, list[0]->loc) : f->v;
+    live[nl++] = flags[i];
+  }
+  gval go = teeny__gen_op(g, IR_NOT, &any, 1, any.type, list[0]->loc);
+  teeny__gen_branches(g, go, list, n, NULL, 0, asg, list[0]->loc, live, nl);
 }
 
 static void gen_stmts(gen *g, teeny_stmt *const *list, int n) {
+  int flags[3];
+  int nf = exit_flags(g->fr, flags);
   for (int i = 0; i < n; i++) {
-    gval rf = g->fr->vars[RET_FLAG(g->fr)].v;
-    if (rf.is_const && rf.c.i)
-      return; /* returned on every path: the rest is unreachable */
-    if (!rf.is_const) {
-      gen_guarded_rest(g, list + i, n - i);
+    bool maybe = false;
+    for (int k = 0; k < nf; k++) {
+      const gvar *f = &g->fr->vars[flags[k]];
+      if (!f->defined)
+        continue;
+      if (f->v.is_const && f->v.c.i)
+        return; /* exited on every path: the rest is unreachable */
+      maybe = maybe || !f->v.is_const;
+    }
+    if (maybe) {
+      gen_guarded_rest(g, list + i, n - i, flags, nf);
       return;
     }
-    gen_stmt(g, list[i]);
+    teeny__gen_stmt(g, list[i]);
   }
 }
 
@@ -375,10 +437,12 @@ static void gen_decl(gen *g, const teeny_stmt *s) {
   gvar *v = &g->fr->vars[s->var];
   if (s->type->is_void)
     teeny__gen_fail(g, s->loc, "variable '%s' cannot be void", s->name);
-  var_declare(v, s->type, g->b);
+  (void)v;
+  teeny__gen_declare(g, g->fr, s->var, s->type);
   if (s->expr) {
     const char *what = teeny__arena_printf(g->cx->arena, "initialise '%s'", s->name);
-    var_set(g, s->var, teeny__gen_expr(g, s->expr), s->expr->loc, what, false);
+    teeny__gen_store(g, s->var, g->fr->vars[s->var].st, teeny__gen_expr_any(g, s->expr),
+                     s->expr->loc, what, false);
   }
 }
 
@@ -386,211 +450,13 @@ static void gen_return(gen *g, const teeny_stmt *s) {
   gframe *fr = g->fr;
   if (s->expr) {
     const char *what = teeny__arena_printf(g->cx->arena, "return from '%s'", fr->fn->name);
-    var_set(g, RET_VAL(fr), teeny__gen_expr(g, s->expr), s->expr->loc, what, false);
+    teeny__gen_store(g, RET_VAL(fr), fr->vars[RET_VAL(fr)].st,
+                     teeny__gen_expr_any(g, s->expr), s->expr->loc, what, false);
   }
-  fr->vars[RET_FLAG(fr)].v = teeny__gv_bool(true);
-  fr->vars[RET_FLAG(fr)].defined = true;
+  teeny__gen_slot_set(g, RET_FLAG(fr), teeny__gv_bool(true));
 }
 
-/* ---- loops ---------------------------------------------------------------------------- */
-
-typedef struct carried {
-  int *slots;        /* carried slots */
-  teeny_type *types; /* their types */
-  int n;
-  int *inits;        /* their value ids before the loop */
-} carried;
-
-static carried carried_slots(gen *g, const bool *asg, teeny_loc loc) {
-  gframe *fr = g->fr;
-  carried c;
-  c.slots = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)fr->nslots);
-  c.types = teeny__arena_alloc(g->cx->arena, sizeof(teeny_type) * (size_t)fr->nslots);
-  c.inits = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)(fr->nslots + 3));
-  c.n = 0;
-  for (int s = 0; s < fr->nslots; s++)
-    if (asg[s] && fr->vars[s].defined) {
-      c.slots[c.n] = s;
-      c.types[c.n] = fr->vars[s].v.type;
-      c.inits[c.n++] = teeny__gen_id(g, fr->vars[s].v, loc);
-    }
-  return c;
-}
-
-/* Point carried slots at region arguments starting at args[first]. */
-static void bind_carried(gen *g, const carried *c, const teeny_region *r, int first) {
-  for (int i = 0; i < c->n; i++) {
-    gvar *v = &g->fr->vars[c->slots[i]];
-    v->v = teeny__gv_value(g, r->args[first + i]);
-    v->defined = true;
-  }
-}
-
-/* After a loop: carried slots take its results; other assigned slots,
- * undefined before the loop, stay undefined. */
-static void after_loop(gen *g, const gvar *saved, const bool *asg, const carried *c,
-                       const teeny_op *op) {
-  vars_restore(g, saved);
-  for (int s = 0; s < g->fr->nslots; s++)
-    if (asg[s])
-      g->fr->vars[s].defined = false;
-  for (int i = 0; i < c->n; i++) {
-    gvar *v = &g->fr->vars[c->slots[i]];
-    v->defined = true;
-    v->v = teeny__gv_value(g, op->res[i]);
-  }
-}
-
-static teeny_region *loop_region(gen *g, const carried *c, const teeny_type *iv) {
-  teeny_region *r = teeny__ir_region_new(g->f);
-  if (iv)
-    teeny__ir_region_arg_add(g->f, r, *iv);
-  for (int i = 0; i < c->n; i++)
-    teeny__ir_region_arg_add(g->f, r, c->types[i]);
-  return r;
-}
-
-/* while (cond) { body; step }  or  do { body } while (cond) */
-static void gen_while_loop(gen *g, const teeny_expr *cond, const teeny_stmt *body,
-                           const teeny_expr *step, bool is_do, teeny_loc loc) {
-  slotinfo si = slotinfo_new(g);
-  scan_expr(cond, &si);
-  scan_stmt(body, &si);
-  scan_expr(step, &si);
-  bool *asg = merged_slots(g, &si);
-  carried c = carried_slots(g, asg, loc);
-  gvar *saved = vars_save(g);
-  teeny_region *outer = g->cur;
-
-  teeny_region *before = loop_region(g, &c, NULL);
-  g->cur = before;
-  bind_carried(g, &c, before, 0);
-  if (is_do)
-    gen_stmt(g, body);
-  gval cv = teeny__gen_cond(g, cond);
-  int cid = teeny__gen_id(g, cv, cond->loc);
-  yield_slots(g, before, c.slots, c.types, c.n, IR_CONDITION, cid, loc);
-
-  vars_restore(g, saved);
-  teeny_region *after = loop_region(g, &c, NULL);
-  g->cur = after;
-  bind_carried(g, &c, after, 0);
-  if (!is_do) {
-    gen_stmt(g, body);
-    if (step)
-      teeny__gen_expr(g, step);
-  }
-  yield_slots(g, after, c.slots, c.types, c.n, IR_YIELD, -1, loc);
-
-  g->cur = outer;
-  teeny_op *op = add_op(g, outer, IR_WHILE, loc, c.inits, c.n, c.types, c.n);
-  op->regions[0] = before;
-  op->regions[1] = after;
-  op->nregions = 2;
-  after_loop(g, saved, asg, &c, op);
-}
-
-/* The constant S of a canonical step on slot v ("v++", "v += S",
- * "v = v + S"), or NULL. */
-static const teeny_expr *step_amount(const teeny_expr *step, int v, bool *is_one) {
-  *is_one = false;
-  if (!step || !step->lhs || step->lhs->sym != SYM_VAR || step->lhs->sym_index != v)
-    return NULL;
-  if (step->kind == EX_INCDEC && step->op == OP_ADD) {
-    *is_one = true;
-    return NULL;
-  }
-  if (step->kind != EX_ASSIGN)
-    return NULL;
-  if (step->op == OP_ADD)
-    return step->rhs;
-  const teeny_expr *r = step->rhs;
-  if (step->op == OP_NONE && r && r->kind == EX_BINARY && r->op == OP_ADD &&
-      r->lhs->kind == EX_NAME && r->lhs->sym == SYM_VAR && r->lhs->sym_index == v)
-    return r->rhs;
-  return NULL;
-}
-
-/* Try `for (T v = a; v < E; v += S)` as scf.for: S a positive constant,
- * v not assigned in the body, E not depending on the body.  Returns false
- * (having emitted at most dead ops) when the loop is not of that form. */
-static bool gen_scf_for(gen *g, const teeny_stmt *s) {
-  const teeny_stmt *init = s->init;
-  if (!init || init->kind != ST_DECL || !init->expr || s->cond->kind != EX_BINARY ||
-      s->cond->op != OP_LT || s->cond->lhs->kind != EX_NAME ||
-      s->cond->lhs->sym != SYM_VAR || s->cond->lhs->sym_index != init->var)
-    return false;
-  int v = init->var;
-  gvar *var = &g->fr->vars[v];
-  /* scf.for compares its bounds as signed: unsigned counters use while */
-  if (var->is_ptr || var->is_tile || !teeny__dt_is_signed(var->dt) || !var->defined)
-    return false;
-  bool is_one;
-  const teeny_expr *sx = step_amount(s->step, v, &is_one);
-  if (!sx && !is_one)
-    return false;
-  slotinfo si = slotinfo_new(g);
-  scan_stmt(s->loop, &si);
-  bool *asg = merged_slots(g, &si);
-  bool *self = teeny__arena_alloc(g->cx->arena, sizeof(bool) * (size_t)g->fr->nslots);
-  self[v] = true;
-  const teeny_expr *bound = s->cond->rhs;
-  slotinfo bi = slotinfo_new(g);
-  scan_expr(bound, &bi);
-  if (asg[v] || bi.calls || expr_reads(bound, asg) || expr_reads(bound, self))
-    return false;
-  int64_t step = 1;
-  if (sx) {
-    if (expr_reads(sx, asg) || expr_reads(sx, self))
-      return false;
-    gval sv = teeny__gen_expr(g, sx);
-    if (!sv.is_const || sv.type.rank || !teeny__dt_is_int(sv.type.dt) || sv.c.i <= 0)
-      return false;
-    step = sv.c.i;
-  }
-  gval ub = teeny__gen_expr(g, bound);
-  if (ub.type.rank || !teeny__dt_is_int(ub.type.dt))
-    return false;
-  if (ub.weak)
-    ub = teeny__gen_operand(g, ub, var->dt, bound->loc);
-  if (ub.type.dt != var->dt)
-    return false;
-
-  teeny_loc loc = s->loc;
-  carried c = carried_slots(g, asg, loc);
-  int *args = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)(c.n + 3));
-  args[0] = teeny__gen_id(g, var->v, loc);
-  args[1] = teeny__gen_id(g, ub, loc);
-  args[2] = teeny__gen_id(g, teeny__gv_int(var->dt, step), loc);
-  memcpy(args + 3, c.inits, sizeof(int) * (size_t)c.n);
-  gvar *saved = vars_save(g);
-  teeny_region *outer = g->cur;
-  teeny_type ivt = teeny__type_scalar(var->dt);
-  teeny_region *body = loop_region(g, &c, &ivt);
-  g->cur = body;
-  var->v = teeny__gv_value(g, body->args[0]);
-  bind_carried(g, &c, body, 1);
-  gen_stmt(g, s->loop);
-  yield_slots(g, body, c.slots, c.types, c.n, IR_YIELD, -1, loc);
-  g->cur = outer;
-  teeny_op *op = add_op(g, outer, IR_FOR, loc, args, c.n + 3, c.types, c.n);
-  op->regions[0] = body;
-  op->nregions = 1;
-  after_loop(g, saved, asg, &c, op);
-  return true;
-}
-
-static void gen_for(gen *g, const teeny_stmt *s) {
-  if (s->init)
-    gen_stmt(g, s->init);
-  if (!s->cond)
-    teeny__gen_fail(g, s->loc, "a for loop needs a condition (the language has no "
-                               "break, so it would never end)");
-  if (!gen_scf_for(g, s))
-    gen_while_loop(g, s->cond, s->loop, s->step, false, s->loc);
-}
-
-static void gen_stmt(gen *g, const teeny_stmt *s) {
+void teeny__gen_stmt(gen *g, const teeny_stmt *s) {
   if (!s)
     return;
   switch (s->kind) {
@@ -607,23 +473,21 @@ static void gen_stmt(gen *g, const teeny_stmt *s) {
     gen_if(g, s);
     return;
   case ST_FOR:
-    gen_for(g, s);
+    teeny__gen_for(g, s);
     return;
   case ST_WHILE:
-    gen_while_loop(g, s->cond, s->loop, NULL, false, s->loc);
-    return;
   case ST_DO:
-    gen_while_loop(g, s->cond, s->loop, NULL, true, s->loc);
+    teeny__gen_while(g, s);
     return;
   case ST_RETURN:
     gen_return(g, s);
     return;
-  case ST_EMPTY:
-    return;
   case ST_BREAK:
   case ST_CONTINUE:
-    teeny__gen_fail(g, s->loc, "'%s' is not supported", s->kind == ST_BREAK ? "break"
-                                                                              : "continue");
+    teeny__gen_jump(g, s);
+    return;
+  case ST_EMPTY:
+    return;
   }
 }
 
@@ -632,14 +496,15 @@ static void gen_stmt(gen *g, const teeny_stmt *s) {
 static gframe *frame_new(gen *g, const teeny_func *fn) {
   gframe *fr = teeny__arena_alloc(g->cx->arena, sizeof *fr);
   fr->fn = fn;
-  fr->nslots = fn->nvars + 2;
+  fr->nret = teeny__tyspec_slots(g->prog, fn->ret);
+  fr->nslots = fn->nvars + 1 + fr->nret;
   fr->vars = teeny__arena_alloc(g->cx->arena, sizeof(gvar) * (size_t)fr->nslots);
-  gvar *rf = &fr->vars[fn->nvars];
+  gvar *rf = &fr->vars[RET_FLAG(fr)];
   rf->dt = TEENY_DT_BOOL;
   rf->defined = true;
   rf->v = teeny__gv_bool(false);
   if (fn->ret && !fn->ret->is_void)
-    var_declare(&fr->vars[fn->nvars + 1], fn->ret, g->b);
+    teeny__gen_declare(g, fr, RET_VAL(fr), fn->ret);
   return fr;
 }
 
@@ -654,10 +519,10 @@ gval teeny__gen_inline(gen *g, const teeny_func *fn, const gval *args,
   g->fr = fr;
   for (int i = 0; i < nargs; i++) {
     const teeny_param_decl *p = &fn->params[i];
-    var_declare(&fr->vars[p->var], p->type, g->b);
+    teeny__gen_declare(g, fr, p->var, p->type);
     const char *what = teeny__arena_printf(g->cx->arena, "pass argument %d to parameter '%s' of '%s'",
                                            i + 1, p->name, fn->name);
-    var_set(g, p->var, args[i], arglocs[i], what, false);
+    teeny__gen_store(g, p->var, fr->vars[p->var].st, args[i], arglocs[i], what, false);
   }
   g->depth++;
   gen_stmts(g, fn->body->body, fn->body->nbody);
@@ -667,10 +532,11 @@ gval teeny__gen_inline(gen *g, const teeny_func *fn, const gval *args,
   r.id = -1;
   r.type = teeny__type_scalar(TEENY_DT_VOID);
   if (fn->ret && !fn->ret->is_void) {
-    gvar *rv = &fr->vars[RET_VAL(fr)];
-    if (!rv->defined)
-      teeny__gen_fail(g, loc, "'%s' did not return a value", fn->name);
-    r = rv->v;
+    for (int i = 0; i < fr->nret; i++)
+      if (!fr->vars[RET_VAL(fr) + i].defined)
+        teeny__gen_fail(g, loc, "'%s' did not return a value", fn->name);
+    r = teeny__gen_slots_value(g, RET_VAL(fr), fr->vars[RET_VAL(fr)].st, loc,
+                               "the return value");
   }
   g->fr = fr->caller;
   return r;
@@ -693,8 +559,8 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
   for (int i = 0; i < fn->nparams; i++) {
     const teeny_param_decl *p = &fn->params[i];
     gvar *v = &g.fr->vars[p->var];
-    var_declare(v, p->type, b);
-    if (p->type->is_tile || p->type->is_void)
+    teeny__gen_declare_var(v, p->type, b);
+    if (p->type->is_tile || p->type->is_void || p->type->strct >= 0)
       teeny__gen_fail(&g, p->loc, "kernel parameters must be scalars or pointers");
     teeny_type t = p->type->is_ptr ? teeny__type_ptr(v->dt) : teeny__type_scalar(v->dt);
     int id = teeny__ir_param_add(g.f, p->name, t);
@@ -702,7 +568,7 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
     v->defined = true;
   }
   gen_stmts(&g, fn->body->body, fn->body->nbody);
-  add_op(&g, g.f->body, IR_RETURN, fn->loc, NULL, 0, NULL, 0);
+  teeny__gen_add_op(&g, g.f->body, IR_RETURN, fn->loc, NULL, 0, NULL, 0);
   if (teeny__ir_verify(cx, g.f) != TEENY_OK)
     return NULL;
   return g.f;

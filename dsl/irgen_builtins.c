@@ -17,14 +17,6 @@ static gval arg(gen *g, const teeny_expr *e, int i) {
   return teeny__gen_expr(g, e->args[i]);
 }
 
-static gval void_value(void) {
-  gval v;
-  memset(&v, 0, sizeof v);
-  v.id = -1;
-  v.type = teeny__type_scalar(TEENY_DT_VOID);
-  return v;
-}
-
 static bool pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 static void check_shape(gen *g, teeny_loc loc, int rank, const int *shape,
@@ -267,7 +259,7 @@ static gval gen_store(gen *g, const teeny_expr *e) {
     ids[i] = teeny__gen_id(g, v[i], e->loc);
   if (!teeny__ir_op_add(g->f, g->cur, IR_STORE, e->loc, ids, n, NULL, 0))
     teeny__gen_fail(g, e->loc, "kernel too large");
-  return void_value();
+  return teeny__gv_void();
 }
 
 static bool atomic_dtype_ok(teeny_rmw_kind k, teeny_dtype dt) {
@@ -325,7 +317,7 @@ static gval gen_atomic_cas(gen *g, const teeny_expr *e) {
 static gval gen_barrier(gen *g, const teeny_expr *e) {
   if (!teeny__ir_op_add(g->f, g->cur, IR_BARRIER, e->loc, NULL, 0, NULL, 0))
     teeny__gen_fail(g, e->loc, "kernel too large");
-  return void_value();
+  return teeny__gv_void();
 }
 
 /* ---- element-wise ----------------------------------------------------------------------- */
@@ -507,8 +499,8 @@ static gval gen_cdiv(gen *g, const teeny_expr *e) {
  * arguments and is returned for the caller to fill. */
 static teeny_op *combine_op(gen *g, teeny_opcode code, gval *xs, int n, int axis,
                             teeny_loc loc, teeny_region **region) {
-  int ids[2];
-  teeny_type rts[2];
+  int *ids = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)n);
+  teeny_type *rts = teeny__arena_alloc(g->cx->arena, sizeof(teeny_type) * (size_t)n);
   for (int i = 0; i < n; i++) {
     ids[i] = teeny__gen_id(g, xs[i], loc);
     teeny_type t = xs[i].type;
@@ -540,7 +532,7 @@ static teeny_op *combine_op(gen *g, teeny_opcode code, gval *xs, int n, int axis
 static void region_yield(gen *g, teeny_region *r, const gval *vals, int n, teeny_loc loc) {
   teeny_region *saved = g->cur;
   g->cur = r;
-  int ids[2];
+  int *ids = teeny__arena_alloc(g->cx->arena, sizeof(int) * (size_t)n);
   for (int i = 0; i < n; i++)
     ids[i] = teeny__gen_id(g, vals[i], loc);
   if (!teeny__ir_op_add(g->f, r, IR_YIELD, loc, ids, n, NULL, 0))
@@ -560,6 +552,8 @@ static teeny_dtype sum_dtype(teeny_dtype dt) {
     return TEENY_DT_U32;
   case TEENY_DT_F16:
   case TEENY_DT_BF16:
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2:
     return TEENY_DT_F32;
   default:
     return dt;
@@ -637,12 +631,58 @@ static gval gen_arg_reduce(gen *g, const teeny_expr *e, teeny_cmp_pred better) {
   return teeny__gv_value(g, op->res[1]);
 }
 
-/* reduce(x, axis, fn) / scan(x, axis, fn) with a helper as combine. */
+/* The operands of reduce/scan(x, ...): x's leaves when x is a struct
+ * value (a tuple), else x; tiles of numbers, broadcast to one shape. */
+static gval *combine_inputs(gen *g, const teeny_expr *e, gval x, int *n) {
+  *n = x.st ? x.st->nleaves : 1;
+  if (*n > TEENY_MAX_COMBINE)
+    teeny__gen_fail(g, e->args[0]->loc, "%s over %s: at most %d values at once (it has %d)",
+                    e->name, x.st->name, TEENY_MAX_COMBINE, *n);
+  gval *xs = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)*n);
+  for (int i = 0; i < *n; i++) {
+    xs[i] = x.st ? x.leaves[i] : x;
+    const char *what = x.st ? teeny__arena_printf(g->cx->arena, "field '%s' of %s",
+                                                  x.st->leaf_name[i], x.st->name)
+                            : "its operand";
+    if (xs[i].type.rank == 0 || xs[i].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[0]->loc, "%s needs tiles, but %s is %s", e->name, what,
+                      teeny__gen_tstr(g, xs[i].type));
+    if (xs[i].type.dt == TEENY_DT_PTR)
+      teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers (%s)", e->name,
+                      what);
+  }
+  unify(g, xs, *n, e->loc, e->name);
+  return xs;
+}
+
+/* What the combine helper returned must be the inputs' dtypes, as
+ * scalars (a struct of them for a tuple). */
+static void check_combined(gen *g, const teeny_func *fn, gval c, gval x, const gval *xs,
+                           int n, teeny_loc loc) {
+  if (x.st && c.st != x.st)
+    teeny__gen_fail(g, loc, "combine function '%s' must return %s, not %s", fn->name,
+                    x.st->name, c.st ? c.st->name : teeny__gen_tstr(g, c.type));
+  for (int i = 0; i < n; i++) {
+    gval v = x.st ? c.leaves[i] : c;
+    if ((v.st || v.type.rank != 0 || v.type.dt != xs[i].type.dt) && x.st)
+      teeny__gen_fail(g, loc, "combine function '%s' must return field '%s' as a scalar "
+                      "%s, not %s", fn->name, x.st->leaf_name[i],
+                      teeny_dtype_name(xs[i].type.dt), teeny__gen_tstr(g, v.type));
+    if (v.st || v.type.rank != 0 || v.type.dt != xs[i].type.dt)
+      teeny__gen_fail(g, loc, "combine function '%s' must return a scalar %s, not %s",
+                      fn->name, teeny_dtype_name(xs[i].type.dt),
+                      v.st ? v.st->name : teeny__gen_tstr(g, v.type));
+  }
+}
+
+/* reduce(x, axis, fn) / scan(x, axis, fn) with a helper as combine; x may
+ * be a struct value of tiles (Triton's tuples of tensors), combined field
+ * by field by fn on scalars of that struct. */
 static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
-  gval x = need_tile(g, e, 0, e->name);
-  if (x.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "%s needs numbers, not pointers", e->name);
-  int axis = const_axis(g, e, 1, x.type.rank, e->name);
+  gval x = teeny__gen_expr_any(g, e->args[0]);
+  int n;
+  gval *xs = combine_inputs(g, e, x, &n);
+  int axis = const_axis(g, e, 1, xs[0].type.rank, e->name);
   const teeny_expr *fe = e->args[2];
   if (fe->kind != EX_NAME || fe->sym != SYM_FUNC)
     teeny__gen_fail(g, fe->loc, "%s's third argument must name a helper function", e->name);
@@ -650,18 +690,25 @@ static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
   if (fn->nparams != 2)
     teeny__gen_fail(g, fe->loc, "combine function '%s' must take 2 parameters", fn->name);
   teeny_region *r;
-  teeny_op *op = combine_op(g, kind, &x, 1, axis, e->loc, &r);
+  teeny_op *op = combine_op(g, kind, xs, n, axis, e->loc, &r);
   teeny_region *saved = g->cur;
   g->cur = r;
-  gval ab[2] = {teeny__gv_value(g, r->args[0]), teeny__gv_value(g, r->args[1])};
+  gval *a = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n * 2);
+  for (int i = 0; i < 2 * n; i++)
+    a[i] = teeny__gv_value(g, r->args[i]);
+  gval ab[2] = {x.st ? teeny__gv_struct(x.st, a) : a[0],
+                x.st ? teeny__gv_struct(x.st, a + n) : a[1]};
   teeny_loc locs[2] = {fe->loc, fe->loc};
   gval c = teeny__gen_inline(g, fn, ab, locs, 2, fe->loc);
-  if (c.type.rank != 0 || c.type.dt != x.type.dt)
-    teeny__gen_fail(g, fe->loc, "combine function '%s' must return a scalar %s, not %s",
-                    fn->name, teeny_dtype_name(x.type.dt), teeny__gen_tstr(g, c.type));
+  check_combined(g, fn, c, x, xs, n, fe->loc);
   g->cur = saved;
-  region_yield(g, r, &c, 1, e->loc);
-  return teeny__gv_value(g, op->res[0]);
+  region_yield(g, r, x.st ? c.leaves : &c, n, e->loc);
+  if (!x.st)
+    return teeny__gv_value(g, op->res[0]);
+  gval *out = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    out[i] = teeny__gv_value(g, op->res[i]);
+  return teeny__gv_struct(x.st, out);
 }
 
 /* ---- dot ------------------------------------------------------------------------------------ */
@@ -678,11 +725,12 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
   if (M < 16 || N < 16 || K < 16)
     teeny__gen_fail(g, e->loc, "dot needs every dim >= 16, got [%d, %d] x [%d, %d]", M, K, K, N);
   teeny_dtype dt = a.type.dt;
-  bool ok = dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
-                                dt == TEENY_DT_F32 || dt == TEENY_DT_I8);
+  bool ok = (dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
+                                 dt == TEENY_DT_F32 || dt == TEENY_DT_I8)) ||
+            (teeny__dt_is_fp8(dt) && teeny__dt_is_fp8(b.type.dt)); /* e4m3 x e5m2 too */
   if (!ok)
     teeny__gen_fail(g, e->loc, "dtype mismatch: dot operands must both be f16, bf16, f32 "
-                               "or i8, got %s and %s",
+                               "or i8, or both fp8 (f8e4m3, f8e5m2), got %s and %s",
                     teeny_dtype_name(dt), teeny_dtype_name(b.type.dt));
   teeny_dtype out = dt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
   int s[2] = {M, N};
@@ -706,6 +754,25 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
   }
   gval v[3] = {a, b, acc};
   return teeny__gen_op(g, IR_DOT, v, 3, ct, e->loc);
+}
+
+/* ---- dtype introspection ------------------------------------------------------------------- */
+
+/* is_float(T) ... same_dtype(A, B): constant bools, so an `if` on them
+ * builds only the branch taken (each argument a dtype or a value). */
+static gval gen_dtype_test(gen *g, const teeny_expr *e) {
+  teeny_type t = teeny__gen_type_of(g, e->args[0]);
+  teeny_dtype dt = t.dt;
+  switch ((teeny_builtin)e->sym_index) {
+  case BI_IS_FLOAT: return teeny__gv_bool(teeny__dt_is_float(dt));
+  case BI_IS_INT: return teeny__gv_bool(teeny__dt_is_int(dt));
+  case BI_IS_SIGNED: return teeny__gv_bool(teeny__dt_is_int(dt) && teeny__dt_is_signed(dt));
+  case BI_IS_UNSIGNED: return teeny__gv_bool(teeny__dt_is_int(dt) && !teeny__dt_is_signed(dt));
+  default: {
+    teeny_type u = teeny__gen_type_of(g, e->args[1]);
+    return teeny__gv_bool(dt == u.dt && (dt != TEENY_DT_PTR || t.pointee == u.pointee));
+  }
+  }
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -785,6 +852,11 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_CLAMP: return gen_clamp(g, e);
   case BI_DIV_RN: return gen_division(g, e, false);
   case BI_FDIV: return gen_division(g, e, true);
+  case BI_IS_FLOAT: case BI_IS_INT: case BI_IS_SIGNED: case BI_IS_UNSIGNED:
+  case BI_SAME_DTYPE: return gen_dtype_test(g, e);
+  case BI_STATIC_ASSERT: return teeny__gen_static_assert(g, e);
+  case BI_DEVICE_PRINT: return teeny__gen_device_print(g, e);
+  case BI_DEVICE_ASSERT: return teeny__gen_device_assert(g, e);
   case BI__COUNT: break;
   }
   teeny__gen_fail(g, e->loc, "internal error: unknown builtin '%s'", e->name);

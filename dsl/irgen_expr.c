@@ -40,6 +40,14 @@ gval teeny__gv_int(teeny_dtype dt, int64_t v) {
   return gv_const(teeny__type_scalar(dt), teeny__scalar_int(dt, (uint64_t)v));
 }
 
+gval teeny__gv_void(void) {
+  gval v;
+  memset(&v, 0, sizeof v);
+  v.id = -1;
+  v.type = teeny__type_scalar(TEENY_DT_VOID);
+  return v;
+}
+
 gval teeny__gv_bool(bool b) {
   teeny_scalar s = {.i = b ? 1 : 0};
   return gv_const(teeny__type_scalar(TEENY_DT_BOOL), s);
@@ -75,8 +83,42 @@ int teeny__gen_id(gen *g, gval v, teeny_loc loc) {
   return id;
 }
 
+/* Ops that compute on fp8 operands in f32: their IR converts the operands
+ * up and a float result back down (docs/dsl.md §3), so the interpreter,
+ * the code generator and the .mlir all say the same. */
+static bool computes_in_f32(teeny_opcode code, const gval *args, int nargs) {
+  switch (code) {
+  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM: case IR_MIN:
+  case IR_MAX: case IR_NEG: case IR_ABS: case IR_CMP: case IR_FMA: case IR_EXP:
+  case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
+  case IR_COS: case IR_TANH: case IR_ERF: case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_FLOOR: case IR_CEIL: case IR_POW:
+    break;
+  default:
+    return false;
+  }
+  for (int i = 0; i < nargs; i++)
+    if (teeny__dt_is_fp8(args[i].type.dt))
+      return true;
+  return false;
+}
+
+static gval gen_op_f32(gen *g, teeny_opcode code, const gval *args, int nargs,
+                       teeny_type rt, teeny_loc loc) {
+  gval w[4];
+  for (int i = 0; i < nargs; i++)
+    w[i] = teeny__dt_is_fp8(args[i].type.dt) ? teeny__gen_convert(g, args[i], TEENY_DT_F32, loc)
+                                               : args[i];
+  if (!teeny__dt_is_fp8(rt.dt))
+    return teeny__gen_op(g, code, w, nargs, rt, loc);
+  gval r = teeny__gen_op(g, code, w, nargs, teeny__type_with_dtype(rt, TEENY_DT_F32), loc);
+  return teeny__gen_convert(g, r, rt.dt, loc);
+}
+
 gval teeny__gen_op(gen *g, teeny_opcode code, const gval *args, int nargs,
                    teeny_type rt, teeny_loc loc) {
+  if (computes_in_f32(code, args, nargs))
+    return gen_op_f32(g, code, args, nargs, rt, loc);
   int ids[4];
   for (int i = 0; i < nargs; i++)
     ids[i] = teeny__gen_id(g, args[i], loc);
@@ -106,9 +148,13 @@ static bool int_fits(teeny_dtype dt, int64_t v) {
 
 gval teeny__gen_convert(gen *g, gval v, teeny_dtype dt, teeny_loc loc) {
   if (v.type.dt == TEENY_DT_PTR || dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, loc, "pointer casts are not supported");
+    teeny__gen_fail(g, loc, "a pointer does not convert implicitly; write (i64)p or (ptr(T))address");
   if (v.type.dt == dt && !v.weak)
     return v;
+  bool f8_other = (teeny__dt_is_fp8(dt) && !is_float(v.type.dt)) ||
+                  (teeny__dt_is_fp8(v.type.dt) && !is_float(dt));
+  if (f8_other && !v.is_const) /* fp8 <-> int or bool: through f32 */
+    return teeny__gen_convert(g, teeny__gen_convert(g, v, TEENY_DT_F32, loc), dt, loc);
   if (v.is_const) /* a weak int is an i32 or i64 value, a weak float a double */
     return gv_const(teeny__type_with_dtype(v.type, dt),
                     teeny__scalar_cast(v.weak && is_float(v.type.dt) ? TEENY_DT_F64
@@ -126,6 +172,9 @@ static bool widening_ok(teeny_dtype from, teeny_dtype to) {
   if (is_int(from) && is_int(to))
     return teeny__dt_bits(to) > teeny__dt_bits(from) &&
            (teeny__dt_is_signed(to) || !teeny__dt_is_signed(from));
+  if (teeny__dt_is_fp8(from)) /* both fit f16 and bf16 exactly */
+    return to == TEENY_DT_F16 || to == TEENY_DT_BF16 || to == TEENY_DT_F32 ||
+           to == TEENY_DT_F64;
   if (from == TEENY_DT_F16 || from == TEENY_DT_BF16)
     return to == TEENY_DT_F32 || to == TEENY_DT_F64;
   return from == TEENY_DT_F32 && to == TEENY_DT_F64;
@@ -494,31 +543,60 @@ gval teeny__gen_cond(gen *g, const teeny_expr *e) {
   return to_bool(g, v, e->loc);
 }
 
+/* c ? a : b of two values (not structs), c bool. */
+static gval select_values(gen *g, gval c, gval a, gval b, teeny_loc aloc, teeny_loc bloc,
+                          teeny_loc loc) {
+  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, loc, "'?:' between pointers is not supported");
+  teeny_dtype dt = teeny__gen_promote(g, a, b, loc, "?:");
+  a = teeny__gen_operand(g, a, dt, aloc);
+  b = teeny__gen_operand(g, b, dt, bloc);
+  int rank, shape[TEENY_MAX_RANK];
+  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape) ||
+      !teeny__broadcast_shape(teeny__type_tile(dt, rank, shape), c.type, &rank, shape))
+    teeny__gen_fail(g, loc, "shape mismatch: %s, %s and %s do not broadcast (in '?:')",
+                    shape_str(g, c.type), shape_str(g, a.type), shape_str(g, b.type));
+  gval args[3] = {teeny__gen_broadcast(g, c, rank, shape, loc),
+                  teeny__gen_broadcast(g, a, rank, shape, loc),
+                  teeny__gen_broadcast(g, b, rank, shape, loc)};
+  return teeny__gen_op(g, IR_SELECT, args, 3, args[1].type, loc);
+}
+
+/* c ? a : b of two values of one struct, field by field (c a scalar: a
+ * tile condition would mix fields of both). */
+static gval select_structs(gen *g, gval c, gval a, gval b, teeny_loc loc) {
+  if (a.st != b.st)
+    teeny__gen_fail(g, loc, "'?:' between %s and %s: both sides must be one struct",
+                    a.st ? a.st->name : teeny__gen_tstr(g, a.type),
+                    b.st ? b.st->name : teeny__gen_tstr(g, b.type));
+  if (c.type.rank)
+    teeny__gen_fail(g, loc, "'?:' between structs needs a scalar condition, not %s",
+                    shape_str(g, c.type));
+  gval *leaves = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)a.st->nleaves);
+  for (int i = 0; i < a.st->nleaves; i++) {
+    if (!teeny__type_eq(a.leaves[i].type, b.leaves[i].type))
+      teeny__gen_fail(g, loc, "'?:': field '%s' is %s on one side and %s on the other",
+                      a.st->leaf_name[i], teeny__gen_tstr(g, a.leaves[i].type),
+                      teeny__gen_tstr(g, b.leaves[i].type));
+    leaves[i] = select_values(g, c, a.leaves[i], b.leaves[i], loc, loc, loc);
+  }
+  return teeny__gv_struct(a.st, leaves);
+}
+
 /* c ? a : b */
 static gval gen_select(gen *g, const teeny_expr *e) {
   gval c = teeny__gen_expr(g, e->cond);
   if (c.type.rank == 0) {
     c = to_bool(g, c, e->cond->loc);
     if (c.is_const) /* like a constexpr if: only the chosen side is built */
-      return teeny__gen_expr(g, c.c.i ? e->lhs : e->rhs);
+      return teeny__gen_expr_any(g, c.c.i ? e->lhs : e->rhs);
   } else {
     c = to_bool(g, c, e->cond->loc);
   }
-  gval a = teeny__gen_expr(g, e->lhs), b = teeny__gen_expr(g, e->rhs);
-  if (a.type.dt == TEENY_DT_PTR || b.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->loc, "'?:' between pointers is not supported");
-  teeny_dtype dt = teeny__gen_promote(g, a, b, e->loc, "?:");
-  a = teeny__gen_operand(g, a, dt, e->lhs->loc);
-  b = teeny__gen_operand(g, b, dt, e->rhs->loc);
-  int rank, shape[TEENY_MAX_RANK];
-  if (!teeny__broadcast_shape(a.type, b.type, &rank, shape) ||
-      !teeny__broadcast_shape(teeny__type_tile(dt, rank, shape), c.type, &rank, shape))
-    teeny__gen_fail(g, e->loc, "shape mismatch: %s, %s and %s do not broadcast (in '?:')",
-                    shape_str(g, c.type), shape_str(g, a.type), shape_str(g, b.type));
-  gval args[3] = {teeny__gen_broadcast(g, c, rank, shape, e->loc),
-                  teeny__gen_broadcast(g, a, rank, shape, e->loc),
-                  teeny__gen_broadcast(g, b, rank, shape, e->loc)};
-  return teeny__gen_op(g, IR_SELECT, args, 3, args[1].type, e->loc);
+  gval a = teeny__gen_expr_any(g, e->lhs), b = teeny__gen_expr_any(g, e->rhs);
+  if (a.st || b.st)
+    return select_structs(g, c, a, b, e->loc);
+  return select_values(g, c, a, b, e->lhs->loc, e->rhs->loc, e->loc);
 }
 
 static gval gen_literal(gen *g, const teeny_expr *e) {
@@ -546,6 +624,8 @@ static gval gen_name(gen *g, const teeny_expr *e) {
   switch (e->sym) {
   case SYM_VAR: {
     gvar *v = &g->fr->vars[e->sym_index];
+    if (v->st)
+      return teeny__gen_slots_value(g, e->sym_index, v->st, e->loc, e->name);
     if (!v->defined)
       teeny__gen_fail(g, e->loc, "'%s' is used before it is assigned on every path",
                       e->name);
@@ -555,7 +635,9 @@ static gval gen_name(gen *g, const teeny_expr *e) {
     const teeny_generic *gen_ = &g->prog->generics[e->sym_index];
     if (gen_->is_dtype)
       teeny__gen_fail(g, e->loc, "'%s' is a dtype, not a value", e->name);
-    return teeny__gv_weak_int(g->b->val[e->sym_index]);
+    if (gen_->cdt == TEENY_DT_VOID) /* an untyped const is a weak i32 */
+      return teeny__gv_weak_int(g->b->val[e->sym_index].i);
+    return gv_const(teeny__type_scalar(gen_->cdt), g->b->val[e->sym_index]);
   }
   default:
     break;
@@ -624,8 +706,53 @@ int64_t teeny__gen_const_int(gen *g, const teeny_expr *e, const char *what) {
              : (int64_t)v.c.u;
 }
 
+teeny_type teeny__gen_type_of(gen *g, const teeny_expr *e) {
+  if (e->kind == EX_NAME && e->sym == SYM_DTYPE && e->type) {
+    teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+    return e->type->is_ptr ? teeny__type_ptr(dt) : teeny__type_scalar(dt);
+  }
+  teeny_region *cur = g->cur;
+  g->cur = teeny__ir_region_new(g->f); /* never attached: nothing runs it */
+  gval v = teeny__gen_expr(g, e);
+  g->cur = cur;
+  if (v.weak) /* a literal is what C would make it: int (i64), float */
+    v.type.dt = v.type.dt == TEENY_DT_I64 ? TEENY_DT_I64 : v.type.dt;
+  return v.type;
+}
+
+/* sizeof(T), sizeof x: the bytes of one element (a tile's element, as on
+ * the host where tile(T) is T), a weak integer. */
+static gval gen_sizeof(gen *g, const teeny_expr *e) {
+  teeny_type t;
+  if (e->type) {
+    teeny_dtype dt = teeny__tyspec_dtype(e->type, g->b);
+    t = e->type->is_ptr ? teeny__type_ptr(dt) : teeny__type_scalar(dt);
+  } else {
+    t = teeny__gen_type_of(g, e->lhs);
+  }
+  if (t.dt == TEENY_DT_VOID)
+    teeny__gen_fail(g, e->loc, "sizeof of a void value");
+  return teeny__gv_weak_int(teeny_dtype_size(t.dt));
+}
+
 gval teeny__gen_expr(gen *g, const teeny_expr *e) {
+  gval v = teeny__gen_expr_any(g, e);
+  if (v.st)
+    teeny__gen_fail(g, e->loc, "a struct value (%s) cannot be used here; use its fields",
+                    v.st->name);
+  return v;
+}
+
+gval teeny__gen_expr_any(gen *g, const teeny_expr *e) {
   switch (e->kind) {
+  case EX_MEMBER:
+    return teeny__gen_member(g, e);
+  case EX_INIT:
+    return teeny__gen_init(g, e);
+  case EX_SIZEOF:
+    return gen_sizeof(g, e);
+  case EX_STRING:
+    teeny__gen_fail(g, e->loc, "a string literal is not a value");
   case EX_INT:
   case EX_FLOAT:
   case EX_BOOL:
@@ -649,7 +776,7 @@ gval teeny__gen_expr(gen *g, const teeny_expr *e) {
       gval *args = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)(e->nargs + 1));
       teeny_loc *locs = teeny__arena_alloc(g->cx->arena, sizeof(teeny_loc) * (size_t)(e->nargs + 1));
       for (int i = 0; i < e->nargs; i++) {
-        args[i] = teeny__gen_expr(g, e->args[i]);
+        args[i] = teeny__gen_expr_any(g, e->args[i]);
         locs[i] = e->args[i]->loc;
       }
       return teeny__gen_inline(g, fn, args, locs, e->nargs, e->loc);

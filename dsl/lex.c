@@ -3,11 +3,12 @@
  * section).  One pass over the source turns it into an array of tokens in
  * the job's arena, ending in TK_EOF.
  *
- * It owns everything byte-level: comments, the two preprocessor lines the
- * language keeps (#include and #pragma, skipped), literal syntax and values,
- * punctuators, and the rejection of bytes and C features that have no place
- * in a kernel (string literals, other directives, non-ASCII outside
- * comments).  It stops at the first error.  Locations are 1-based lines and
+ * It owns everything byte-level: comments, the three preprocessor lines
+ * the language keeps (#include, #pragma and #undef, skipped), literal syntax and values,
+ * string literals (for the messages of device_print, device_assert and
+ * static_assert), punctuators, and the rejection of bytes and C features
+ * that have no place in a kernel (character literals, other directives,
+ * non-ASCII outside comments and strings).  It stops at the first error.  Locations are 1-based lines and
  * byte columns.  Work is linear in the source length; at most
  * TEENY_MAX_TOKENS tokens are produced.
  */
@@ -164,8 +165,11 @@ static void skip_line(lexer *lx) {
   }
 }
 
-/* A line whose first non-blank byte is '#': #include and #pragma lines are
- * skipped; any other directive is an error (there is no preprocessor). */
+/* A line whose first non-blank byte is '#': #include, #pragma and #undef
+ * lines are skipped (#undef lets a helper take the name of one of
+ * teeny/dsl.h's builtin macros on the host; here user names shadow
+ * builtins anyway); any other directive is an error (there is no
+ * preprocessor). */
 static bool directive(lexer *lx) {
   teeny_loc at = loc_of(lx, lx->i);
   lx->i++;
@@ -176,14 +180,15 @@ static bool directive(lexer *lx) {
     lx->i++;
   size_t n = lx->i - start;
   if ((n == 7 && memcmp(lx->s + start, "include", 7) == 0) ||
-      (n == 6 && memcmp(lx->s + start, "pragma", 6) == 0)) {
+      (n == 6 && memcmp(lx->s + start, "pragma", 6) == 0) ||
+      (n == 5 && memcmp(lx->s + start, "undef", 5) == 0)) {
     skip_line(lx);
     return true;
   }
   teeny__error_at(lx->cx, at,
                   "preprocessor directive '#%.*s' is not supported: teenyc "
-                  "has no preprocessor (only #include and #pragma lines are "
-                  "allowed, and skipped)",
+                  "has no preprocessor (only #include, #pragma and #undef "
+                  "lines are allowed, and skipped)",
                   (int)(n > 32 ? 32 : n), lx->s + start);
   return false;
 }
@@ -437,20 +442,90 @@ static int punct(lexer *lx) {
   return 0;
 }
 
+/* ---- strings ------------------------------------------------------------------------- */
+
+/* The byte an escape after '\\' stands for (lx->i at the byte after the
+ * backslash), advancing past it; -1 after reporting an unknown escape. */
+static int escape(lexer *lx) {
+  int c = peek(lx);
+  lx->i++;
+  switch (c) {
+  case 'n': return '\n';
+  case 't': return '\t';
+  case 'r': return '\r';
+  case '0': return 0;
+  case '\\': case '"': case '\'': return c;
+  case 'x':
+    if (is_hex_digit(peek(lx)) && is_hex_digit(peek_at(lx, lx->i + 1))) {
+      int v = hex_value(peek(lx)) * 16 + hex_value(peek_at(lx, lx->i + 1));
+      lx->i += 2;
+      return v;
+    }
+    break;
+  default:
+    break;
+  }
+  teeny__error_at(lx->cx, loc_of(lx, lx->i - 2),
+                  "unknown escape '\\%c' in a string literal (use \\n \\t \\r \\0 "
+                  "\\\\ \\\" \\' or \\xHH)", c > 0x20 && c < 0x7f ? c : '?');
+  return -1;
+}
+
+/* "..." on one line, escapes decoded; no NUL byte may end up inside (the
+ * message would be cut short on the GPU). */
+static bool string_literal(lexer *lx) {
+  size_t start = lx->i;
+  char *buf = teeny__arena_alloc(lx->cx->arena, TEENY_MAX_STRING + 1);
+  int n = 0;
+  if (!buf) {
+    teeny__error_at(lx->cx, loc_of(lx, start), "out of memory");
+    return false;
+  }
+  lx->i++;
+  for (;;) {
+    int c = peek(lx);
+    if (lx->i >= lx->len || c == '\n') {
+      teeny__error_at(lx->cx, loc_of(lx, start),
+                      "unterminated string literal (a string ends on its line)");
+      return false;
+    }
+    lx->i++;
+    if (c == '"')
+      break;
+    if (c == '\\' && (c = escape(lx)) < 0)
+      return false;
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
+      teeny__error_at(lx->cx, loc_of(lx, start), "string literals may not hold byte 0x%02x",
+                      (unsigned)c);
+      return false;
+    }
+    if (n == TEENY_MAX_STRING) {
+      teeny__error_at(lx->cx, loc_of(lx, start), "string literal too long (limit %d bytes)",
+                      TEENY_MAX_STRING);
+      return false;
+    }
+    buf[n++] = (char)c;
+  }
+  buf[n] = '\0';
+  teeny_token *t = push(lx, TK_STRING, start);
+  if (!t)
+    return false;
+  t->sval = buf;
+  t->slen = n;
+  return true;
+}
+
 /* A byte that starts no token: say what it is and why it is not allowed. */
 static bool bad_char(lexer *lx) {
   int c = peek(lx);
   teeny_loc at = loc_of(lx, lx->i);
-  if (c == '"')
-    teeny__error_at(lx->cx, at,
-                    "string literals are not part of the kernel language");
-  else if (c == '\'')
+  if (c == '\'')
     teeny__error_at(lx->cx, at,
                     "character literals are not part of the kernel language");
   else if (c == '#')
     teeny__error_at(lx->cx, at,
                     "unexpected '#': preprocessor lines must start a line, "
-                    "and only #include and #pragma are allowed");
+                    "and only #include, #pragma and #undef are allowed");
   else if (c > 0x20 && c < 0x7f)
     teeny__error_at(lx->cx, at, "unexpected character '%c' in kernel source", c);
   else
@@ -467,6 +542,8 @@ static bool next_token(lexer *lx) {
     return ident(lx);
   if (is_digit(c) || (c == '.' && is_digit(peek_at(lx, lx->i + 1))))
     return number(lx);
+  if (c == '"')
+    return string_literal(lx);
   int r = punct(lx);
   if (r != 0)
     return r > 0;

@@ -33,7 +33,8 @@ typedef struct parser {
   int ntoks;             /* how many, TK_EOF included */
   teeny_program *prog;   /* being built */
   int depth;             /* current nesting, limited to TEENY_MAX_NEST */
-  int gcap, fcap, bcap;  /* allocated slots of prog's three arrays */
+  int gcap, fcap, bcap;  /* allocated slots of prog's arrays */
+  int scap;              /* ... and of prog->structs */
   jmp_buf fail;          /* the first error longjmps here */
 } parser;
 
@@ -50,6 +51,7 @@ static const struct {
     {"u64", TEENY_DT_U64},   {"f16", TEENY_DT_F16},    {"bf16", TEENY_DT_BF16},
     {"f32", TEENY_DT_F32},   {"f64", TEENY_DT_F64},    {"int", TEENY_DT_I32},
     {"float", TEENY_DT_F32}, {"double", TEENY_DT_F64},
+    {"f8e4m3", TEENY_DT_F8E4M3}, {"f8e5m2", TEENY_DT_F8E5M2},
 };
 
 /* Words of the language that cannot name anything. */
@@ -58,6 +60,7 @@ static const char *const keywords[] = {
     "tile",        "ptr",          "if",             "else",
     "for",         "while",        "do",             "return",
     "break",       "continue",     "true",           "false",
+    "sizeof",      "struct",       "typedef",
     "TEENY_DTYPE", "TEENY_CONST",  "TEENY_KERNEL",   "TEENY_BACKWARD",
     "TEENY_BIND",
 };
@@ -71,16 +74,13 @@ static const struct {
     {"case", "there is no switch; use if/else"},
     {"default", "there is no switch; use if/else"},
     {"goto", "kernels use structured control flow"},
-    {"struct", "kernels work on scalars, tiles and pointers"},
-    {"union", "kernels work on scalars, tiles and pointers"},
+    {"union", "use a struct: its fields are separate values"},
     {"enum", "use TEENY_CONST or literals"},
-    {"typedef", "use TEENY_DTYPE for a dtype parameter"},
     {"char", "use i8 or u8"},
     {"short", "use i16 or u16"},
     {"long", "use i64 or u64"},
     {"signed", "use i8, i16, i32 or i64"},
     {"unsigned", "use u8, u16, u32 or u64"},
-    {"sizeof", "element sizes follow from the dtype"},
     {"extern", "use TEENY_CONST for a value bound per request"},
     {"register", "remove it"},
     {"auto", "remove it"},
@@ -93,7 +93,7 @@ static const struct {
     {"_Imaginary", "use real dtypes"},
     {"_Generic", "use TEENY_DTYPE generics"},
     {"_Noreturn", "remove it"},
-    {"_Static_assert", "remove it"},
+    {"_Static_assert", "write static_assert(condition, \"message\")"},
     {"_Thread_local", "remove it"},
 };
 
@@ -260,11 +260,21 @@ static int dtype_generic_of(const parser *ps, const teeny_token *t) {
   return g >= 0 && ps->prog->generics[g].is_dtype ? g : -1;
 }
 
+/* Index of the struct typedef'd as t's name, or -1. */
+static int struct_of(const parser *ps, const teeny_token *t) {
+  if (t->kind != TK_IDENT)
+    return -1;
+  for (int i = 0; i < ps->prog->nstructs; i++)
+    if (teeny__tok_is(t, ps->prog->structs[i].name))
+      return i;
+  return -1;
+}
+
 /* Does t start a type? */
 static bool is_type_start(const parser *ps, const teeny_token *t) {
   return tok_eq(t, "const") || tok_eq(t, "void") || tok_eq(t, "tile") ||
-         tok_eq(t, "ptr") || builtin_dtype(t) != TEENY_DT_VOID ||
-         dtype_generic_of(ps, t) >= 0;
+         tok_eq(t, "ptr") || tok_eq(t, "struct") || builtin_dtype(t) != TEENY_DT_VOID ||
+         dtype_generic_of(ps, t) >= 0 || struct_of(ps, t) >= 0;
 }
 
 /* If t is a C keyword the language lacks, say so and what to use. */
@@ -290,6 +300,8 @@ static void check_new_name(parser *ps, const teeny_token *t, const char *what) {
       dtype_generic_of(ps, t) >= 0)
     fail_at(ps, t->loc, "'%.*s' is a dtype generic and cannot name a %s",
             t->len, t->p, what);
+  if (struct_of(ps, t) >= 0)
+    fail_at(ps, t->loc, "'%.*s' is a struct type and cannot name a %s", t->len, t->p, what);
 }
 
 /* Is t's name declared by a TEENY_DTYPE later in the file? */
@@ -327,6 +339,7 @@ static teeny_tyspec *new_tyspec(parser *ps, teeny_loc loc) {
   ts->loc = loc;
   ts->dt = TEENY_DT_VOID;
   ts->generic = -1;
+  ts->strct = -1;
   return ts;
 }
 
@@ -352,6 +365,7 @@ static const char *tyspec_str(parser *ps, const teeny_tyspec *ts) {
 }
 
 static teeny_tyspec *type(parser *ps);
+static teeny_tyspec *struct_type(parser *ps);
 
 /* ts made a pointer by a '*' or ptr(...) at loc. */
 static teeny_tyspec *make_ptr(parser *ps, const teeny_tyspec *ts, teeny_loc loc) {
@@ -363,6 +377,9 @@ static teeny_tyspec *make_ptr(parser *ps, const teeny_tyspec *ts, teeny_loc loc)
   if (ts->is_tile)
     fail_at(ps, loc, "pointers to tiles are not supported; a tile of "
                      "pointers is tile(ptr(T))");
+  if (ts->strct >= 0)
+    fail_at(ps, loc, "pointers to structs are not supported: a struct is a value "
+                     "(its fields may be pointers)");
   teeny_tyspec *p = copy_tyspec(ps, ts, ts->loc);
   p->is_ptr = true;
   return p;
@@ -403,8 +420,29 @@ static teeny_tyspec *ptr_type(parser *ps) {
   return ts;
 }
 
+/* struct-type = struct-name | "struct" tag */
+static teeny_tyspec *struct_type(parser *ps) {
+  teeny_token *t = advance(ps);
+  int k = struct_of(ps, t);
+  if (k < 0) { /* "struct" tag */
+    teeny_token *tag = expect_ident(ps, "a struct tag after 'struct'");
+    char name[TEENY_MAX_NAME_LEN + 8];
+    snprintf(name, sizeof name, "struct %.*s", tag->len, tag->p);
+    for (int i = 0; i < ps->prog->nstructs && k < 0; i++)
+      if (strcmp(ps->prog->structs[i].name, name) == 0)
+        k = i;
+    if (k < 0)
+      fail_at(ps, tag->loc, "unknown struct '%.*s' (a struct must be defined before its "
+                            "use, and cannot contain itself)", tag->len, tag->p);
+  }
+  teeny_tyspec *ts = new_tyspec(ps, t->loc);
+  ts->strct = k;
+  ts->base = ps->prog->structs[k].name;
+  return ts;
+}
+
 /* type-base = "const"* core "const"*
- * core      = "void" | dtype | dtype-generic | tile-type | ptr-type */
+ * core      = "void" | dtype | dtype-generic | struct-type | tile-type | ptr-type */
 static teeny_tyspec *type_base(parser *ps) {
   while (consume(ps, "const"))
     ;
@@ -429,6 +467,8 @@ static teeny_tyspec *type_base(parser *ps) {
     ts = new_tyspec(ps, t->loc);
     ts->generic = dtype_generic_of(ps, t);
     ts->base = ps->prog->generics[ts->generic].name;
+  } else if (struct_of(ps, t) >= 0 || tok_eq(t, "struct")) {
+    ts = struct_type(ps);
   } else {
     not_a_type(ps, t);
   }
@@ -467,6 +507,8 @@ static teeny_expr *new_expr(parser *ps, teeny_expr_kind kind, teeny_loc loc) {
 static teeny_expr *expr(parser *ps);
 static teeny_expr *assign(parser *ps);
 static teeny_expr *cast(parser *ps);
+static teeny_expr *unary(parser *ps);
+static teeny_expr *init_list(parser *ps, teeny_tyspec *ts);
 
 /* A dtype written where a value goes, as the first argument of
  * zeros(f32, 64): an EX_NAME with ->type set and sym SYM_DTYPE.
@@ -510,7 +552,27 @@ static teeny_expr *call(parser *ps, teeny_token *name) {
   return e;
 }
 
-/* primary = "(" expr ")" | int | float | "true" | "false"
+/* string = string-literal+   (adjacent literals join, as in C) */
+static teeny_expr *string_expr(parser *ps) {
+  teeny_expr *e = new_expr(ps, EX_STRING, ps->tok->loc);
+  int n = 0;
+  for (const teeny_token *t = ps->tok; t->kind == TK_STRING; t++)
+    n += t->slen;
+  if (n > TEENY_MAX_STRING)
+    fail_at(ps, e->loc, "string literal too long (limit %d bytes)", TEENY_MAX_STRING);
+  char *s = alloc(ps, (size_t)n + 1);
+  n = 0;
+  while (ps->tok->kind == TK_STRING) {
+    teeny_token *t = advance(ps);
+    memcpy(s + n, t->sval, (size_t)t->slen);
+    n += t->slen;
+  }
+  e->name = s;
+  e->ival = (uint64_t)n;
+  return e;
+}
+
+/* primary = "(" expr ")" | int | float | string | "true" | "false"
  *         | ident "(" args ")" | ident | type-arg */
 static teeny_expr *primary(parser *ps) {
   teeny_token *t = ps->tok;
@@ -530,6 +592,8 @@ static teeny_expr *primary(parser *ps) {
     e->lit_dt = t->lit_dt;
     return e;
   }
+  if (t->kind == TK_STRING)
+    return string_expr(ps);
   if (tok_eq(t, "true") || tok_eq(t, "false")) {
     advance(ps);
     teeny_expr *e = new_expr(ps, EX_BOOL, t->loc);
@@ -550,15 +614,27 @@ static teeny_expr *primary(parser *ps) {
   return e;
 }
 
-/* postfix = primary ("++" | "--")? */
+/* postfix = primary ("." ident)* ("++" | "--")? */
 static teeny_expr *postfix(parser *ps) {
   teeny_expr *e = primary(ps);
+  int members = 0;
+  while (is(ps, ".")) {
+    teeny_token *dot = advance(ps);
+    enter(ps);
+    members++;
+    teeny_token *name = expect_ident(ps, "a field name after '.'");
+    teeny_expr *m = new_expr(ps, EX_MEMBER, dot->loc);
+    m->lhs = e;
+    m->name = tok_str(ps, name);
+    e = m;
+  }
+  ps->depth -= members;
   if (is(ps, "["))
     fail_at(ps, ps->tok->loc, "indexing is not supported; use load() with a "
                               "pointer offset, as in load(p + i)");
-  if (is(ps, ".") || is(ps, "->"))
-    fail_at(ps, ps->tok->loc, "member access ('.', '->') is not supported: "
-                              "kernels have no structs");
+  if (is(ps, "->"))
+    fail_at(ps, ps->tok->loc, "'->' is not supported: there are no pointers to structs "
+                              "(a struct is a value: use '.')");
   if (is(ps, "("))
     fail_at(ps, ps->tok->loc, "only functions named directly can be called");
   if (is(ps, "++") || is(ps, "--")) {
@@ -571,13 +647,33 @@ static teeny_expr *postfix(parser *ps) {
   return e;
 }
 
-/* unary = ("+" | "-" | "!" | "~") cast | ("++" | "--") unary | postfix */
+/* sizeof = "sizeof" "(" type ")" | "sizeof" unary */
+static teeny_expr *sizeof_expr(parser *ps) {
+  teeny_token *kw = advance(ps);
+  enter(ps);
+  teeny_expr *e = new_expr(ps, EX_SIZEOF, kw->loc);
+  if (is(ps, "(") && is_type_start(ps, ps->tok + 1)) {
+    advance(ps);
+    e->type = type(ps);
+    if (e->type->is_void)
+      fail_at(ps, e->type->loc, "sizeof(void) has no size");
+    expect(ps, ")", "after the type of sizeof");
+  } else {
+    e->lhs = unary(ps);
+  }
+  leave(ps);
+  return e;
+}
+
+/* unary = ("+" | "-" | "!" | "~") cast | ("++" | "--") unary | sizeof | postfix */
 static teeny_expr *unary(parser *ps) {
   static const struct {
     const char *op;
     teeny_op_kind kind;
   } ops[] = {{"+", OP_PLUS}, {"-", OP_NEG}, {"!", OP_LOGNOT}, {"~", OP_BITNOT}};
   teeny_token *t = ps->tok;
+  if (tok_eq(t, "sizeof"))
+    return sizeof_expr(ps);
   if (t->kind != TK_PUNCT)
     return postfix(ps);
   for (size_t i = 0; i < TEENY_ARRAY_LEN(ops); i++) {
@@ -634,9 +730,51 @@ static teeny_expr *cast(parser *ps) {
   if (ts->is_void)
     fail_at(ps, ts->loc, "casts to void are not supported");
   expect(ps, ")", "after the type of a cast");
+  if (is(ps, "{")) { /* compound literal (S){...} */
+    if (ts->strct < 0)
+      fail_at(ps, ts->loc, "only structs have compound literals: (%s){...}; to make a "
+                           "tile write full(T, value, shape...)", tyspec_str(ps, ts));
+    teeny_expr *e = init_list(ps, ts);
+    e->loc = lp->loc;
+    leave(ps);
+    return e;
+  }
+  if (ts->strct >= 0)
+    fail_at(ps, lp->loc, "a struct cannot be converted from a value; build one with "
+                         "(%s){...}", tyspec_str(ps, ts));
   teeny_expr *e = new_expr(ps, EX_CAST, lp->loc);
   e->type = ts;
   e->lhs = cast(ps);
+  leave(ps);
+  return e;
+}
+
+/* init-list = "{" (init-item ("," init-item)* ","?)? "}"
+ * init-item = ("." ident "=")? (init-list | assign)
+ * ts: the struct being built (NULL for a nested list: its field's). */
+static teeny_expr *init_list(parser *ps, teeny_tyspec *ts) {
+  teeny_token *lb = expect(ps, "{", "to begin an initializer");
+  enter(ps);
+  teeny_expr *e = new_expr(ps, EX_INIT, lb->loc);
+  e->type = ts;
+  int cap = 0, dcap = 0;
+  while (!is(ps, "}")) {
+    if (e->nargs == TEENY_MAX_LEAVES)
+      fail_at(ps, ps->tok->loc, "too many initializers (limit %d)", TEENY_MAX_LEAVES);
+    const char *field = NULL;
+    if (consume(ps, ".")) {
+      field = tok_str(ps, expect_ident(ps, "a field name after '.'"));
+      expect(ps, "=", "after the field name of a designator");
+    }
+    teeny_expr *v = is(ps, "{") ? init_list(ps, NULL) : assign(ps);
+    e->args = grow(ps, e->args, e->nargs, &cap, sizeof *e->args);
+    e->desig = grow(ps, e->desig, e->nargs, &dcap, sizeof *e->desig);
+    e->desig[e->nargs] = field;
+    e->args[e->nargs++] = v;
+    if (!consume(ps, ","))
+      break;
+  }
+  expect(ps, "}", "to close the initializer");
   leave(ps);
   return e;
 }
@@ -729,6 +867,7 @@ static teeny_stmt *new_stmt(parser *ps, teeny_stmt_kind kind, teeny_loc loc) {
   st->kind = kind;
   st->loc = loc;
   st->var = -1;
+  st->brk_slot = st->cont_slot = -1;
   return st;
 }
 
@@ -766,8 +905,12 @@ static teeny_stmt *declarator(parser *ps, teeny_tyspec *base, teeny_loc loc) {
   st->type = ts;
   st->name = tok_str(ps, name);
   st->name_loc = name->loc;
-  if (consume(ps, "="))
-    st->expr = assign(ps);
+  if (consume(ps, "=")) {
+    if (is(ps, "{") && ts->strct < 0)
+      fail_at(ps, ps->tok->loc, "only structs take a braced initializer; '%s' is %s",
+              st->name, tyspec_str(ps, ts));
+    st->expr = is(ps, "{") ? init_list(ps, ts) : assign(ps);
+  }
   return st;
 }
 
@@ -904,7 +1047,7 @@ static teeny_stmt *return_stmt(parser *ps) {
   return st;
 }
 
-/* jump = ("break" | "continue") ";"   (resolve.c rejects both) */
+/* jump = ("break" | "continue") ";" */
 static teeny_stmt *jump_stmt(parser *ps, teeny_stmt_kind kind) {
   teeny_token *kw = advance(ps);
   teeny_stmt *st = new_stmt(ps, kind, kw->loc);
@@ -1075,14 +1218,25 @@ static void dtype_decl(parser *ps) {
   }
 }
 
-/* const-decl = "TEENY_CONST" "(" ident ")" ";" */
+/* const-decl = "TEENY_CONST" "(" ident ("," dtype)? ")" ";"
+ * Without a dtype the constant is a weak i32 (like a literal); with one it
+ * has that dtype (like a suffixed literal). */
 static void const_decl(parser *ps) {
   advance(ps);
   expect(ps, "(", "after 'TEENY_CONST'");
-  new_generic(ps);
-  if (is(ps, ","))
-    fail_at(ps, ps->tok->loc, "TEENY_CONST takes one name; write one "
-                              "TEENY_CONST(...) per constant");
+  teeny_generic *g = new_generic(ps);
+  g->cdt = TEENY_DT_VOID;
+  if (consume(ps, ",")) {
+    teeny_token *t = expect_ident(ps, "the constant's dtype (i64, f32, bool, ...)");
+    g->cdt = builtin_dtype(t);
+    if (g->cdt == TEENY_DT_VOID)
+      fail_at(ps, t->loc, "'%.*s' is not a builtin dtype; a constant has a builtin dtype "
+                          "(bool, i8..i64, u8..u64, f16, bf16, f32, f64)",
+              t->len, t->p);
+    if (is(ps, ","))
+      fail_at(ps, ps->tok->loc, "TEENY_CONST takes a name and a dtype; write one "
+                                "TEENY_CONST(...) per constant");
+  }
   expect(ps, ")", "to close TEENY_CONST(...)");
   expect(ps, ";", "after TEENY_CONST(...)");
 }
@@ -1142,12 +1296,142 @@ static void kernel_decl(parser *ps) {
   }
 }
 
-/* item = ";" | dtype-decl | const-decl | backward-decl | kernel-decl | function */
+/* ---- structs ---------------------------------------------------------------------- */
+
+/* The leaves of st, from its fields: a struct field's leaves under its
+ * name ("pos.x"), made tiles when the field is tile(S). */
+static void struct_leaves(parser *ps, teeny_struct *st) {
+  int n = 0;
+  for (int i = 0; i < st->nfields; i++)
+    n += st->fields[i].nleaves;
+  if (n > TEENY_MAX_LEAVES)
+    fail_at(ps, st->loc, "struct %s has %d leaves (fields, counting those of its struct "
+                         "fields); the limit is %d", st->name, n, TEENY_MAX_LEAVES);
+  st->nleaves = n;
+  st->leaf_type = alloc(ps, sizeof *st->leaf_type * (size_t)(n + 1));
+  st->leaf_name = alloc(ps, sizeof *st->leaf_name * (size_t)(n + 1));
+  for (int i = 0, k = 0; i < st->nfields; i++) {
+    const teeny_field *f = &st->fields[i];
+    if (f->type->strct < 0) {
+      st->leaf_type[k] = f->type;
+      st->leaf_name[k++] = f->name;
+      continue;
+    }
+    const teeny_struct *sub = &ps->prog->structs[f->type->strct];
+    for (int j = 0; j < sub->nleaves; j++) {
+      teeny_tyspec *t = copy_tyspec(ps, sub->leaf_type[j], sub->leaf_type[j]->loc);
+      t->is_tile = t->is_tile || f->type->is_tile;
+      st->leaf_type[k] = t;
+      st->leaf_name[k++] = teeny__arena_printf(ps->cx->arena, "%s.%s", f->name,
+                                               sub->leaf_name[j]);
+    }
+  }
+}
+
+/* field-decl = type-base pointers ident ("," pointers ident)* ";" */
+static void field_decl(parser *ps, teeny_struct *st, int *cap) {
+  teeny_tyspec *base = type_base(ps);
+  do {
+    teeny_tyspec *ts = pointers(ps, base);
+    teeny_token *name = expect_ident(ps, "a field name");
+    check_new_name(ps, name, "field");
+    if (ts->is_void)
+      fail_at(ps, name->loc, "field '%.*s' is declared void", name->len, name->p);
+    if (is(ps, "[") || is(ps, ":"))
+      fail_at(ps, ps->tok->loc, "arrays and bit-fields are not supported in structs");
+    for (int i = 0; i < st->nfields; i++)
+      if (teeny__tok_is(name, st->fields[i].name))
+        fail_at(ps, name->loc, "duplicate field '%.*s' in %s", name->len, name->p, st->name);
+    st->fields = grow(ps, st->fields, st->nfields, cap, sizeof *st->fields);
+    teeny_field *f = &st->fields[st->nfields++];
+    f->name = tok_str(ps, name);
+    f->loc = name->loc;
+    f->type = ts;
+    f->nleaves = ts->strct >= 0 ? ps->prog->structs[ts->strct].nleaves : 1;
+    f->leaf = st->nfields > 1 ? st->fields[st->nfields - 2].leaf +
+                                    st->fields[st->nfields - 2].nleaves : 0;
+  } while (consume(ps, ","));
+  expect(ps, ";", "after a field");
+}
+
+/* struct-body = "{" field-decl+ "}": appends st to the program (complete:
+ * only then may other structs name it). */
+static void struct_body(parser *ps, const char *name, teeny_loc loc) {
+  teeny_struct st;
+  memset(&st, 0, sizeof st);
+  st.name = name;
+  st.loc = loc;
+  int cap = 0;
+  teeny_token *lb = expect(ps, "{", "to begin the struct's fields");
+  while (!is(ps, "}")) {
+    if (ps->tok->kind == TK_EOF)
+      fail_at(ps, lb->loc, "struct %s is not closed", name);
+    field_decl(ps, &st, &cap);
+  }
+  advance(ps);
+  if (st.nfields == 0)
+    fail_at(ps, loc, "struct %s has no fields", name);
+  struct_leaves(ps, &st);
+  teeny_program *p = ps->prog;
+  p->structs = grow(ps, p->structs, p->nstructs, &ps->scap, sizeof *p->structs);
+  p->structs[p->nstructs++] = st;
+}
+
+static void check_struct_name(parser *ps, const char *name, teeny_loc loc) {
+  for (int i = 0; i < ps->prog->nstructs; i++)
+    if (strcmp(ps->prog->structs[i].name, name) == 0)
+      fail_at(ps, loc, "redefinition of %s", name);
+}
+
+/* typedef-decl = "typedef" "struct" ident? struct-body ident ";"
+ * struct-decl  = "struct" ident struct-body ";"
+ * (a typedef'd struct is named by its typedef name; its tag, if any, is
+ * C's alone: kernels do not write `struct tag` for it) */
+static void struct_decl(parser *ps) {
+  bool td = tok_eq(ps->tok, "typedef");
+  teeny_token *kw = advance(ps);
+  if (td && !consume(ps, "struct"))
+    fail_at(ps, ps->tok->loc, "typedef only names structs here (typedef struct {...} "
+                              "name;); a dtype parameter is TEENY_DTYPE(...)");
+  teeny_token *tag = ps->tok->kind == TK_IDENT ? advance(ps) : NULL;
+  if (!td && !tag)
+    fail_at(ps, ps->tok->loc, "a struct needs a tag (struct name {...};) or a typedef");
+  if (td) {
+    teeny_token *body = ps->tok;
+    int depth = 0; /* find the typedef name after the body first */
+    const teeny_token *end = ps->toks + ps->ntoks - 1;
+    const teeny_token *t = body;
+    for (; t < end; t++) {
+      depth += teeny__tok_is(t, "{") - teeny__tok_is(t, "}");
+      if (depth == 0)
+        break;
+    }
+    const teeny_token *nm = t + 1;
+    if (t >= end || nm->kind != TK_IDENT || !teeny__tok_is(nm + 1, ";"))
+      fail_at(ps, kw->loc, "expected 'typedef struct {...} name;'");
+    check_new_name(ps, nm, "struct");
+    const char *name = teeny__arena_strndup(ps->cx->arena, nm->p, (size_t)nm->len);
+    check_struct_name(ps, name, nm->loc);
+    struct_body(ps, name, nm->loc);
+    advance(ps); /* the name */
+  } else {
+    const char *name = teeny__arena_printf(ps->cx->arena, "struct %.*s", tag->len, tag->p);
+    check_struct_name(ps, name, tag->loc);
+    struct_body(ps, name, tag->loc);
+  }
+  expect(ps, ";", td ? "after the typedef" : "after the struct");
+}
+
+/* item = ";" | dtype-decl | const-decl | backward-decl | kernel-decl
+ *      | typedef-decl | struct-decl | function */
 static void item(parser *ps) {
   teeny_token *t = ps->tok;
   if (consume(ps, ";"))
     return;
-  if (tok_eq(t, "TEENY_DTYPE"))
+  if (tok_eq(t, "typedef") || (tok_eq(t, "struct") && t[1].kind == TK_IDENT &&
+                               teeny__tok_is(t + 2, "{")))
+    struct_decl(ps);
+  else if (tok_eq(t, "TEENY_DTYPE"))
     dtype_decl(ps);
   else if (tok_eq(t, "TEENY_CONST"))
     const_decl(ps);
@@ -1189,6 +1473,15 @@ int teeny__program_find_func(const teeny_program *p, const char *name) {
     if (strcmp(p->funcs[i]->name, name) == 0)
       return i;
   return -1;
+}
+
+const teeny_struct *teeny__tyspec_struct(const teeny_program *p, const teeny_tyspec *ts) {
+  return ts && ts->strct >= 0 && ts->strct < p->nstructs ? &p->structs[ts->strct] : NULL;
+}
+
+int teeny__tyspec_slots(const teeny_program *p, const teeny_tyspec *ts) {
+  const teeny_struct *st = teeny__tyspec_struct(p, ts);
+  return st ? st->nleaves : 1;
 }
 
 int teeny__program_find_generic(const teeny_program *p, const char *name) {

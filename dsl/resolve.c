@@ -3,9 +3,10 @@
  * (dsl/front.h, resolve.c section), plus the builtin table.
  *
  * One walk over each function, in source order: parameters get var slots
- * 0..nparams-1 and every declaration a fresh slot; each name in an
- * expression is bound to, in this order, a variable in scope, a const
- * generic, a helper function or a builtin.  The walk also records every
+ * 0..nparams-1 and every declaration a fresh slot; each name used as a
+ * value is bound to, in this order, a variable in scope, a const generic,
+ * a helper function or a builtin, and each called name to a helper, else
+ * a builtin: user names shadow builtins (docs/dsl.md §1).  The walk also records every
  * function's calls and the generics it uses; then come the whole-program
  * checks: no recursion on the call graph, every kernel lists the generics it
  * uses (directly or through helpers), and TEENY_BACKWARD pairs are kernels
@@ -127,7 +128,8 @@ typedef struct func_info {
 /* A variable in scope. */
 typedef struct binding {
   const char *name; /* as declared */
-  int slot;         /* its var slot */
+  int slot;         /* its var slot (a struct's: its first leaf's) */
+  const teeny_tyspec *type; /* as declared */
   int scope;        /* depth of the scope that declared it */
   teeny_loc loc;    /* where */
   int shadowed;     /* binding this one hides, or -1 */
@@ -143,7 +145,8 @@ typedef struct resolver {
   binding *binds;        /* visible bindings, innermost last */
   int nbinds, bcap;      /* how many; allocated */
   int scope;             /* current scope depth (params: 1) */
-  int loops;             /* loops around the current statement */
+  teeny_stmt **loops;    /* loops around the current statement, innermost last */
+  int nloops, lcap;      /* how many; allocated */
   int fi;                /* index of the function being walked */
   teeny_func *fn;        /* that function */
   const char **slots;    /* names of fn's var slots */
@@ -155,12 +158,13 @@ typedef struct resolver {
 typedef enum use_ctx {
   USE_VALUE,    /* an ordinary operand */
   USE_STMT,     /* a whole expression statement, for init or step */
-  USE_DTYPE_ARG /* the first argument of zeros/full */
+  USE_DTYPE_ARG /* where a dtype may stand for a value: zeros/full, sizeof, is_float ... */
 } use_ctx;
 
 typedef struct sym {
-  teeny_sym_kind kind; /* SYM_NONE if unknown */
-  int index;           /* var slot, generic, function or builtin */
+  teeny_sym_kind kind;      /* SYM_NONE if unknown */
+  int index;                /* var slot, generic, function or builtin */
+  const teeny_tyspec *type; /* SYM_VAR: its declared type */
 } sym;
 
 static void verr(resolver *r, teeny_diag_level lvl, teeny_loc loc,
@@ -346,11 +350,12 @@ static void unknown(resolver *r, teeny_loc loc, const char *what,
 /* ---- scopes, slots, uses ------------------------------------------------------------ */
 
 static sym lookup(const resolver *r, const char *name) {
-  sym s = {SYM_NONE, -1};
+  sym s = {SYM_NONE, -1, NULL};
   int b = map_get(&r->vars, name);
   if (b >= 0) {
     s.kind = SYM_VAR;
     s.index = r->binds[b].slot;
+    s.type = r->binds[b].type;
   } else if ((s.index = map_get(&r->generics, name)) >= 0) {
     s.kind = SYM_GENERIC;
   } else if ((s.index = map_get(&r->funcs, name)) >= 0) {
@@ -359,6 +364,23 @@ static sym lookup(const resolver *r, const char *name) {
     s.kind = SYM_BUILTIN;
   }
   return s;
+}
+
+/* What `name(...)` calls: a helper, else a builtin (a helper of the same
+ * name shadows the builtin).  Variables and generics cannot be called, so
+ * they do not hide either, as in C, where the builtins are macros of
+ * teeny/dsl.h: `i32 program_id = program_id(0);` calls the builtin.  Only
+ * when there is no function of the name is the variable or generic
+ * returned, for the error. */
+static sym lookup_callable(const resolver *r, const char *name) {
+  sym s = {SYM_FUNC, map_get(&r->funcs, name), NULL};
+  if (s.index >= 0)
+    return s;
+  if ((s.index = teeny__builtin_find(name)) >= 0) {
+    s.kind = SYM_BUILTIN;
+    return s;
+  }
+  return lookup(r, name);
 }
 
 /* INFINITY or NAN (see the file comment). */
@@ -389,7 +411,8 @@ static void pop_scope(resolver *r) {
 
 /* Declare a variable (or parameter) in the current scope; returns its new
  * var slot.  A second declaration in the same scope is an error. */
-static int bind(resolver *r, const char *name, teeny_loc loc, bool param) {
+static int bind(resolver *r, const char *name, const teeny_tyspec *type, teeny_loc loc,
+                bool param) {
   int top = map_get(&r->vars, name);
   if (top >= 0 && r->binds[top].scope == r->scope) {
     if (param)
@@ -398,18 +421,30 @@ static int bind(resolver *r, const char *name, teeny_loc loc, bool param) {
       err(r, loc, "redeclaration of '%s' in the same scope", name);
     note(r, r->binds[top].loc, "'%s' was declared here", name);
   }
-  r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
-  int slot = r->nslots++;
-  r->slots[slot] = name;
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, type);
+  int slot = r->nslots, n = st ? st->nleaves : 1;
+  for (int i = 0; i < n; i++) { /* a struct: one slot per leaf, "w.mean" */
+    r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
+    r->slots[r->nslots++] =
+        st ? teeny__arena_printf(r->cx->arena, "%s.%s", name, st->leaf_name[i]) : name;
+  }
   r->binds = grow(r, r->binds, r->nbinds, &r->bcap, sizeof *r->binds);
   binding *b = &r->binds[r->nbinds];
   b->name = name;
   b->slot = slot;
+  b->type = type;
   b->scope = r->scope;
   b->loc = loc;
   b->shadowed = top;
   map_put(r, &r->vars, name, r->nbinds++);
   return slot;
+}
+
+/* A var slot no name refers to (a loop's break or continue flag). */
+static int hidden_slot(resolver *r, const char *what) {
+  r->slots = grow(r, (void *)r->slots, r->nslots, &r->scap, sizeof *r->slots);
+  r->slots[r->nslots] = what;
+  return r->nslots++;
 }
 
 static void use_generic(resolver *r, int g, teeny_loc loc) {
@@ -423,9 +458,14 @@ static void use_generic(resolver *r, int g, teeny_loc loc) {
   fi->uses[fi->nuses++].loc = loc;
 }
 
+/* A type's generics: its own, or its struct's leaves'. */
 static void use_type(resolver *r, const teeny_tyspec *ts) {
   if (ts && ts->generic >= 0)
     use_generic(r, ts->generic, ts->loc);
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, ts);
+  for (int i = 0; st && i < st->nleaves; i++)
+    if (st->leaf_type[i]->generic >= 0)
+      use_generic(r, st->leaf_type[i]->generic, ts->loc);
 }
 
 static void add_call(resolver *r, int callee, teeny_loc loc) {
@@ -474,10 +514,66 @@ static void name_expr(resolver *r, teeny_expr *e, use_ctx ctx) {
   }
   e->sym = s.kind;
   e->sym_index = s.index;
+  if (s.kind == SYM_VAR)
+    e->nslots = teeny__tyspec_slots(r->prog, s.type);
 }
 
-/* The target of an assignment or of ++/--: a variable. */
+/* The declared type of a variable, or of a field of one (NULL: e is not
+ * such, or is not resolved). */
+static const teeny_tyspec *var_type(resolver *r, const teeny_expr *e) {
+  if (e->kind == EX_NAME && e->sym == SYM_VAR)
+    return lookup(r, e->name).type;
+  if (e->kind == EX_MEMBER && e->sym == SYM_VAR)
+    return e->type;
+  return NULL;
+}
+
+/* lhs.name: on a variable (or a field of one) the field's slots are found
+ * now (sym SYM_VAR, sym_index its first slot, nslots, type the field's
+ * type, made a tile in a tile(S)); on any other struct value, irgen looks
+ * the field up. */
+static void member_expr(resolver *r, teeny_expr *e) {
+  expr(r, e->lhs, USE_VALUE);
+  const teeny_tyspec *t = var_type(r, e->lhs);
+  if (!t)
+    return;
+  const teeny_struct *st = teeny__tyspec_struct(r->prog, t);
+  if (!st) {
+    err(r, e->loc, "'.%s' of a value that is not a struct (%s)", e->name,
+        t->base ? t->base : "?");
+    return;
+  }
+  for (int i = 0; i < st->nfields; i++) {
+    const teeny_field *f = &st->fields[i];
+    if (strcmp(f->name, e->name) != 0)
+      continue;
+    teeny_tyspec *ft = alloc(r, sizeof *ft);
+    *ft = *f->type;
+    ft->is_tile = ft->is_tile || t->is_tile;
+    e->sym = SYM_VAR;
+    e->sym_index = e->lhs->sym_index + f->leaf;
+    e->nslots = f->nleaves;
+    e->type = ft;
+    return;
+  }
+  suggestion sg = {e->name, NULL, 0};
+  for (int i = 0; i < st->nfields; i++)
+    consider(&sg, st->fields[i].name);
+  if (sg.best)
+    err(r, e->loc, "%s has no field '%s'; did you mean '%s'?", st->name, e->name, sg.best);
+  else
+    err(r, e->loc, "%s has no field '%s'", st->name, e->name);
+}
+
+/* The target of an assignment or of ++/--: a variable, or a field of one. */
 static void target(resolver *r, teeny_expr *t, const char *what) {
+  if (t->kind == EX_MEMBER) {
+    int before = r->cx->nerrors;
+    expr(r, t, USE_VALUE);
+    if (t->sym != SYM_VAR && r->cx->nerrors == before)
+      err(r, t->loc, "the target of %s must be a variable or a field of one", what);
+    return;
+  }
   if (t->kind != EX_NAME || t->type) {
     err(r, t->loc, "the target of %s must be a variable", what);
     return;
@@ -487,6 +583,7 @@ static void target(resolver *r, teeny_expr *t, const char *what) {
   case SYM_VAR:
     t->sym = s.kind;
     t->sym_index = s.index;
+    t->nslots = teeny__tyspec_slots(r->prog, s.type);
     return;
   case SYM_GENERIC:
     err(r, t->loc, "cannot assign to '%s': it is a generic, not a variable",
@@ -512,10 +609,13 @@ static void target(resolver *r, teeny_expr *t, const char *what) {
 
 /* "'f' takes 2 arguments, but 3 were given" unless n is in [lo, hi]. */
 static void check_arity(resolver *r, const teeny_expr *e, int lo, int hi) {
-  if (e->nargs >= lo && e->nargs <= hi)
+  if (e->nargs >= lo && (hi < 0 || e->nargs <= hi))
     return;
   const char *given = e->nargs == 1 ? "was" : "were";
-  if (lo == hi)
+  if (hi < 0)
+    err(r, e->loc, "'%s' takes at least %d argument%s, but %d %s given", e->name, lo,
+        lo == 1 ? "" : "s", e->nargs, given);
+  else if (lo == hi)
     err(r, e->loc, "'%s' takes %d argument%s, but %d %s given", e->name, lo,
         lo == 1 ? "" : "s", e->nargs, given);
   else
@@ -530,7 +630,7 @@ static void combine_fn(resolver *r, const teeny_expr *call, teeny_expr *a) {
                    "two parameters", call->name);
     return;
   }
-  sym s = lookup(r, a->name);
+  sym s = lookup_callable(r, a->name);
   if (s.kind == SYM_NONE) {
     suggestion sg = {a->name, NULL, 0};
     consider_callables(r, &sg);
@@ -607,6 +707,26 @@ static void trailing_options(resolver *r, teeny_expr *e, int b) {
   }
 }
 
+/* The position of b's message (a string literal), or -1. */
+static int message_position(int b) {
+  switch (b) {
+  case BI_DEVICE_PRINT: return 0;
+  case BI_DEVICE_ASSERT: case BI_STATIC_ASSERT: return 1;
+  default: return -1;
+  }
+}
+
+/* Builtins whose arguments may be dtypes as well as values. */
+static bool takes_dtypes(int b) {
+  return b == BI_IS_FLOAT || b == BI_IS_INT || b == BI_IS_SIGNED || b == BI_IS_UNSIGNED ||
+         b == BI_SAME_DTYPE;
+}
+
+static void message_arg(resolver *r, const teeny_expr *call, const teeny_expr *a) {
+  if (a->kind != EX_STRING)
+    err(r, a->loc, "the message of %s must be a string literal (\"...\")", call->name);
+}
+
 static void builtin_call(resolver *r, teeny_expr *e, int b) {
   e->sym = SYM_BUILTIN;
   e->sym_index = b;
@@ -619,18 +739,21 @@ static void builtin_call(resolver *r, teeny_expr *e, int b) {
   bool dtype_first = b == BI_ZEROS || b == BI_FULL;
   bool dtype_second = b == BI_BITCAST;
   bool fn_third = b == BI_REDUCE || b == BI_SCAN;
+  int msg = message_position(b);
   for (int i = 0; i < npos && !stopped(r); i++) {
     if ((i == 0 && dtype_first) || (i == 1 && dtype_second))
       dtype_arg(r, e, e->args[i]);
     else if (i == 2 && fn_third)
       combine_fn(r, e, e->args[i]);
+    else if (i == msg)
+      message_arg(r, e, e->args[i]);
     else
-      expr(r, e->args[i], USE_VALUE);
+      expr(r, e->args[i], takes_dtypes(b) ? USE_DTYPE_ARG : USE_VALUE);
   }
 }
 
 static void call_expr(resolver *r, teeny_expr *e) {
-  sym s = lookup(r, e->name);
+  sym s = lookup_callable(r, e->name);
   if (s.kind == SYM_BUILTIN) {
     builtin_call(r, e, s.index);
     return;
@@ -702,6 +825,22 @@ static void expr(resolver *r, teeny_expr *e, use_ctx ctx) {
           e->op == OP_ADD ? "++" : "--");
     target(r, e->lhs, e->op == OP_ADD ? "'++'" : "'--'");
     return;
+  case EX_STRING:
+    err(r, e->loc, "a string literal can only be the message of device_print, "
+                   "device_assert or static_assert");
+    return;
+  case EX_MEMBER:
+    member_expr(r, e);
+    return;
+  case EX_INIT: /* designators are checked against the struct in irgen */
+    use_type(r, e->type);
+    for (int i = 0; i < e->nargs && !stopped(r); i++)
+      expr(r, e->args[i], USE_VALUE);
+    return;
+  case EX_SIZEOF: /* sizeof(T) or sizeof x: a dtype or a value */
+    use_type(r, e->type);
+    expr(r, e->lhs, USE_DTYPE_ARG);
+    return;
   }
 }
 
@@ -718,15 +857,11 @@ static void block_items(resolver *r, teeny_stmt *blk) {
  * initializer that reads the variable reads the new one. */
 static void decl(resolver *r, teeny_stmt *st) {
   use_type(r, st->type);
-  st->var = bind(r, st->name, st->name_loc, false);
+  st->var = bind(r, st->name, st->type, st->name_loc, false);
   expr(r, st->expr, USE_VALUE);
 }
 
 static void return_stmt(resolver *r, teeny_stmt *st) {
-  if (r->loops > 0)
-    err(r, st->loc, "'return' inside a loop is not supported; kernels use "
-                    "structured loops: keep the result in a variable and "
-                    "return after the loop");
   if (st->expr && r->fn->ret->is_void)
     err(r, st->expr->loc, "'return' with a value in '%s', which returns void",
         r->fn->name);
@@ -736,10 +871,27 @@ static void return_stmt(resolver *r, teeny_stmt *st) {
   expr(r, st->expr, USE_VALUE);
 }
 
-static void loop_body(resolver *r, teeny_stmt *body) {
-  r->loops++;
-  stmt(r, body);
-  r->loops--;
+/* The body of loop st: break and continue inside it (and not inside a
+ * loop nested in it) are st's. */
+static void loop_body(resolver *r, teeny_stmt *st) {
+  r->loops = grow(r, r->loops, r->nloops, &r->lcap, sizeof *r->loops);
+  r->loops[r->nloops++] = st;
+  stmt(r, st->loop);
+  r->nloops--;
+}
+
+/* break/continue: the innermost loop's flag slot (made at its first use). */
+static void jump_stmt(resolver *r, teeny_stmt *st) {
+  bool brk = st->kind == ST_BREAK;
+  if (r->nloops == 0) {
+    err(r, st->loc, "'%s' outside a loop", brk ? "break" : "continue");
+    return;
+  }
+  teeny_stmt *loop = r->loops[r->nloops - 1];
+  int *flag = brk ? &loop->brk_slot : &loop->cont_slot;
+  if (*flag < 0)
+    *flag = hidden_slot(r, brk ? "(break)" : "(continue)");
+  st->var = *flag;
 }
 
 static void stmt(resolver *r, teeny_stmt *st) {
@@ -769,42 +921,50 @@ static void stmt(resolver *r, teeny_stmt *st) {
     stmt(r, st->init);
     expr(r, st->cond, USE_VALUE);
     expr(r, st->step, USE_STMT);
-    loop_body(r, st->loop);
+    loop_body(r, st);
     pop_scope(r);
     return;
   case ST_WHILE:
     expr(r, st->cond, USE_VALUE);
-    loop_body(r, st->loop);
+    loop_body(r, st);
     return;
   case ST_DO:
-    loop_body(r, st->loop);
+    loop_body(r, st);
     expr(r, st->cond, USE_VALUE);
     return;
   case ST_RETURN:
     return_stmt(r, st);
     return;
   case ST_BREAK:
-    err(r, st->loc, "'break' is not supported; kernels use structured loops: "
-                    "fold the exit into the loop condition");
-    return;
   case ST_CONTINUE:
-    err(r, st->loc, "'continue' is not supported; kernels use structured "
-                    "loops: guard the rest of the body with 'if'");
+    jump_stmt(r, st);
     return;
   case ST_EMPTY:
     return;
   }
 }
 
+/* A loop condition written as always true: none (for (;;)), or a nonzero
+ * literal (while (1), while (true)). */
+static bool cond_always_true(const teeny_expr *c) {
+  return !c || ((c->kind == EX_INT || c->kind == EX_BOOL) && c->ival != 0);
+}
+
 /* Does st return on every path?  A list does if its last statement does;
- * an if/else does if both branches do.  Loops never count (they cannot
- * return), and constant conditions are not special. */
+ * an if/else does if both branches do; a loop that cannot end but by a
+ * return (always-true condition, no break) does, as in C.  Other loops
+ * never count (their body may not run), and other constant conditions are
+ * not special. */
 static bool always_returns(const teeny_stmt *st) {
   if (!st)
     return false;
   switch (st->kind) {
   case ST_RETURN:
     return true;
+  case ST_FOR:
+  case ST_WHILE:
+  case ST_DO:
+    return cond_always_true(st->cond) && st->brk_slot < 0;
   case ST_BLOCK:
     return st->nbody > 0 && always_returns(st->body[st->nbody - 1]);
   case ST_IF:
@@ -818,10 +978,10 @@ static void kernel_signature(resolver *r, const teeny_func *f) {
   if (!f->ret->is_void)
     err(r, f->ret->loc, "kernel '%s' must return void", f->name);
   for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].type->is_tile)
-      err(r, f->params[i].loc, "kernel parameter '%s' cannot be a tile; "
+    if (f->params[i].type->is_tile || f->params[i].type->strct >= 0)
+      err(r, f->params[i].loc, "kernel parameter '%s' cannot be a %s; "
                                "kernels take scalars and pointers",
-          f->params[i].name);
+          f->params[i].name, f->params[i].type->strct >= 0 ? "struct" : "tile");
 }
 
 static void resolve_func(resolver *r, int fi) {
@@ -830,12 +990,12 @@ static void resolve_func(resolver *r, int fi) {
   r->fn = f;
   r->slots = NULL;
   r->nslots = r->scap = 0;
-  r->loops = 0;
+  r->nloops = 0;
   use_type(r, f->ret);
   push_scope(r); /* parameters and the body's outermost block share it */
   for (int i = 0; i < f->nparams; i++) {
     use_type(r, f->params[i].type);
-    f->params[i].var = bind(r, f->params[i].name, f->params[i].loc, true);
+    f->params[i].var = bind(r, f->params[i].name, f->params[i].type, f->params[i].loc, true);
   }
   block_items(r, f->body);
   pop_scope(r);
@@ -853,8 +1013,6 @@ static void resolve_func(resolver *r, int fi) {
 static void check_generic_names(resolver *r) {
   for (int i = 0; i < r->prog->ngenerics; i++) {
     const teeny_generic *g = &r->prog->generics[i];
-    if (teeny__builtin_find(g->name) >= 0)
-      err(r, g->loc, "generic '%s' has the name of a builtin function", g->name);
     int prev = map_get(&r->generics, g->name);
     if (prev >= 0) {
       err(r, g->loc, "redefinition of generic '%s'", g->name);
@@ -871,10 +1029,7 @@ static void check_func_names(resolver *r) {
     const teeny_func *f = r->prog->funcs[i];
     int g = map_get(&r->generics, f->name);
     int prev = map_get(&r->funcs, f->name);
-    if (teeny__builtin_find(f->name) >= 0) {
-      err(r, f->loc, "function '%s' has the name of a builtin function",
-          f->name);
-    } else if (g >= 0) {
+    if (g >= 0) {
       err(r, f->loc, "function '%s' has the name of a generic", f->name);
       note(r, r->prog->generics[g].loc, "'%s' is declared here", f->name);
     } else if (prev >= 0) {

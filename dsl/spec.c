@@ -38,10 +38,15 @@ static bool dtype_allowed(const teeny_generic *g, teeny_dtype dt) {
 
 static const teeny_loc NOLOC = {0, 0};
 
+static const char *const_dtype_name(const teeny_generic *g) {
+  return teeny_dtype_name(g->cdt == TEENY_DT_VOID ? TEENY_DT_I32 : g->cdt);
+}
+
 /* Find the generic a binding names, reporting why it cannot be bound.
- * Returns its index or -1. */
+ * by_text: a text binding (a dtype's name, or a const's value); else an
+ * integer one.  Returns its index or -1. */
 static int binding_target(teeny_ctx *cx, const teeny_program *prog,
-                          const teeny_func *fn, const char *name, bool as_dtype,
+                          const teeny_func *fn, const char *name, bool by_text,
                           const teeny_bindings *out) {
   int g = name ? teeny__program_find_generic(prog, name) : -1;
   if (g < 0) {
@@ -57,11 +62,9 @@ static int binding_target(teeny_ctx *cx, const teeny_program *prog,
                     name, fn->name, name);
     return -1;
   }
-  if (gen->is_dtype != as_dtype) {
-    teeny__error_at(cx, NOLOC, "binding '%s': '%s' is a %s generic; bind it with %s",
-                    name, name, gen->is_dtype ? "dtype" : "const",
-                    gen->is_dtype ? "a dtype (--dtype NAME=f32)"
-                                  : "an integer (--const NAME=128)");
+  if (gen->is_dtype && !by_text) {
+    teeny__error_at(cx, NOLOC, "binding '%s': '%s' is a dtype generic; bind it with a "
+                    "dtype (--dtype %s=f32)", name, name, name);
     return -1;
   }
   if (out->bound[g]) {
@@ -69,6 +72,18 @@ static int binding_target(teeny_ctx *cx, const teeny_program *prog,
     return -1;
   }
   return g;
+}
+
+/* A const bound by text: its value read as the const's dtype. */
+static void bind_const_text(teeny_ctx *cx, const teeny_generic *gen, int g,
+                            const teeny_dtype_binding *d, teeny_bindings *out) {
+  const char *why;
+  if (teeny__const_from_text(gen, d->dtype, &out->val[g], &why) != 0)
+    teeny__error_at(cx, NOLOC, "binding %s=%s: '%s' %s %s (TEENY_CONST(%s%s%s))", d->name,
+                    d->dtype ? d->dtype : "", d->dtype ? d->dtype : "", why,
+                    const_dtype_name(gen), gen->name, gen->cdt ? ", " : "",
+                    gen->cdt ? teeny_dtype_name(gen->cdt) : "");
+  out->bound[g] = true; /* named, if wrongly: not also "not bound" */
 }
 
 static void bind_dtypes(teeny_ctx *cx, const teeny_program *prog,
@@ -79,8 +94,12 @@ static void bind_dtypes(teeny_ctx *cx, const teeny_program *prog,
     int g = binding_target(cx, prog, fn, d->name, true, out);
     if (g < 0)
       continue;
-    teeny_dtype dt = teeny_dtype_parse(d->dtype);
     const teeny_generic *gen = &prog->generics[g];
+    if (!gen->is_dtype) {
+      bind_const_text(cx, gen, g, d, out);
+      continue;
+    }
+    teeny_dtype dt = teeny_dtype_parse(d->dtype);
     if (dt == TEENY_DT_VOID) {
       teeny__error_at(cx, NOLOC,
                       "binding %s=%s: '%s' is not a dtype (bool, i8, i16, i32, i64, "
@@ -102,21 +121,45 @@ static void bind_dtypes(teeny_ctx *cx, const teeny_program *prog,
   }
 }
 
+/* A binding under a reserved name (TEENY_OPT_*): a request option. */
+static bool bind_option(teeny_ctx *cx, const teeny_const_binding *c, teeny_bindings *out) {
+  if (!c->name || strncmp(c->name, "teeny.", 6) != 0)
+    return false;
+  if (strcmp(c->name, TEENY_OPT_NUM_STAGES) == 0) {
+    if (c->value != 0 && (c->value < 2 || c->value > 8))
+      teeny__error_at(cx, NOLOC, "option %s=%lld: num_stages is 2 to 8 (or 0: the code "
+                      "generator's choice)", c->name, (long long)c->value);
+    else
+      out->num_stages = (int)c->value;
+  } else if (strcmp(c->name, TEENY_OPT_DEBUG) != 0) {
+    teeny__error_at(cx, NOLOC, "binding '%s': unknown option (the options are %s, %s)",
+                    c->name, TEENY_OPT_DEBUG, TEENY_OPT_NUM_STAGES);
+  } else if (c->value != 0 && c->value != 1) {
+    teeny__error_at(cx, NOLOC, "option %s=%lld: it is 0 (off) or 1 (on)", c->name,
+                    (long long)c->value);
+  } else {
+    out->debug = c->value == 1;
+  }
+  return true;
+}
+
 static void bind_consts(teeny_ctx *cx, const teeny_program *prog,
                         const teeny_func *fn, const teeny_compile_req *req,
                         teeny_bindings *out) {
   for (size_t i = 0; i < req->nconsts; i++) {
     const teeny_const_binding *c = &req->consts[i];
+    if (bind_option(cx, c, out))
+      continue;
     int g = binding_target(cx, prog, fn, c->name, false, out);
     if (g < 0)
       continue;
-    if (c->value < INT32_MIN || c->value > INT32_MAX) {
-      teeny__error_at(cx, NOLOC, "binding %s=%lld does not fit in i32", c->name,
-                      (long long)c->value);
-      continue;
-    }
-    out->val[g] = c->value;
-    out->bound[g] = true;
+    const teeny_generic *gen = &prog->generics[g];
+    const char *why;
+    if (teeny__const_from_int(gen, c->value, &out->val[g], &why) != 0)
+      teeny__error_at(cx, NOLOC, "binding %s=%lld %s %s%s", c->name, (long long)c->value,
+                      why, const_dtype_name(gen),
+                      teeny__dt_is_float(gen->cdt) ? "; bind it as text (\"0.1\")" : "");
+    out->bound[g] = true; /* named, if wrongly: not also "not bound" */
   }
 }
 
@@ -160,7 +203,7 @@ const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
     if (prog->generics[g].is_dtype)
       teeny__buf_printf(&id, "__%s", teeny_dtype_name(b->dt[g]));
     else
-      teeny__buf_printf(&id, "__%lld", (long long)b->val[g]);
+      teeny__buf_printf(&id, "__%s", teeny__const_text(cx->arena, &prog->generics[g], b->val[g]));
   }
   const char *s = teeny__arena_strndup(cx->arena, id.p ? id.p : "", id.len);
   teeny__buf_free(&id);
@@ -190,6 +233,15 @@ static void write_entry_point(teeny_buf *out, const teeny_func *fn,
   teeny__buf_puts(out, "); }\n");
 }
 
+/* " * debug: on (device_assert checked, file F)": F's bytes outside
+ * printable ASCII, and '*', as '?' (the comment must not end early). */
+static void debug_line(teeny_buf *out, const char *file) {
+  teeny__buf_puts(out, " * debug: on (device_assert checked, file ");
+  for (const char *c = file ? file : "<source>"; *c; c++)
+    teeny__buf_putc(out, *c >= 0x20 && *c < 0x7f && *c != '*' ? *c : '?');
+  teeny__buf_puts(out, ")\n");
+}
+
 void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog,
                         int k, const teeny_bindings *b, const char *id,
                         const teeny_spec_opts *o) {
@@ -198,12 +250,14 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
                     "/* teenyc generated source: do not edit.\n"
                     " * compiler: teenyc %s (build %s, tile IR %d), LLVM %s\n"
                     " * kernel: %s  id: %s\n"
-                    " * target: %s  num_warps: %d\n"
-                    " */\n",
+                    " * target: %s  num_warps: %d\n",
                     o->compiler_version, o->build_id, TEENY_IR_VERSION, o->llvm_version,
                     fn->name, id, o->target, o->num_warps);
-  if (o->num_stages) /* only when set: the keys of other requests stay as they were */
-    teeny__buf_printf(out, "/* num_stages: %d */\n", o->num_stages);
+  if (b->debug) /* failed asserts name the file, so it decides the output */
+    debug_line(out, cx->file);
+  if (b->num_stages) /* only when set: the keys of other requests stay as they were */
+    teeny__buf_printf(out, " * num_stages: %d\n", b->num_stages);
+  teeny__buf_puts(out, " */\n");
   teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
   for (int i = 0; i < fn->nkgenerics; i++) {
     int g = fn->kgenerics[i];
@@ -211,7 +265,8 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
     if (gen->is_dtype)
       teeny__buf_printf(out, "TEENY_BIND(%s, %s);\n", gen->name, teeny_dtype_name(b->dt[g]));
     else
-      teeny__buf_printf(out, "TEENY_BIND(%s, %lld);\n", gen->name, (long long)b->val[g]);
+      teeny__buf_printf(out, "TEENY_BIND(%s, %s);\n", gen->name,
+                        teeny__const_text(cx->arena, gen, b->val[g]));
   }
   teeny__buf_puts(out, "/* ---- kernel source ---- */\n");
   teeny__buf_append(out, cx->text, cx->len);

@@ -95,6 +95,7 @@ static int try_in_place(teeny_frame_reader *r, const char **payload,
                         size_t *len) {
   if (r->hdr_len != 0 || r->in_len < TEENY_FRAME_PREFIX)
     return 0;
+  memcpy(r->hdr, r->in, TEENY_FRAME_PREFIX); /* for a refusal's message */
   uint32_t n = be32(r->in);
   int rc = check_len(r, n);
   if (rc)

@@ -34,7 +34,8 @@
 typedef struct teeny_frame_reader {
   uint32_t max;             /* largest payload accepted */
   int err;                  /* 0, or the sticky error that killed the stream */
-  unsigned char hdr[TEENY_FRAME_PREFIX]; /* prefix of the frame being read */
+  unsigned char hdr[TEENY_FRAME_PREFIX]; /* prefix of the frame being read
+                                           (or of the last one refused) */
   unsigned hdr_len;         /* prefix bytes received (0..4) */
   uint32_t need;            /* payload length, valid once hdr_len == 4 */
   char *body;               /* payload bytes received so far (owned) */

@@ -116,6 +116,11 @@ void teeny__excerpt(const char *p, size_t n, char out[TEENY__EXCERPT_LEN]);
 /* The wire names of the emit bits; decode and encode an emit array. */
 int teeny__get_emit(teeny__dec *d, const teeny__field *f, unsigned *out);
 
+/* A "consts" map (name -> int64, at most TEENY_PROTO_MAX_BINDINGS, each
+ * name once) into an array the message owns; absent: *out stays. */
+int teeny__decode_consts(teeny__dec *d, const teeny__field *f,
+                         const teeny_const_binding **out, size_t *n);
+
 /* ---- encoding ------------------------------------------------------------------ */
 
 typedef struct teeny__enc {
@@ -152,5 +157,20 @@ size_t teeny__emit_count(unsigned emit);
 
 /* Check an encoder input string: non-NULL, no longer than maxlen. */
 bool teeny__str_ok(const char *s, size_t maxlen);
+
+/* ---- msg_tune.c: the autotuning ops ------------------------------------------- */
+
+/* The body of a tune, tune_done, tuned or tuned_purge request. */
+int teeny__decode_tune_request(teeny__dec *d, const msgpack_object *root,
+                               teeny_msg_request *req);
+/* Check such a request and write its map header (n envelope fields). */
+int teeny__encode_tune_head(teeny__enc *e, const teeny_msg_request *req, size_t n);
+void teeny__put_tune_body(teeny__enc *e, const teeny_msg_request *req);
+/* The body of their replies. */
+int teeny__decode_tune_reply(teeny__dec *d, const msgpack_object *root,
+                             teeny_msg_reply *r);
+/* Validate an ok reply's body and count its fields; -1: invalid. */
+int teeny__tune_reply_fields(const teeny_msg_reply *r);
+void teeny__put_tune_reply(teeny__enc *e, const teeny_msg_reply *r);
 
 #endif /* TEENY_PROTO_MP_H */

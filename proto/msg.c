@@ -8,6 +8,7 @@
  * encoder checks its input the way the decoder will before writing, so a
  * request this library encodes always decodes.  Load: one decode per
  * request on the daemon's loop thread; a hit request is a few microseconds.
+ * The autotuning ops (tune, tune_done, tuned, tuned_purge) are msg_tune.c.
  */
 #include <string.h>
 
@@ -19,6 +20,8 @@ static const char *const op_names[TEENY_OP__COUNT] = {
     [TEENY_OP_STATS] = "stats",      [TEENY_OP_LIST] = "list",
     [TEENY_OP_SHOW] = "show",        [TEENY_OP_PURGE] = "purge",
     [TEENY_OP_VERIFY] = "verify",    [TEENY_OP_SHUTDOWN] = "shutdown",
+    [TEENY_OP_TUNE] = "tune",        [TEENY_OP_TUNE_DONE] = "tune_done",
+    [TEENY_OP_TUNED] = "tuned",      [TEENY_OP_TUNED_PURGE] = "tuned_purge",
 };
 
 static const char *const sort_names[] = {"used", "size", "hits"};
@@ -141,8 +144,8 @@ static int decode_dtypes(teeny__dec *d, const teeny__field *f,
   return 0;
 }
 
-static int decode_consts(teeny__dec *d, const teeny__field *f,
-                         teeny_compile_req *req) {
+int teeny__decode_consts(teeny__dec *d, const teeny__field *f,
+                         const teeny_const_binding **out, size_t *n) {
   const msgpack_object *m = NULL;
   int rc = teeny__get_map(d, NULL, f, false, TEENY_PROTO_MAX_BINDINGS, &m);
   if (rc || !m || m->via.map.size == 0)
@@ -163,8 +166,8 @@ static int decode_consts(teeny__dec *d, const teeny__field *f,
     if (rc)
       return rc;
   }
-  req->consts = b;
-  req->nconsts = m->via.map.size;
+  *out = b;
+  *n = m->via.map.size;
   return 0;
 }
 
@@ -181,14 +184,14 @@ static int decode_flags(teeny__dec *d, const teeny__field *f, unsigned *out) {
 }
 
 enum { C_SOURCE, C_FILENAME, C_KERNEL, C_DTYPES, C_CONSTS, C_TARGET, C_WARPS,
-       C_FLAGS, C_EMIT, C_STAGES, C__N };
+       C_FLAGS, C_EMIT, C_ARCH, C__N };
 
 static int decode_compile(teeny__dec *d, const msgpack_object *root,
                           teeny_msg_compile *c) {
   teeny__field f[C__N] = {
       {"source", NULL}, {"filename", NULL}, {"kernel", NULL},
       {"dtypes", NULL}, {"consts", NULL},   {"target", NULL},
-      {"num_warps", NULL}, {"flags", NULL}, {"emit", NULL}, {"num_stages", NULL}};
+      {"num_warps", NULL}, {"flags", NULL}, {"emit", NULL}, {"arch", NULL}};
   teeny_compile_req *req = &c->req;
   c->emit = TEENY_MSG_EMIT_PTX;
   int rc = teeny__dec_fields(d, root, NULL, f, C__N);
@@ -204,32 +207,36 @@ static int decode_compile(teeny__dec *d, const msgpack_object *root,
   if (!rc)
     rc = decode_dtypes(d, &f[C_DTYPES], req);
   if (!rc)
-    rc = decode_consts(d, &f[C_CONSTS], req);
+    rc = teeny__decode_consts(d, &f[C_CONSTS], &req->consts, &req->nconsts);
   if (!rc)
     rc = teeny__get_str(d, NULL, &f[C_TARGET], false, TEENY_PROTO_MAX_NAME,
                         &req->target);
   if (!rc)
     rc = teeny__get_int(d, NULL, &f[C_WARPS], false, 0, 1024, &req->num_warps);
   if (!rc)
-    rc = teeny__get_int(d, NULL, &f[C_STAGES], false, 0, 64, &req->num_stages);
-  if (!rc)
     rc = decode_flags(d, &f[C_FLAGS], &c->flags);
   if (!rc)
     rc = teeny__get_emit(d, &f[C_EMIT], &c->emit);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[C_ARCH], false, TEENY_PROTO_MAX_NAME, &c->arch);
   return rc;
 }
 
 static int decode_list(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_list *l) {
-  teeny__field f[] = {{"name", NULL}, {"limit", NULL}, {"sort", NULL}};
+  teeny__field f[] = {{"name", NULL}, {"limit", NULL}, {"sort", NULL},
+                      {"after", NULL}};
   int sort = TEENY_SORT_USED;
-  int rc = teeny__dec_fields(d, root, NULL, f, 3);
+  int rc = teeny__dec_fields(d, root, NULL, f, 4);
   if (!rc)
     rc = teeny__get_str(d, NULL, &f[0], false, TEENY_PROTO_MAX_NAME, &l->name);
   if (!rc)
     rc = teeny__get_u32(d, NULL, &f[1], false, 0, UINT32_MAX, &l->limit);
   if (!rc)
     rc = teeny__get_enum(d, NULL, &f[2], false, sort_names, 3, &sort);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[3], false, TEENY_PROTO_MAX_CURSOR,
+                        &l->after);
   l->sort = (teeny_msg_sort)sort;
   return rc;
 }
@@ -264,12 +271,14 @@ static int decode_prefix(teeny__dec *d, const teeny__field *f,
 
 static int decode_show(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_show *s) {
-  teeny__field f[] = {{"key", NULL}, {"emit", NULL}};
-  int rc = teeny__dec_fields(d, root, NULL, f, 2);
+  teeny__field f[] = {{"key", NULL}, {"emit", NULL}, {"cubin_arch", NULL}};
+  int rc = teeny__dec_fields(d, root, NULL, f, 3);
   if (!rc)
     rc = decode_prefix(d, &f[0], &s->key);
   if (!rc)
     rc = teeny__get_emit(d, &f[1], &s->emit);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[2], false, TEENY_PROTO_MAX_NAME, &s->cubin_arch);
   return rc;
 }
 
@@ -343,6 +352,11 @@ static int decode_body(teeny__dec *d, const msgpack_object *root,
     return decode_verify(d, root, &req->u.verify);
   case TEENY_OP_STATS:
     return decode_stats(d, root, &req->u.stats);
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNE_DONE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    return teeny__decode_tune_request(d, root, req);
   default:
     return 0; /* ping, shutdown: no fields */
   }
@@ -418,7 +432,7 @@ static bool compile_ok(const teeny_msg_compile *c) {
          (!r->filename || teeny__str_ok(r->filename, TEENY_PROTO_MAX_TEXT)) &&
          (!r->target || teeny__str_ok(r->target, TEENY_PROTO_MAX_NAME)) &&
          r->num_warps >= 0 && r->num_warps <= 1024 &&
-         r->num_stages >= 0 && r->num_stages <= 64 &&
+         (!c->arch || teeny__str_ok(c->arch, TEENY_PROTO_MAX_NAME)) &&
          (c->flags & ~TEENY_MSG_FLAGS_KNOWN) == 0 && bindings_ok(r);
 }
 
@@ -427,7 +441,8 @@ static int encode_compile(teeny__enc *e, const teeny_msg_compile *c, size_t n) {
     return TEENY_E_INVAL;
   const teeny_compile_req *r = &c->req;
   n += 3 + (r->filename != NULL) + (r->ndtypes > 0) + (r->nconsts > 0) +
-       (r->target != NULL) + (r->num_warps != 0) + (r->num_stages != 0) + (c->flags != 0);
+       (r->target != NULL) + (r->num_warps != 0) + (c->flags != 0) +
+       (c->arch != NULL);
   teeny__put_map(e, n);
   return 0;
 }
@@ -454,18 +469,20 @@ static void put_compile(teeny__enc *e, const teeny_msg_compile *c) {
     teeny__kv_str(e, "target", r->target);
   if (r->num_warps)
     teeny__kv_i64(e, "num_warps", r->num_warps);
-  if (r->num_stages)
-    teeny__kv_i64(e, "num_stages", r->num_stages);
   if (c->flags)
     teeny__kv_u64(e, "flags", c->flags);
   teeny__kv_emit(e, c->emit);
+  if (c->arch)
+    teeny__kv_str(e, "arch", c->arch);
 }
 
 static int encode_list(teeny__enc *e, const teeny_msg_list *l, size_t n) {
   if ((l->name && !teeny__str_ok(l->name, TEENY_PROTO_MAX_NAME)) ||
+      (l->after && !teeny__str_ok(l->after, TEENY_PROTO_MAX_CURSOR)) ||
       (unsigned)l->sort >= TEENY_ARRAY_LEN(sort_names))
     return TEENY_E_INVAL;
-  teeny__put_map(e, n + 1 + (l->name != NULL) + (l->limit != 0));
+  teeny__put_map(e, n + 1 + (l->name != NULL) + (l->limit != 0) +
+                        (l->after != NULL));
   return 0;
 }
 
@@ -475,21 +492,26 @@ static void put_list(teeny__enc *e, const teeny_msg_list *l) {
   if (l->limit)
     teeny__kv_u64(e, "limit", l->limit);
   teeny__kv_str(e, "sort", sort_names[l->sort]);
+  if (l->after)
+    teeny__kv_str(e, "after", l->after);
 }
 
 static int encode_show(teeny__enc *e, const teeny_msg_show *s, size_t n) {
-  if (!teeny__str_ok(s->key, 64) || !s->key[0])
+  if (!teeny__str_ok(s->key, 64) || !s->key[0] ||
+      (s->cubin_arch && !teeny__str_ok(s->cubin_arch, TEENY_PROTO_MAX_NAME)))
     return TEENY_E_INVAL;
   for (const char *p = s->key; *p; p++)
     if (!is_hex(*p))
       return TEENY_E_INVAL;
-  teeny__put_map(e, n + 2);
+  teeny__put_map(e, n + 2 + (s->cubin_arch != NULL));
   return 0;
 }
 
 static void put_show(teeny__enc *e, const teeny_msg_show *s) {
   teeny__kv_str(e, "key", s->key);
   teeny__kv_emit(e, s->emit);
+  if (s->cubin_arch)
+    teeny__kv_str(e, "cubin_arch", s->cubin_arch);
 }
 
 static int encode_purge(teeny__enc *e, const teeny_msg_purge *p, size_t n) {
@@ -530,6 +552,11 @@ static int encode_head(teeny__enc *e, const teeny_msg_request *req, size_t n) {
   case TEENY_OP_STATS:
     teeny__put_map(e, n + req->u.stats.zero);
     return 0;
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNE_DONE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    return teeny__encode_tune_head(e, req, n);
   default:
     teeny__put_map(e, n);
     return 0;
@@ -559,6 +586,12 @@ static void put_body(teeny__enc *e, const teeny_msg_request *req) {
   case TEENY_OP_STATS:
     if (req->u.stats.zero)
       teeny__kv_bool(e, "zero", true);
+    break;
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNE_DONE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    teeny__put_tune_body(e, req);
     break;
   default:
     break;

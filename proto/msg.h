@@ -56,6 +56,10 @@ typedef enum teeny_proto_op {
   TEENY_OP_PURGE,     /* "purge" (admin) */
   TEENY_OP_VERIFY,    /* "verify" (repair: admin) */
   TEENY_OP_SHUTDOWN,  /* "shutdown" (admin) */
+  TEENY_OP_TUNE,      /* "tune": a tuned configuration, or the right to tune */
+  TEENY_OP_TUNE_DONE, /* "tune_done": record (or abandon) a tuning */
+  TEENY_OP_TUNED,     /* "tuned": list tuning records */
+  TEENY_OP_TUNED_PURGE, /* "tuned_purge" (admin) */
   TEENY_OP__COUNT
 } teeny_proto_op;
 
@@ -104,17 +108,24 @@ typedef struct teeny_msg_compile {
                             req.compiler_version is not on the wire */
   unsigned flags;        /* TEENY_MSG_FORCE */
   unsigned emit;         /* TEENY_MSG_EMIT_*; decode: PTX when not sent */
+  const char *arch;      /* the client's GPU ("sm_90"): a cubin for it is
+                            wanted; NULL: none */
 } teeny_msg_compile;
 
 typedef struct teeny_msg_list {
   const char *name;   /* glob on kernel names; NULL: all */
-  uint32_t limit;     /* at most this many entries; 0: no limit */
+  uint32_t limit;     /* at most this many entries; 0: the server's page */
   teeny_msg_sort sort;/* order */
+  const char *after;  /* a previous reply's `next`: the page after it;
+                         NULL: the first page */
 } teeny_msg_list;
+
+#define TEENY_PROTO_MAX_CURSOR 96 /* bytes of a list cursor */
 
 typedef struct teeny_msg_show {
   const char *key; /* 1..64 hex digits, a key or its prefix (lower case) */
   unsigned emit;   /* artifacts to include (TEENY_MSG_EMIT_*); default none */
+  const char *cubin_arch; /* also the cubin for this architecture; NULL: no */
 } teeny_msg_show;
 
 /* Selectors: exactly one of all / to_size, or name and/or older_than_s. */
@@ -135,6 +146,46 @@ typedef struct teeny_msg_verify {
   bool repair; /* remove broken entries and orphan files (admin) */
 } teeny_msg_verify;
 
+/* A configuration of an autotuning run: const bindings and num_warps. */
+typedef struct teeny_msg_tune_config {
+  const teeny_const_binding *consts; /* the tuned consts */
+  size_t nconsts;                    /* how many (<= TEENY_PROTO_MAX_BINDINGS) */
+  int num_warps;                     /* 0: the request's default */
+} teeny_msg_tune_config;
+
+/* What a tuning record is keyed by (PROTOCOL.md §4.10). */
+typedef struct teeny_msg_tune_key {
+  const char *kernel;  /* kernel name (display, purge globs) */
+  char digest[65];     /* sha256 of source, name and dtype bindings */
+  const char *problem; /* the problem key, text ("M=4096 N=4096 K=4096") */
+  const char *gpu;     /* the GPU's name ("NVIDIA H200") */
+  const char *driver;  /* its driver's version ("580.65.06") */
+} teeny_msg_tune_key;
+
+typedef struct teeny_msg_tune {
+  teeny_msg_tune_key key; /* which record */
+  bool claim;             /* no record: become the tuner (default true) */
+  uint64_t wait_ms;       /* wait this long for another tuner; 0: the
+                             server's --tune-timeout */
+} teeny_msg_tune;
+
+typedef struct teeny_msg_tune_done {
+  teeny_msg_tune_key key;       /* which record */
+  bool abandon;                 /* no result: let the next waiter tune */
+  teeny_msg_tune_config config; /* the winner (unless abandon) */
+  double best_ms;               /* its median time */
+  uint32_t candidates;          /* configurations timed */
+} teeny_msg_tune_done;
+
+typedef struct teeny_msg_tuned {
+  const char *name; /* glob on kernel names; NULL: all */
+} teeny_msg_tuned;
+
+typedef struct teeny_msg_tuned_purge {
+  bool all;         /* every record */
+  const char *name; /* or those whose kernel matches this glob */
+} teeny_msg_tuned_purge;
+
 typedef struct teeny_msg_request {
   teeny_proto_op op; /* which member of u is valid */
   uint64_t id;       /* chosen by the client, 1..2^64-1, echoed in the reply */
@@ -146,6 +197,10 @@ typedef struct teeny_msg_request {
     teeny_msg_purge purge;
     teeny_msg_verify verify;
     teeny_msg_stats stats;
+    teeny_msg_tune tune;
+    teeny_msg_tune_done tune_done;
+    teeny_msg_tuned tuned;
+    teeny_msg_tuned_purge tuned_purge;
   } u;                /* ping and shutdown have no fields */
   teeny_msg_mem *mem; /* decoded: owned memory; encoding: ignored */
 } teeny_msg_request;
@@ -191,6 +246,11 @@ typedef struct teeny_msg_compile_reply {
                             carried as compile_ms.  Decoded: owned by the
                             reply, never pass to teeny_artifact_destroy */
   teeny_msg_cache cache; /* where it came from */
+  const char *cubin;     /* SASS for cubin_arch, or NULL (none yet, none
+                            asked, or an old server) */
+  size_t cubin_len;      /* its bytes */
+  const char *cubin_arch;      /* the request's arch when cubin is set */
+  const char *cubin_toolchain; /* what made it ("ptxas 13.0.88") */
 } teeny_msg_compile_reply;
 
 typedef struct teeny_msg_counter {
@@ -229,11 +289,23 @@ typedef struct teeny_msg_entry {
   int64_t last_used;  /* Unix time, seconds */
   uint64_t hits;      /* times served from the cache */
   double compile_ms;  /* time its compile took */
+  uint32_t cubins;    /* cubins stored for it (0 from older servers) */
+  uint64_t cubin_bytes; /* their bytes (not in size) */
 } teeny_msg_entry;
+
+/* One cubin of an entry, as show lists them. */
+typedef struct teeny_msg_cubin {
+  const char *arch;      /* "sm_90" */
+  const char *toolchain; /* "ptxas 13.0.88" */
+  uint64_t size;         /* bytes */
+  int64_t created;       /* Unix seconds */
+  double sass_ms;        /* time making it took */
+} teeny_msg_cubin;
 
 typedef struct teeny_msg_list_reply {
   teeny_msg_entry *entries; /* in the order asked for */
   size_t nentries;          /* how many */
+  const char *next;         /* more follow: pass as `after`; NULL: the end */
 } teeny_msg_list_reply;
 
 typedef struct teeny_msg_show_reply {
@@ -244,6 +316,10 @@ typedef struct teeny_msg_show_reply {
   size_t mlir_len;
   const char *ptx;       /* PTX text, when asked; else NULL */
   size_t ptx_len;
+  teeny_msg_cubin *cubins; /* the entry's cubins, by arch */
+  size_t ncubins;
+  const char *cubin;     /* the cubin of the request's cubin_arch, or NULL */
+  size_t cubin_len;
 } teeny_msg_show_reply;
 
 typedef struct teeny_msg_purge_reply {
@@ -263,6 +339,38 @@ typedef struct teeny_msg_verify_reply {
   uint64_t repaired;            /* problems repaired (repair only) */
 } teeny_msg_verify_reply;
 
+/* How a tune request was answered. */
+typedef enum teeny_msg_tune_state {
+  TEENY_TUNE_FOUND = 0, /* "found": a record; config and best_ms say it */
+  TEENY_TUNE_TUNE,      /* "tune": no record, and the caller is the tuner:
+                           it sends tune_done when finished */
+  TEENY_TUNE_NONE,      /* "none": no record (claim was false) */
+  TEENY_TUNE_TIMEOUT    /* "timeout": another tuner did not finish within
+                           wait_ms */
+} teeny_msg_tune_state;
+
+typedef struct teeny_msg_tune_reply {
+  teeny_msg_tune_state state;   /* see above */
+  bool joined;                  /* found after waiting on another tuner */
+  teeny_msg_tune_config config; /* found: the winner */
+  double best_ms;               /* found: its median time */
+  uint32_t candidates;          /* found: configurations timed */
+} teeny_msg_tune_reply;
+
+/* One tuning record, as tuned lists them. */
+typedef struct teeny_msg_tuned_rec {
+  teeny_msg_tune_key key;       /* kernel, digest, problem, gpu, driver */
+  teeny_msg_tune_config config; /* the winner */
+  double best_ms;               /* its median time */
+  uint32_t candidates;          /* configurations timed */
+  int64_t created;              /* Unix seconds */
+} teeny_msg_tuned_rec;
+
+typedef struct teeny_msg_tuned_reply {
+  teeny_msg_tuned_rec *records; /* newest first */
+  size_t nrecords;
+} teeny_msg_tuned_reply;
+
 typedef struct teeny_msg_reply {
   teeny_proto_op op;  /* the op answered; not on the wire (the client knows it
                          from the id): set it before encode and decode */
@@ -281,6 +389,9 @@ typedef struct teeny_msg_reply {
     teeny_msg_show_reply show;
     teeny_msg_purge_reply purge;
     teeny_msg_verify_reply verify;
+    teeny_msg_tune_reply tune;
+    teeny_msg_tuned_reply tuned;
+    teeny_msg_purge_reply tuned_purge; /* removed (bytes unused) */
   } u;                /* by op, only when status == 0 */
   teeny_msg_mem *mem; /* decoded: owned memory; encoding: ignored */
 } teeny_msg_reply;

@@ -135,7 +135,7 @@ static int decode_candidates(teeny__dec *d, const teeny__field *f,
 }
 
 enum { E_KEY, E_NAME, E_ID, E_TARGET, E_WARPS, E_SIZE, E_CREATED, E_USED,
-       E_HITS, E_MS, E__N };
+       E_HITS, E_MS, E_CUBINS, E_CUBIN_BYTES, E__N };
 
 static int decode_entry(teeny__dec *d, const char *where,
                         const msgpack_object *m, void *item) {
@@ -144,7 +144,7 @@ static int decode_entry(teeny__dec *d, const char *where,
       {"key", NULL},     {"name", NULL},    {"id", NULL},
       {"target", NULL},  {"num_warps", NULL}, {"size", NULL},
       {"created", NULL}, {"last_used", NULL}, {"hits", NULL},
-      {"compile_ms", NULL}};
+      {"compile_ms", NULL}, {"cubins", NULL}, {"cubin_bytes", NULL}};
   int rc = teeny__dec_fields(d, m, where, f, E__N);
   if (!rc)
     rc = teeny__get_key(d, where, &f[E_KEY], true, en->key);
@@ -169,6 +169,11 @@ static int decode_entry(teeny__dec *d, const char *where,
     rc = teeny__get_u64(d, where, &f[E_HITS], true, 0, UINT64_MAX, &en->hits);
   if (!rc)
     rc = teeny__get_ms(d, where, &f[E_MS], true, DBL_MAX, &en->compile_ms);
+  if (!rc)
+    rc = teeny__get_u32(d, where, &f[E_CUBINS], false, 0, UINT32_MAX, &en->cubins);
+  if (!rc)
+    rc = teeny__get_u64(d, where, &f[E_CUBIN_BYTES], false, 0, UINT64_MAX,
+                        &en->cubin_bytes);
   return rc;
 }
 
@@ -238,8 +243,26 @@ static int get_text(teeny__dec *d, const teeny__field *f, char **p, size_t *n) {
   return rc;
 }
 
+/* cubin, cubin_arch, cubin_toolchain: all three or none (f points at the
+ * first of them). */
+static int decode_cubin(teeny__dec *d, const teeny__field *f,
+                        teeny_msg_compile_reply *c) {
+  int rc = teeny__get_blob(d, NULL, &f[0], false, SIZE_MAX, false, &c->cubin,
+                           &c->cubin_len);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[1], c->cubin != NULL, TEENY_PROTO_MAX_NAME,
+                        &c->cubin_arch);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[2], c->cubin != NULL, TEENY_PROTO_MAX_NAME,
+                        &c->cubin_toolchain);
+  if (!rc && !c->cubin)
+    c->cubin_arch = c->cubin_toolchain = NULL;
+  return rc;
+}
+
 enum { K_KEY, K_ENTRY, K_ID, K_NAME, K_TARGET, K_WARPS, K_PTX, K_MLIR, K_SOURCE,
-       K_PARAMS, K_THREADS, K_SHARED, K_CACHE, K_MS, K__N };
+       K_PARAMS, K_THREADS, K_SHARED, K_CACHE, K_MS, K_CUBIN, K_CUBIN_ARCH,
+       K_CUBIN_TC, K__N };
 
 static int decode_compile(teeny__dec *d, const msgpack_object *root,
                           teeny_msg_compile_reply *c) {
@@ -247,7 +270,8 @@ static int decode_compile(teeny__dec *d, const msgpack_object *root,
       {"key", NULL},   {"entry", NULL}, {"artifact_id", NULL}, {"name", NULL},
       {"target", NULL}, {"num_warps", NULL}, {"ptx", NULL}, {"mlir", NULL},
       {"source", NULL}, {"params", NULL}, {"threads_per_block", NULL},
-      {"shared_bytes", NULL}, {"cache", NULL}, {"compile_ms", NULL}};
+      {"shared_bytes", NULL}, {"cache", NULL}, {"compile_ms", NULL},
+      {"cubin", NULL}, {"cubin_arch", NULL}, {"cubin_toolchain", NULL}};
   teeny_artifact *a = &c->art;
   int cache = 0;
   double ms = 0;
@@ -285,6 +309,8 @@ static int decode_compile(teeny__dec *d, const msgpack_object *root,
     rc = teeny__get_ms(d, NULL, &f[K_MS], true, TEENY__ARTIFACT_MS_MAX, &ms);
   c->cache = (teeny_msg_cache)cache;
   a->compile_ns = (uint64_t)(ms * 1e6 + 0.5);
+  if (!rc)
+    rc = decode_cubin(d, &f[K_CUBIN], c);
   return rc;
 }
 
@@ -404,11 +430,14 @@ static int decode_stats(teeny__dec *d, const msgpack_object *root,
 
 static int decode_list(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_list_reply *l) {
-  teeny__field f[] = {{"entries", NULL}};
-  int rc = teeny__dec_fields(d, root, NULL, f, 1);
+  teeny__field f[] = {{"entries", NULL}, {"next", NULL}};
+  int rc = teeny__dec_fields(d, root, NULL, f, 2);
   if (!rc)
     rc = decode_list_of(d, &f[0], true, SIZE_MAX, sizeof *l->entries,
                         decode_entry, (void **)&l->entries, &l->nentries);
+  if (!rc)
+    rc = teeny__get_str(d, NULL, &f[1], false, TEENY_PROTO_MAX_CURSOR,
+                        &l->next);
   return rc;
 }
 
@@ -417,12 +446,31 @@ static int get_const_text(teeny__dec *d, const teeny__field *f, const char **p,
   return teeny__get_blob(d, NULL, f, false, SIZE_MAX, false, p, n);
 }
 
+static int cubin_item(teeny__dec *d, const char *where, const msgpack_object *m,
+                      void *item) {
+  teeny_msg_cubin *c = item;
+  teeny__field f[] = {{"arch", NULL}, {"toolchain", NULL}, {"size", NULL},
+                      {"created", NULL}, {"sass_ms", NULL}};
+  int rc = teeny__dec_fields(d, m, where, f, 5);
+  if (!rc)
+    rc = teeny__get_str(d, where, &f[0], true, TEENY_PROTO_MAX_NAME, &c->arch);
+  if (!rc)
+    rc = teeny__get_str(d, where, &f[1], true, TEENY_PROTO_MAX_NAME, &c->toolchain);
+  if (!rc)
+    rc = teeny__get_u64(d, where, &f[2], true, 0, UINT64_MAX, &c->size);
+  if (!rc)
+    rc = teeny__get_i64(d, where, &f[3], true, INT64_MIN, INT64_MAX, &c->created);
+  if (!rc)
+    rc = teeny__get_ms(d, where, &f[4], true, DBL_MAX, &c->sass_ms);
+  return rc;
+}
+
 static int decode_show(teeny__dec *d, const msgpack_object *root,
                        teeny_msg_show_reply *s) {
   teeny__field f[] = {{"entry", NULL}, {"source", NULL}, {"mlir", NULL},
-                      {"ptx", NULL}};
+                      {"ptx", NULL}, {"cubins", NULL}, {"cubin", NULL}};
   const msgpack_object *m = NULL;
-  int rc = teeny__dec_fields(d, root, NULL, f, 4);
+  int rc = teeny__dec_fields(d, root, NULL, f, 6);
   if (!rc)
     rc = teeny__get_map(d, NULL, &f[0], true, SIZE_MAX, &m);
   if (!rc)
@@ -433,6 +481,11 @@ static int decode_show(teeny__dec *d, const msgpack_object *root,
     rc = get_const_text(d, &f[2], &s->mlir, &s->mlir_len);
   if (!rc)
     rc = get_const_text(d, &f[3], &s->ptx, &s->ptx_len);
+  if (!rc)
+    rc = decode_list_of(d, &f[4], false, SIZE_MAX, sizeof *s->cubins, cubin_item,
+                        (void **)&s->cubins, &s->ncubins);
+  if (!rc)
+    rc = get_const_text(d, &f[5], &s->cubin, &s->cubin_len);
   return rc;
 }
 
@@ -490,8 +543,12 @@ static int decode_body(teeny__dec *d, const msgpack_object *root,
     return decode_purge(d, root, &r->u.purge);
   case TEENY_OP_VERIFY:
     return decode_verify(d, root, &r->u.verify);
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    return teeny__decode_tune_reply(d, root, r);
   default:
-    return 0; /* none, ping, shutdown: no body */
+    return 0; /* none, ping, shutdown, tune_done: no body */
   }
 }
 
@@ -576,7 +633,7 @@ static bool entry_ok(const teeny_msg_entry *en) {
 }
 
 static void put_entry(teeny__enc *e, const teeny_msg_entry *en) {
-  teeny__put_map(e, E__N);
+  teeny__put_map(e, E__N); /* cubins and cubin_bytes always: 0 is news too */
   teeny__kv_str(e, "key", en->key);
   teeny__kv_str(e, "name", en->name);
   teeny__kv_str(e, "id", en->id);
@@ -587,6 +644,8 @@ static void put_entry(teeny__enc *e, const teeny_msg_entry *en) {
   teeny__kv_i64(e, "last_used", en->last_used);
   teeny__kv_u64(e, "hits", en->hits);
   teeny__kv_f64(e, "compile_ms", en->compile_ms);
+  teeny__kv_u64(e, "cubins", en->cubins);
+  teeny__kv_u64(e, "cubin_bytes", en->cubin_bytes);
 }
 
 static bool params_ok(const teeny_artifact *a) {
@@ -609,7 +668,8 @@ static bool compile_ok(const teeny_msg_compile_reply *c) {
          a->num_warps <= 1024 && a->threads_per_block >= 0 &&
          a->threads_per_block <= (1 << 20) && a->shared_bytes >= 0 &&
          (unsigned)c->cache < TEENY_ARRAY_LEN(cache_names) && params_ok(a) &&
-         a->compile_ns <= (uint64_t)(TEENY__ARTIFACT_MS_MAX * 1e6);
+         a->compile_ns <= (uint64_t)(TEENY__ARTIFACT_MS_MAX * 1e6) &&
+         (!c->cubin || (name_ok(c->cubin_arch) && name_ok(c->cubin_toolchain)));
 }
 
 static void put_params(teeny__enc *e, const teeny_artifact *a) {
@@ -642,6 +702,11 @@ static void put_compile(teeny__enc *e, const teeny_msg_compile_reply *c) {
   teeny__kv_i64(e, "shared_bytes", a->shared_bytes);
   teeny__kv_str(e, "cache", cache_names[c->cache]);
   teeny__kv_f64(e, "compile_ms", (double)a->compile_ns / 1e6);
+  if (c->cubin) {
+    teeny__kv_bin(e, "cubin", c->cubin, c->cubin_len);
+    teeny__kv_str(e, "cubin_arch", c->cubin_arch);
+    teeny__kv_str(e, "cubin_toolchain", c->cubin_toolchain);
+  }
 }
 
 static bool stats_ok(const teeny_msg_stats_reply *s) {
@@ -681,7 +746,8 @@ static void put_stats(teeny__enc *e, const teeny_msg_stats_reply *s) {
 }
 
 static bool list_ok(const teeny_msg_list_reply *l) {
-  if (l->nentries && !l->entries)
+  if ((l->nentries && !l->entries) ||
+      (l->next && !teeny__str_ok(l->next, TEENY_PROTO_MAX_CURSOR)))
     return false;
   for (size_t i = 0; i < l->nentries; i++)
     if (!entry_ok(&l->entries[i]))
@@ -694,11 +760,40 @@ static void put_list(teeny__enc *e, const teeny_msg_list_reply *l) {
   teeny__put_array(e, l->nentries);
   for (size_t i = 0; i < l->nentries; i++)
     put_entry(e, &l->entries[i]);
+  if (l->next)
+    teeny__kv_str(e, "next", l->next);
+}
+
+static bool cubins_ok(const teeny_msg_show_reply *s) {
+  if (s->ncubins && !s->cubins)
+    return false;
+  for (size_t i = 0; i < s->ncubins; i++)
+    if (!name_ok(s->cubins[i].arch) || !name_ok(s->cubins[i].toolchain) ||
+        !isfinite(s->cubins[i].sass_ms) || s->cubins[i].sass_ms < 0)
+      return false;
+  return true;
+}
+
+static void put_cubins(teeny__enc *e, const teeny_msg_show_reply *s) {
+  teeny__put_str(e, "cubins");
+  teeny__put_array(e, s->ncubins);
+  for (size_t i = 0; i < s->ncubins; i++) {
+    const teeny_msg_cubin *c = &s->cubins[i];
+    teeny__put_map(e, 5);
+    teeny__kv_str(e, "arch", c->arch);
+    teeny__kv_str(e, "toolchain", c->toolchain);
+    teeny__kv_u64(e, "size", c->size);
+    teeny__kv_i64(e, "created", c->created);
+    teeny__kv_f64(e, "sass_ms", c->sass_ms);
+  }
 }
 
 static void put_show(teeny__enc *e, const teeny_msg_show_reply *s) {
   teeny__put_str(e, "entry");
   put_entry(e, &s->entry);
+  put_cubins(e, s);
+  if (s->cubin)
+    teeny__kv_bin(e, "cubin", s->cubin, s->cubin_len);
   if (s->source)
     teeny__kv_bin(e, "source", s->source, s->source_len);
   if (s->mlir)
@@ -748,19 +843,26 @@ static int body_fields(const teeny_msg_reply *r) {
            r->u.hello.max_inflight ? 3 : -1;
   case TEENY_OP_COMPILE:
     return compile_ok(&r->u.compile)
-               ? 11 + (a->ptx != NULL) + (a->mlir != NULL) + (a->source != NULL)
+               ? 11 + (a->ptx != NULL) + (a->mlir != NULL) + (a->source != NULL) +
+                     3 * (r->u.compile.cubin != NULL)
                : -1;
   case TEENY_OP_STATS:
     return stats_ok(&r->u.stats) ? 1 : -1;
   case TEENY_OP_LIST:
-    return list_ok(&r->u.list) ? 1 : -1;
+    return list_ok(&r->u.list) ? 1 + (r->u.list.next != NULL) : -1;
   case TEENY_OP_SHOW:
-    return entry_ok(&s->entry) ? 1 + (s->source != NULL) + (s->mlir != NULL) +
-                                     (s->ptx != NULL) : -1;
+    return entry_ok(&s->entry) && cubins_ok(s)
+               ? 2 + (s->source != NULL) + (s->mlir != NULL) + (s->ptx != NULL) +
+                     (s->cubin != NULL)
+               : -1;
   case TEENY_OP_PURGE:
     return 2;
   case TEENY_OP_VERIFY:
     return verify_ok(&r->u.verify) ? 3 : -1;
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    return teeny__tune_reply_fields(r);
   default:
     return 0;
   }
@@ -789,6 +891,11 @@ static void put_body(teeny__enc *e, const teeny_msg_reply *r) {
     break;
   case TEENY_OP_VERIFY:
     put_verify(e, &r->u.verify);
+    break;
+  case TEENY_OP_TUNE:
+  case TEENY_OP_TUNED:
+  case TEENY_OP_TUNED_PURGE:
+    teeny__put_tune_reply(e, r);
     break;
   default:
     break;

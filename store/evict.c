@@ -11,6 +11,9 @@
  *      between the phases; puts rename only under the write lock, so while
  *      we hold it no put is between its rename and its commit).
  * A crash between the phases leaves orphans, never a row without files.
+ * An entry's cubins go with it (a trigger deletes their rows; their archs
+ * are read with the victims, so phase 2 unlinks their files too) and
+ * count in its bytes.
  *
  * LRU order is last_used (kept in SQLite, updated by batched touches), then
  * key; the stored total comes from the meta counters (O(1)).  Eviction runs
@@ -28,13 +31,15 @@ typedef struct victims {
 } victims;
 
 void teeny__store_victims_free(teeny__store_victim *v, size_t n) {
-  for (size_t i = 0; v && i < n; i++)
+  for (size_t i = 0; v && i < n; i++) {
     teeny__free(v[i].name);
+    teeny__free(v[i].archs);
+  }
   teeny__free(v);
 }
 
 static int victims_add(victims *vs, const char *key, const char *name,
-                       uint64_t bytes) {
+                       const char *archs, uint64_t bytes) {
   if (vs->n == vs->cap) {
     size_t ncap = vs->cap ? 2 * vs->cap : 32;
     teeny__store_victim *nv = teeny__realloc(vs->v, ncap * sizeof *nv);
@@ -45,13 +50,15 @@ static int victims_add(victims *vs, const char *key, const char *name,
   }
   teeny__store_victim *v = &vs->v[vs->n];
   snprintf(v->key, sizeof v->key, "%s", key ? key : "");
-  v->name = NULL;
+  v->name = v->archs = NULL;
+  v->bytes = bytes;
+  v->deleted = false;
+  vs->n++; /* counted now, so victims_free sees what is allocated */
   if (name && teeny_store_name_check(name, strlen(name)) == TEENY_OK &&
       !(v->name = teeny__strdup(name)))
     return TEENY_E_NOMEM;
-  v->bytes = bytes;
-  v->deleted = false;
-  vs->n++;
+  if (archs && *archs && !(v->archs = teeny__strdup(archs)))
+    return TEENY_E_NOMEM;
   return TEENY_OK;
 }
 
@@ -112,7 +119,8 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
       sqlite3_bind_text(st, 1, v[i].key, -1, SQLITE_STATIC);
       int sr = sqlite3_step(st);
       sqlite3_reset(st);
-      if (sr == SQLITE_DONE && !teeny__store_unlink_files(s, v[i].name, v[i].key) &&
+      if (sr == SQLITE_DONE &&
+          !teeny__store_unlink_files(s, v[i].name, v[i].key, v[i].archs) &&
           v[i].deleted && removed) { /* gone from the index, not from disk */
         removed->entries--;
         removed->bytes -= v[i].bytes;
@@ -128,8 +136,22 @@ static void unlink_unclaimed(teeny_store *s, const teeny__store_victim *v,
  * cap is non-NULL, once the stored total would be <= *cap; then phase 2. */
 typedef void (*binder)(sqlite3_stmt *st, const void *ctx);
 
+/* Who hears of each row removed (purge's on_removed), or NULL. */
+typedef struct removal_sink {
+  void (*fn)(void *ctx, const char *key);
+  void *ctx;
+} removal_sink;
+
+static void tell_removed(const removal_sink *sink,
+                         const teeny__store_victim *v, size_t n) {
+  for (size_t i = 0; sink && sink->fn && i < n; i++)
+    if (v[i].deleted)
+      sink->fn(sink->ctx, v[i].key);
+}
+
 static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
                            const void *ctx, const uint64_t *cap,
+                           const removal_sink *sink,
                            teeny_store_counts *out, char *err) {
   victims vs = {0};
   teeny_store_counts got = {0, 0, 0}, *removed = &got;
@@ -160,7 +182,8 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
       removed->left++; /* its files would stay: keep its row, say why */
       continue;
     }
-    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1), bytes))) {
+    if ((rc = victims_add(&vs, key, (const char *)sqlite3_column_text(st, 1),
+                          (const char *)sqlite3_column_text(st, 3), bytes))) {
       teeny__store_fail(err, rc, "out of memory");
       break;
     }
@@ -173,6 +196,7 @@ static int remove_selected(teeny_store *s, const char *select_sql, binder bind,
       !(rc = teeny__store_commit(s, err))) {
     (void)sync_full(s, false, NULL);
     unlink_unclaimed(s, vs.v, vs.n, removed); /* phase 2 */
+    tell_removed(sink, vs.v, vs.n);
   }
 out:
   teeny__store_rollback(s); /* no-op after a commit */
@@ -186,12 +210,20 @@ out:
   return rc;
 }
 
-#define VICTIM_COLS "key, name, ptx_size + mlir_size + src_size"
+/* key, name, bytes (its files and cubins), cubin archs */
+#define VICTIM_COLS                                                            \
+  "key, name, ptx_size + mlir_size + src_size + (SELECT CAST(total(c.size) "  \
+  "AS INTEGER) FROM cubins c WHERE c.key = entries.key), (SELECT "            \
+  "group_concat(c.arch, ' ') FROM cubins c WHERE c.key = entries.key)"
 
-int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
-                         teeny_store_counts *removed, char *err) {
+static int evict_to(teeny_store *s, uint64_t max_bytes,
+                    const removal_sink *sink, teeny_store_counts *removed,
+                    char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   int rc = teeny_store_flush(s, err); /* our own recent uses count */
   if (rc)
     return rc;
@@ -200,7 +232,12 @@ int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
     return rc; /* the common case after a put: no write lock taken */
   return remove_selected(
       s, "SELECT " VICTIM_COLS " FROM entries ORDER BY last_used, key", NULL,
-      NULL, &max_bytes, removed, err);
+      NULL, &max_bytes, sink, removed, err);
+}
+
+int teeny_store_evict_to(teeny_store *s, uint64_t max_bytes,
+                         teeny_store_counts *removed, char *err) {
+  return evict_to(s, max_bytes, NULL, removed, err);
 }
 
 /* ---- purge --------------------------------------------------------------- */
@@ -223,6 +260,9 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
                       teeny_store_counts *removed, char *err) {
   if (removed)
     memset(removed, 0, sizeof *removed);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (!req ||
       (!req->all && !req->name_glob && req->older_than_s <= 0 && !req->to_size))
     return teeny__store_fail(err, TEENY_E_INVAL,
@@ -230,6 +270,7 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
   int rc = teeny_store_flush(s, err); /* ages must see our recent uses */
   if (rc)
     return rc;
+  removal_sink sink = {req->on_removed, req->removed_ctx};
   if (req->all || req->name_glob || req->older_than_s > 0) {
     purge_bind b = {req->all ? NULL : req->name_glob,
                     !req->all && req->older_than_s > 0,
@@ -238,13 +279,13 @@ int teeny_store_purge(teeny_store *s, const teeny_store_purge_req *req,
         s,
         "SELECT " VICTIM_COLS " FROM entries WHERE (?1 IS "
         "NULL OR name GLOB ?1) AND (?2 IS NULL OR last_used < ?2)",
-        bind_purge, &b, NULL, removed, err);
+        bind_purge, &b, NULL, &sink, removed, err);
     if (rc)
       return rc;
   }
   if (req->to_size) {
     teeny_store_counts more;
-    if ((rc = teeny_store_evict_to(s, req->max_bytes, &more, err)))
+    if ((rc = evict_to(s, req->max_bytes, &sink, &more, err)))
       return rc;
     if (removed) {
       removed->entries += more.entries;
@@ -263,11 +304,14 @@ static void bind_key(sqlite3_stmt *st, const void *ctx) {
 
 int teeny_store_remove(teeny_store *s, const char *key,
                        teeny_store_counts *removed, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   teeny_store_counts got = {0, 0, 0};
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL, "invalid key");
   int rc = remove_selected(s, "SELECT " VICTIM_COLS " FROM entries WHERE key = ?1",
-                           bind_key, key, NULL, &got, err);
+                           bind_key, key, NULL, NULL, &got, err);
   if (removed)
     *removed = got;
   if (!rc && got.left)

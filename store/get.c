@@ -2,7 +2,8 @@
  * store/get.c — the read side: get by key (row + files, checked),
  * show by key prefix, list with filters, stats.
  *
- * get is the daemon's disk-hit path: one indexed SELECT on a cached
+ * Rows read for show and list carry the entry's cubin count and bytes
+ * (TEENY__STORE_CUBIN_COLS).  get is the daemon's disk-hit path: one indexed SELECT on a cached
  * statement, then one openat() of the shard and of each file asked for.
  * Files are never modified in place (only renamed in while no row names
  * them, or unlinked after their row is gone), so a file whose size or hash
@@ -26,7 +27,12 @@ static int read_checked(teeny_store *s, int shardfd, const char *key,
                         const char *fname, uint64_t size, const char *sha,
                         bool verify, char **out, char *err) {
   *out = NULL;
-  int fd = openat(shardfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  int fd = teeny__store_open_file(shardfd, fname, O_RDONLY, 0, &st);
+  if (fd == -2)
+    return teeny__store_fail(err, TEENY_E_CORRUPT,
+                             "objects/%.2s/%s is not a regular file", key,
+                             fname);
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT || e == ELOOP)
@@ -38,10 +44,8 @@ static int read_checked(teeny_store *s, int shardfd, const char *key,
                              strerror(e));
   }
   int rc = TEENY_OK;
-  struct stat st;
   char *buf = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      (uint64_t)st.st_size != size) {
+  if ((uint64_t)st.st_size != size) {
     rc = teeny__store_fail(
         err, TEENY_E_CORRUPT, "objects/%.2s/%s: size %lld, index says %llu",
         key, fname, (long long)st.st_size, (unsigned long long)size);
@@ -136,6 +140,9 @@ unsigned teeny_store_get_for_emit(unsigned emit, unsigned src_bit) {
 int teeny_store_get(teeny_store *s, const char *key, unsigned what,
                     teeny_store_rec *out, char *err) {
   memset(out, 0, sizeof *out);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (teeny_store_key_check(key))
     return teeny__store_fail(err, TEENY_E_INVAL,
                              "invalid key (want 64 lowercase hex digits)");
@@ -188,6 +195,9 @@ int teeny_store_show(teeny_store *s, const char *prefix, teeny_store_rec *out,
   memset(out, 0, sizeof *out);
   if (candidates)
     memset(candidates, 0, sizeof *candidates);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   char lo[TEENY_STORE_KEY_LEN + 1], hi[TEENY_STORE_KEY_LEN + 2];
   size_t n = prefix ? strlen(prefix) : 0;
   if (n < 4 || n > TEENY_STORE_KEY_LEN)
@@ -209,6 +219,7 @@ int teeny_store_show(teeny_store *s, const char *prefix, teeny_store_rec *out,
   sqlite3_stmt *st;
   int rc = teeny__store_prepare(s,
                                 "SELECT " TEENY__STORE_ROW_COLS
+                                ", " TEENY__STORE_CUBIN_COLS
                                 " FROM entries WHERE key >= ?1 AND key < ?2"
                                 " ORDER BY key LIMIT ?3",
                                 &st, err);
@@ -261,36 +272,98 @@ int teeny_store_show(teeny_store *s, const char *prefix, teeny_store_rec *out,
 
 /* ---- list ---------------------------------------------------------------- */
 
-int teeny_store_list(teeny_store *s, const teeny_store_query *q,
-                     teeny_store_rec **out, size_t *n, char *err) {
-  static const teeny_store_query all = {NULL, 0, TEENY_STORE_SORT_USED};
-  static const char *const order[] = {
-      [TEENY_STORE_SORT_USED] = "last_used DESC, key",
-      [TEENY_STORE_SORT_SIZE] = "ptx_size + mlir_size + src_size DESC, key",
-      [TEENY_STORE_SORT_HITS] = "hits DESC, key",
-  };
+/* Each order is an index read backwards (index.c, schema v2): ties by key,
+ * descending.  The cursor of a row is "{letter}:{value}:{key}". */
+static const struct {
+  const char *expr; /* the sort value */
+  char letter;      /* its cursor prefix */
+} orders[] = {
+    [TEENY_STORE_SORT_USED] = {"last_used", 'u'},
+    [TEENY_STORE_SORT_SIZE] = {"ptx_size + mlir_size + src_size", 's'},
+    [TEENY_STORE_SORT_HITS] = {"hits", 'h'},
+};
+
+static int64_t sort_value(const teeny_store_rec *r, teeny_store_sort sort) {
+  switch (sort) {
+  case TEENY_STORE_SORT_SIZE:
+    return (int64_t)(r->ptx_size + r->mlir_size + r->src_size);
+  case TEENY_STORE_SORT_HITS: return r->hits;
+  default: return r->last_used;
+  }
+}
+
+/* Parse a cursor for sort: its value and key.  TEENY_E_INVAL if it is not
+ * one (or is another sort's). */
+static int cursor_parse(const char *c, teeny_store_sort sort, int64_t *v,
+                        char key[TEENY_STORE_KEY_LEN + 1]) {
+  long long x;
+  int used = 0;
+  if (!c || c[0] != orders[sort].letter || c[1] != ':' ||
+      sscanf(c + 2, "%lld:%n", &x, &used) != 1 || used == 0)
+    return TEENY_E_INVAL;
+  snprintf(key, TEENY_STORE_KEY_LEN + 1, "%s", c + 2 + used);
+  if (teeny_store_key_check(key) || strlen(c + 2 + used) != TEENY_STORE_KEY_LEN)
+    return TEENY_E_INVAL;
+  *v = (int64_t)x;
+  return TEENY_OK;
+}
+
+static int prepare_list(teeny_store *s, const teeny_store_query *q,
+                        bool paged, sqlite3_stmt **st, char *err) {
+  char sql[512];
+  const char *e = orders[q->sort].expr;
+  char after[192] = "";
+  if (paged) /* (e, key) < (?3, ?4), spelt so that an index on an
+               * expression serves it as a range too */
+    snprintf(after, sizeof after, " AND %s <= ?3 AND (%s < ?3 OR key < ?4)",
+             e, e);
+  snprintf(sql, sizeof sql,
+           "SELECT " TEENY__STORE_ROW_COLS ", " TEENY__STORE_CUBIN_COLS
+           " FROM entries WHERE 1%s%s ORDER BY %s DESC, key DESC LIMIT ?2",
+           q->name_glob ? " AND name GLOB ?1" : "", after, e);
+  return teeny__store_prepare(s, sql, st, err);
+}
+
+int teeny_store_list_page(teeny_store *s, const teeny_store_query *q,
+                          teeny_store_rec **out, size_t *n,
+                          char next[TEENY_STORE_CURSOR_LEN], char *err) {
+  static const teeny_store_query all = {NULL, 0, TEENY_STORE_SORT_USED, NULL};
   *out = NULL;
   *n = 0;
+  if (next)
+    next[0] = '\0';
   if (!q)
     q = &all;
-  if ((unsigned)q->sort >= TEENY_ARRAY_LEN(order))
+  int64_t av = 0;
+  char akey[TEENY_STORE_KEY_LEN + 1];
+  if ((unsigned)q->sort >= TEENY_ARRAY_LEN(orders))
     return teeny__store_fail(err, TEENY_E_INVAL, "unknown sort order");
-  char sql[512];
-  snprintf(sql, sizeof sql,
-           "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE (?1 IS NULL "
-           "OR name GLOB ?1) ORDER BY %s LIMIT ?2",
-           order[q->sort]);
+  if (q->after && cursor_parse(q->after, q->sort, &av, akey))
+    return teeny__store_fail(err, TEENY_E_INVAL,
+                             "not a list cursor of this sort order");
   sqlite3_stmt *st;
-  int rc = teeny__store_prepare(s, sql, &st, err);
+  int rc = teeny__store_index_fresh(s, err);
+  if (!rc)
+    rc = prepare_list(s, q, q->after != NULL, &st, err);
   if (rc)
     return rc;
   if (q->name_glob)
     sqlite3_bind_text(st, 1, q->name_glob, -1, SQLITE_STATIC);
-  sqlite3_bind_int64(st, 2, q->limit ? (sqlite3_int64)q->limit : -1);
+  /* one row more than asked: whether a next page exists */
+  sqlite3_bind_int64(st, 2, q->limit ? (sqlite3_int64)q->limit + 1 : -1);
+  if (q->after) {
+    sqlite3_bind_int64(st, 3, av);
+    sqlite3_bind_text(st, 4, akey, -1, SQLITE_TRANSIENT);
+  }
   teeny_store_rec *v = NULL;
   size_t len = 0, cap = 0;
+  bool more = false;
   int sr;
   while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+    if (q->limit && len == q->limit) {
+      more = true;
+      break;
+    }
     if (len == cap) {
       size_t ncap = cap ? 2 * cap : 16;
       teeny_store_rec *nv = teeny__realloc(v, ncap * sizeof *v);
@@ -305,28 +378,42 @@ int teeny_store_list(teeny_store *s, const teeny_store_query *q,
       break;
     len++;
   }
-  if (!rc && sr != SQLITE_DONE)
+  if (!rc && !more && sr != SQLITE_DONE)
     rc = teeny__store_sqlerr(s, sr, "list", err);
   sqlite3_finalize(st);
   if (rc) {
     teeny_store_recs_free(v, len);
     return rc;
   }
+  if (more && next)
+    snprintf(next, TEENY_STORE_CURSOR_LEN, "%c:%lld:%s", orders[q->sort].letter,
+             (long long)sort_value(&v[len - 1], q->sort), v[len - 1].key);
   *out = v;
   *n = len;
   return TEENY_OK;
+}
+
+int teeny_store_list(teeny_store *s, const teeny_store_query *q,
+                     teeny_store_rec **out, size_t *n, char *err) {
+  return teeny_store_list_page(s, q, out, n, NULL, err);
 }
 
 /* ---- stats --------------------------------------------------------------- */
 
 int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err) {
   memset(out, 0, sizeof *out);
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   sqlite3_stmt *st;
   int rc =
       teeny__store_prepare(s,
                            "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
                            " (SELECT v FROM meta WHERE k = 'bytes'),"
-                           " (SELECT total(hits) FROM entries)",
+                           " (SELECT v FROM meta WHERE k = 'hits'),"
+                           " (SELECT v FROM meta WHERE k = 'cubins'),"
+                           " (SELECT v FROM meta WHERE k = 'cubin_bytes'),"
+                           " (SELECT count(*) FROM tuned)",
                            &st, err);
   if (rc)
     return rc;
@@ -338,6 +425,12 @@ int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err) {
     out->entries = e > 0 ? (uint64_t)e : 0;
     out->bytes = b > 0 ? (uint64_t)b : 0;
     out->hits = h > 0 ? (uint64_t)h : 0;
+    sqlite3_int64 c = sqlite3_column_int64(st, 3);
+    sqlite3_int64 cb = sqlite3_column_int64(st, 4);
+    sqlite3_int64 t = sqlite3_column_int64(st, 5);
+    out->cubins = c > 0 ? (uint64_t)c : 0;
+    out->cubin_bytes = cb > 0 ? (uint64_t)cb : 0;
+    out->tuned = t > 0 ? (uint64_t)t : 0;
     out->pending = s->touch_n;
   } else {
     rc = teeny__store_sqlerr(s, sr, "stats", err);

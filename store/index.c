@@ -12,6 +12,13 @@
  * Writes are rare (one per cold compile, one per touch flush); reads are
  * one indexed lookup by key.
  *
+ * Every connection keeps its WAL file at close (SQLITE_FCNTL_PERSIST_WAL):
+ * SQLite otherwise deletes "index.db-wal" by path when its last
+ * connection closes, and after a rebuild moved a damaged index aside
+ * (heal.c) that path names the new index's WAL.  Each operation first
+ * checks that index.db is still the file the handle opened and reopens it
+ * if not, so handles in any process follow a rebuild.
+ *
  * Schema versions live in PRAGMA user_version.  migrations[v] turns a v-1
  * index into a v one; add v2 by appending a step and bumping
  * TEENY_STORE_SCHEMA_VERSION.  Every step runs in one BEGIN IMMEDIATE
@@ -76,10 +83,80 @@ static const char schema_v1[] =
     "  + NEW.ptx_size + NEW.mlir_size + NEW.src_size WHERE k = 'bytes';"
     " END;";
 
+/* v2: list, eviction and stats that stay fast at 10^6 entries.  One
+ * index per order that lists and eviction use, with the key as the tie
+ * breaker, so a page is an index range read (list scans them backwards:
+ * newest, largest, most hit first, ties by key descending; eviction
+ * forwards); and the total of hits kept in meta like entries and bytes. */
+static const char schema_v2[] =
+    "DROP INDEX entries_last_used;"
+    "CREATE INDEX entries_lru ON entries(last_used, key);"
+    "CREATE INDEX entries_size ON entries(ptx_size + mlir_size + src_size, key);"
+    "CREATE INDEX entries_hits ON entries(hits, key);"
+    "INSERT INTO meta VALUES ('hits', (SELECT total(hits) FROM entries));"
+    "DROP TRIGGER entries_ins;"
+    "DROP TRIGGER entries_del;"
+    "CREATE TRIGGER entries_ins AFTER INSERT ON entries BEGIN"
+    " UPDATE meta SET v = v + 1 WHERE k = 'entries';"
+    " UPDATE meta SET v = v + NEW.ptx_size + NEW.mlir_size + NEW.src_size"
+    "  WHERE k = 'bytes';"
+    " UPDATE meta SET v = v + NEW.hits WHERE k = 'hits';"
+    " END;"
+    "CREATE TRIGGER entries_del AFTER DELETE ON entries BEGIN"
+    " UPDATE meta SET v = v - 1 WHERE k = 'entries';"
+    " UPDATE meta SET v = v - OLD.ptx_size - OLD.mlir_size - OLD.src_size"
+    "  WHERE k = 'bytes';"
+    " UPDATE meta SET v = v - OLD.hits WHERE k = 'hits';"
+    " END;"
+    "CREATE TRIGGER entries_hits_sum AFTER UPDATE OF hits ON entries BEGIN"
+    " UPDATE meta SET v = v - OLD.hits + NEW.hits WHERE k = 'hits';"
+    " END;";
+
+/* v3: cubins (one per entry and GPU architecture, cubin.c), removed with
+ * their entry by a trigger and counted in meta's bytes (so the size cap
+ * sees them) and in cubins/cubin_bytes; tuned (autotuning winners,
+ * tuned.c), not part of the cache's size. */
+static const char schema_v3[] =
+    "CREATE TABLE cubins ("
+    " key TEXT NOT NULL,"
+    " arch TEXT NOT NULL,"      /* "sm_90" */
+    " toolchain TEXT NOT NULL," /* "ptxas 13.0.88", "driver 580.65.06" */
+    " size INTEGER NOT NULL,"
+    " sha256 TEXT NOT NULL,"
+    " created INTEGER NOT NULL,"
+    " sass_ms REAL NOT NULL,"
+    " PRIMARY KEY (key, arch)"
+    ") WITHOUT ROWID;"
+    "INSERT INTO meta VALUES ('cubins', 0), ('cubin_bytes', 0);"
+    "CREATE TRIGGER cubins_ins AFTER INSERT ON cubins BEGIN"
+    " UPDATE meta SET v = v + 1 WHERE k = 'cubins';"
+    " UPDATE meta SET v = v + NEW.size WHERE k IN ('cubin_bytes', 'bytes');"
+    " END;"
+    "CREATE TRIGGER cubins_del AFTER DELETE ON cubins BEGIN"
+    " UPDATE meta SET v = v - 1 WHERE k = 'cubins';"
+    " UPDATE meta SET v = v - OLD.size WHERE k IN ('cubin_bytes', 'bytes');"
+    " END;"
+    "CREATE TRIGGER entries_del_cubins AFTER DELETE ON entries BEGIN"
+    " DELETE FROM cubins WHERE key = OLD.key;"
+    " END;"
+    "CREATE TABLE tuned ("
+    " digest TEXT NOT NULL,"
+    " problem TEXT NOT NULL,"
+    " gpu TEXT NOT NULL,"
+    " driver TEXT NOT NULL,"
+    " kernel TEXT NOT NULL,"
+    " config TEXT NOT NULL,"
+    " best_ms REAL NOT NULL,"
+    " candidates INTEGER NOT NULL,"
+    " created INTEGER NOT NULL,"
+    " PRIMARY KEY (digest, problem, gpu, driver)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX tuned_kernel ON tuned(kernel);";
+
 /* migrations[v]: SQL from version v-1 to v.  [0] is unused. */
 static const char *const migrations[] = {
-    NULL, schema_v1,
-    /* v2 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
+    NULL, schema_v1, schema_v2, schema_v3,
+    /* v4 goes here, e.g. "ALTER TABLE entries ADD COLUMN ...;" */
 };
 
 _Static_assert(sizeof migrations / sizeof migrations[0] ==
@@ -116,6 +193,8 @@ int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err) {
   default:
     code = TEENY_E_STORE;
   }
+  if (s && teeny__store_is_damage(rc))
+    s->index_damaged = true;
   const char *msg = s && s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
   return teeny__store_fail(err, code, "%s/index.db: %s: %s",
                            s && s->root ? s->root : "?", what, msg);
@@ -279,7 +358,18 @@ static int precreate_db(teeny_store *s, char *err) {
                              "%s/index.db is not a regular file (symlink?); "
                              "refusing to use it",
                              s->root);
+  s->index_dev = st.st_dev;
+  s->index_ino = st.st_ino;
   return check_companions(s, err);
+}
+
+/* Keep the WAL at close (see the top) and bound what it keeps. */
+static int keep_wal(teeny_store *s, char *err) {
+  int on = 1;
+  int sr = sqlite3_file_control(s->db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+  if (sr != SQLITE_OK)
+    return teeny__store_sqlerr(s, sr, "persist_wal", err);
+  return teeny__store_exec(s, "PRAGMA journal_size_limit = 4194304", err);
 }
 
 /* A read-only handle could not read the index: WAL needs index.db-shm,
@@ -295,9 +385,11 @@ static int readonly_failed(teeny_store *s, int rc, char *err) {
 
 /* The cached lookup every get uses. */
 static int prepare_get(teeny_store *s, char *err) {
-  return teeny__store_prepare(
-      s, "SELECT " TEENY__STORE_ROW_COLS " FROM entries WHERE key = ?1",
-      &s->get_stmt, err);
+  return teeny__store_prepare(s,
+                              "SELECT " TEENY__STORE_ROW_COLS
+                              ", " TEENY__STORE_CUBIN_COLS
+                              " FROM entries WHERE key = ?1",
+                              &s->get_stmt, err);
 }
 
 int teeny__store_index_open(teeny_store *s, char *err) {
@@ -346,7 +438,8 @@ int teeny__store_index_open(teeny_store *s, char *err) {
   if ((rc = teeny__store_exec(s,
                               s->sync_full ? "PRAGMA synchronous = FULL"
                                            : "PRAGMA synchronous = NORMAL",
-                              err)))
+                              err)) ||
+      (rc = keep_wal(s, err)))
     return rc;
   if ((rc = migrate(s, err)))
     return rc;
@@ -359,11 +452,34 @@ void teeny__store_index_close(teeny_store *s) {
   if (s->db)
     sqlite3_close(s->db); /* all statements are finalized by now */
   s->db = NULL;
+  s->index_damaged = false;
+}
+
+int teeny__store_index_fresh(teeny_store *s, char *err) {
+  struct stat st;
+  if (s->db && fstatat(s->rootfd, "index.db", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      st.st_dev == s->index_dev && st.st_ino == s->index_ino)
+    return TEENY_OK; /* the common case: one fstatat */
+  teeny__store_index_close(s); /* pending touches wait for the next flush */
+  int rc = teeny__store_index_open(s, err);
+  if (rc)
+    teeny__store_index_close(s);
+  return rc;
+}
+
+void teeny_store_index_release(teeny_store *s) {
+  teeny__store_index_close(s); /* pending touches wait for the next flush */
+}
+
+bool teeny_store_index_damaged(const teeny_store *s) {
+  return s->index_damaged;
 }
 
 int teeny_store_schema_version(teeny_store *s) {
   int v = 0;
-  int rc = user_version(s, &v, NULL);
+  int rc = teeny__store_index_fresh(s, NULL);
+  if (!rc)
+    rc = user_version(s, &v, NULL);
   return rc ? rc : v;
 }
 
@@ -488,6 +604,10 @@ int teeny__store_row_from_stmt(sqlite3_stmt *st, teeny_store_rec *r,
   r->hits = sqlite3_column_int64(st, 17);
   r->compile_ms = sqlite3_column_double(st, 18);
   r->compiler_version = col_dup(st, 19, &oom);
+  if (sqlite3_column_count(st) > 21) { /* TEENY__STORE_CUBIN_COLS */
+    r->ncubins = (uint32_t)col_u64(st, 20);
+    r->cubin_bytes = col_u64(st, 21);
+  }
   if (oom || prc == TEENY_E_NOMEM) {
     teeny_store_rec_close(r);
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");

@@ -2,7 +2,8 @@
  * store/put.c — the commit protocol (teeny_store_put).
  *
  *   1. check the name and key (before any path exists), hash the contents
- *   2. write each file to tmp/{key}.{ext}.{random}.tmp (O_EXCL|O_NOFOLLOW),
+ *   2. write each file to tmp/{key}.{ext}.{pid}-{random}.tmp
+ *      (O_EXCL|O_NOFOLLOW; the pid tells a later start whose it was),
  *      fsync it
  *   3. BEGIN IMMEDIATE; if a row for the key appeared meanwhile, drop the
  *      temps and return that row
@@ -33,7 +34,7 @@
 typedef struct put_file {
   const char *data;                   /* contents */
   size_t len;                         /* their length */
-  char tmp[96];                       /* name in tmp/ ("" until created) */
+  char tmp[TEENY__STORE_TMP_MAX];     /* name in tmp/ ("" until created) */
   char final[TEENY__STORE_FNAME_MAX]; /* name in objects/ab/ */
   bool renamed;                       /* now lives at final */
 } put_file;
@@ -82,16 +83,16 @@ static void random_hex(char out[17]) {
     snprintf(out + 2 * i, 3, "%02x", r[i]);
 }
 
-/* Create, fill and fsync f's temp file.  On failure f->tmp names whatever
- * was created (so the caller can unlink it). */
-static int write_temp(teeny_store *s, put_file *f, const char *key,
-                      const char *ext, char *err) {
+int teeny__store_write_temp(teeny_store *s, const char *data, size_t len,
+                            const char *key, const char *ext,
+                            char tmp[TEENY__STORE_TMP_MAX], char *err) {
   int fd = -1;
   for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
     char rnd[17];
     random_hex(rnd);
-    snprintf(f->tmp, sizeof f->tmp, "%s.%s.%s.tmp", key, ext, rnd);
-    fd = openat(s->tmpfd, f->tmp,
+    snprintf(tmp, TEENY__STORE_TMP_MAX, "%s.%s.%ld-%s.tmp", key, ext, (long)getpid(),
+             rnd);
+    fd = openat(s->tmpfd, tmp,
                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                 s->file_mode);
     if (fd < 0 && errno != EEXIST)
@@ -99,7 +100,7 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
   }
   if (fd < 0) {
     int e = errno;
-    f->tmp[0] = '\0';
+    tmp[0] = '\0';
     return teeny__store_fail(err, teeny__store_errno_code(e),
                              "cannot create a temp file in %s/tmp: %s", s->root,
                              strerror(e));
@@ -107,19 +108,26 @@ static int write_temp(teeny_store *s, put_file *f, const char *key,
   (void)fchmod(fd, s->file_mode); /* exact mode, whatever the umask */
   teeny__store_share_adopt(s, fd); /* renamed into objects/: the owner's */
   int rc = TEENY_OK;
-  if (write_all(s, fd, f->data, f->len) != 0 || fsync(fd) != 0) {
+  if (write_all(s, fd, data, len) != 0 || fsync(fd) != 0) {
     int e = errno;
     rc = teeny__store_fail(err, teeny__store_errno_code(e),
-                           "cannot write %s/tmp/%s: %s", s->root, f->tmp,
+                           "cannot write %s/tmp/%s: %s", s->root, tmp,
                            strerror(e));
   }
   if (close(fd) != 0 && !rc) {
     int e = errno;
     rc = teeny__store_fail(err, teeny__store_errno_code(e),
-                           "cannot write %s/tmp/%s: %s", s->root, f->tmp,
+                           "cannot write %s/tmp/%s: %s", s->root, tmp,
                            strerror(e));
   }
   return rc;
+}
+
+/* Create, fill and fsync f's temp file.  On failure f->tmp names whatever
+ * was created (so the caller can unlink it). */
+static int write_temp(teeny_store *s, put_file *f, const char *key,
+                      const char *ext, char *err) {
+  return teeny__store_write_temp(s, f->data, f->len, key, ext, f->tmp, err);
 }
 
 /* Remove what a failed put left: temps, and (only while we hold the write
@@ -309,6 +317,9 @@ fail:
 int teeny_store_put(teeny_store *s, const teeny_artifact *a,
                     const char *compiler_version, teeny_store_rec *out,
                     bool *created, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   if (created)
     *created = false;
   if (out)

@@ -10,6 +10,7 @@
  * parents) is trusted as a path.  Opened once per process or worker; no
  * work here is on a hot path.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -235,6 +236,19 @@ int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
   return fd;
 }
 
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st) {
+  int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                  mode);
+  if (fd < 0)
+    return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(fd);
+    return -2;
+  }
+  return fd;
+}
+
 bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why) {
   char shard[3] = {key[0], key[1], '\0'};
   struct stat st;
@@ -251,8 +265,36 @@ bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why) {
   return false;
 }
 
+void teeny__store_cubin_name(const char *name, const char *key,
+                             const char *arch, char *out, size_t outsz) {
+  snprintf(out, outsz, "%s_%s.%s.cubin", name, key, arch);
+}
+
+/* Unlink the cubin of each arch in the space-separated list (checked: a
+ * malformed arch builds no path).  False if one would not go. */
+static bool unlink_cubins(int dfd, const char *name, const char *key,
+                          const char *archs) {
+  bool gone = true;
+  for (const char *a = archs; a && *a;) {
+    size_t n = strcspn(a, " ");
+    char arch[TEENY_STORE_ARCH_MAX + 1];
+    if (n > 0 && n <= TEENY_STORE_ARCH_MAX) {
+      memcpy(arch, a, n);
+      arch[n] = '\0';
+      char fname[TEENY__STORE_FNAME_MAX];
+      teeny__store_cubin_name(name, key, arch, fname, sizeof fname);
+      if (teeny_store_arch_check(arch) == TEENY_OK && unlinkat(dfd, fname, 0) != 0 &&
+          errno != ENOENT)
+        gone = false;
+    }
+    a += n;
+    a += *a == ' ';
+  }
+  return gone;
+}
+
 bool teeny__store_unlink_files(teeny_store *s, const char *name,
-                               const char *key) {
+                               const char *key, const char *archs) {
   int dfd = teeny__store_open_shard(s, key, false, NULL);
   if (dfd < 0) {
     /* a shard that is a symlink was planted, never made by us: remove the
@@ -274,8 +316,54 @@ bool teeny__store_unlink_files(teeny_store *s, const char *name,
     if (unlinkat(dfd, fname, 0) != 0 && errno != ENOENT)
       gone = false;
   }
+  gone = unlink_cubins(dfd, name, key, archs) && gone;
   close(dfd);
   return gone;
+}
+
+/* Read the names in dirfd (a copy of the list: we modify the directory). */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err) {
+  *names = NULL;
+  *n = 0;
+  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+  if (!d) {
+    int e = errno;
+    if (lfd >= 0)
+      close(lfd);
+    return teeny__store_fail(err, teeny__store_errno_code(e),
+                             "cannot read a store directory: %s", strerror(e));
+  }
+  size_t cap = 0;
+  int rc = TEENY_OK;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
+      if (!nv) {
+        rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+        break;
+      }
+      *names = nv;
+      cap = ncap;
+    }
+    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
+      rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
+      break;
+    }
+    (*n)++;
+  }
+  closedir(d);
+  return rc;
+}
+
+void teeny__store_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    teeny__free(names[i]);
+  teeny__free(names);
 }
 
 /* ---- open / close -------------------------------------------------------- */
@@ -344,6 +432,8 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
   s->clock = opts->clock ? opts->clock : system_clock;
   s->clock_ctx = opts->clock_ctx;
   s->test = opts->test;
+  if (opts->heal)
+    memset(opts->heal, 0, sizeof *opts->heal);
   s->shared = opts->shared;
 
   char root[PATH_MAX];
@@ -356,8 +446,19 @@ int teeny_store_create(const teeny_store_opts *opts, teeny_store **out,
     rc = teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
     goto fail;
   }
-  if ((rc = open_root(s, opts->dir_mode != 0, err)) ||
-      (rc = teeny__store_index_open(s, err)) || (rc = teeny__store_share_finish(s, err)))
+  if ((rc = open_root(s, opts->dir_mode != 0, err)))
+    goto fail;
+  if ((rc = teeny__store_index_open(s, err)) && opts->heal && s->index_damaged &&
+      !s->readonly) {
+    char why[TEENY_STORE_ERR_LEN];
+    snprintf(why, sizeof why, "%s", err ? err : "damaged");
+    rc = teeny_store_rebuild_index(s, false, opts->heal, err);
+    if (!rc && err) /* what was wrong, for the caller's log */
+      snprintf(err, TEENY_STORE_ERR_LEN, "%s", why);
+  }
+  if (!rc)
+    rc = teeny__store_share_finish(s, err);
+  if (rc)
     goto fail;
   *out = s;
   return TEENY_OK;
@@ -369,7 +470,7 @@ fail:
 void teeny_store_destroy(teeny_store *s) {
   if (!s)
     return;
-  if (s->db && s->touch_n)
+  if (s->touch_n && s->rootfd >= 0)
     (void)teeny_store_flush(s, NULL);
   teeny__store_touch_free(s);
   teeny_store_unlock_daemon(s);
@@ -404,8 +505,14 @@ static long read_holder_pid(int fd) {
 int teeny_store_lock_daemon(teeny_store *s, char *err) {
   if (s->lockfd >= 0)
     return TEENY_OK;
-  int fd = openat(s->rootfd, "daemon.lock",
-                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, s->file_mode);
+  struct stat st;
+  int fd = teeny__store_open_file(s->rootfd, "daemon.lock", O_RDWR | O_CREAT,
+                                  s->file_mode, &st);
+  if (fd == -2)
+    return teeny__store_fail(err, TEENY_E_STORE,
+                             "%s/daemon.lock is not a regular file; refusing "
+                             "to use it",
+                             s->root);
   if (fd < 0) {
     int e = errno;
     return teeny__store_fail(err, teeny__store_errno_code(e),

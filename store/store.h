@@ -9,8 +9,14 @@
  *   objects/ab/{name}_{key}.o     PTX text          (ab = key[0..1])
  *   objects/ab/{name}_{key}.mlir  tile IR as MLIR   (may be empty)
  *   objects/ab/{name}_{key}.c     generated source
+ *   objects/ab/{name}_{key}.{arch}.cubin  SASS of the PTX for one GPU
+ *                                 architecture (cubin.c), made in the
+ *                                 background after the entry
  *   index.db                      SQLite, WAL; one row per stored key
+ *                                 (entries), per cubin (cubins) and per
+ *                                 tuned problem (tuned)
  *   tmp/                          temp files of puts in progress
+ *                                 ({key}.{ext}.{pid}-{random}.tmp)
  *   daemon.lock                   flock()ed by the one teenycd using the root
  *
  * Invariant: the index never names a missing or partial file.  Files reach
@@ -54,7 +60,7 @@ extern "C" {
 #endif
 
 #define TEENY_STORE_ERR_LEN 256      /* size of every err sink */
-#define TEENY_STORE_SCHEMA_VERSION 1 /* PRAGMA user_version we write */
+#define TEENY_STORE_SCHEMA_VERSION 3 /* PRAGMA user_version we write */
 #define TEENY_STORE_KEY_LEN 64       /* hex digits in a key */
 #define TEENY_STORE_DEFAULT_ROOT TEENY_SYSTEM_STORE
 
@@ -104,6 +110,16 @@ typedef struct teeny_store_test_hooks {
   void *ctx;                         /* argument of between_phases */
 } teeny_store_test_hooks;
 
+/* What teeny_store_rebuild_index did. */
+typedef struct teeny_store_rebuild_report {
+  uint64_t rows;    /* entries rebuilt from objects/ */
+  uint64_t skipped; /* object triples that failed their checks (left as
+                       orphans for verify --repair) */
+  char moved[128];  /* the damaged index's new name in the root */
+  char error[TEENY_STORE_ERR_LEN]; /* why the walk stopped early ("" if it
+                                      did not: the index has what it got) */
+} teeny_store_rebuild_report;
+
 typedef struct teeny_store_opts {
   const char *root;    /* NULL or "": teeny_store_root_from_env(NULL) */
   unsigned dir_mode;   /* mode of directories we create; 0: 0755 */
@@ -118,6 +134,11 @@ typedef struct teeny_store_opts {
                           the store's owner can still manage, else write
                           nothing (teeny_store_readonly says why) */
   teeny_store_test_hooks test; /* fault injection for tests */
+  teeny_store_rebuild_report *heal; /* non-NULL (teenycd): an index.db
+                                       that SQLite finds damaged at open is
+                                       rebuilt (teeny_store_rebuild_index)
+                                       and this says how; rows == 0 and
+                                       moved "" when it was not */
 } teeny_store_opts;
 
 /* Open the store at opts->root (opts may be NULL: all defaults), creating
@@ -141,6 +162,29 @@ const char *teeny_store_root(const teeny_store *s); /* the resolved root */
 const char *teeny_store_readonly(const teeny_store *s);
 /* The index's PRAGMA user_version, or a negative teeny_err. */
 int teeny_store_schema_version(teeny_store *s);
+
+/* ---- the index itself ---------------------------------------------------- */
+
+/* Close this handle's connection to index.db; the next operation opens it
+ * again (pending touches are kept for it).  Every operation also reopens
+ * the index when index.db is no longer the file it opened, so handles here
+ * and in other processes follow a rebuild. */
+void teeny_store_index_release(teeny_store *s);
+/* Has SQLite reported index.db corrupt (or not a database) to this handle
+ * since it opened it? */
+bool teeny_store_index_damaged(const teeny_store *s);
+/* Move a damaged index.db (and its -wal and -shm) aside, as
+ * index.db.damaged-{time}-{pid}, and rebuild it from objects/: every
+ * object triple whose generated source hashes to its key and whose other
+ * files check out becomes a row again (store/heal.c); the rest stay as
+ * orphans.  No other handle of this process may use the index meanwhile
+ * (release them first).  Without lock_held (the caller's process holds the
+ * daemon lock) it takes the daemon lock for the rebuild: TEENY_E_BUSY if a
+ * daemon holds it.  0 once the fresh index is in place (r says what went
+ * in); an error if the damaged one could not be moved or the new one not
+ * made. */
+int teeny_store_rebuild_index(teeny_store *s, bool lock_held,
+                              teeny_store_rebuild_report *r, char *err);
 
 /* ---- the daemon lock ----------------------------------------------------- */
 
@@ -176,6 +220,8 @@ typedef struct teeny_store_rec {
   int64_t created;                           /* unix seconds of the put */
   int64_t last_used;      /* unix seconds of the last flushed touch */
   int64_t hits;           /* flushed touches */
+  uint32_t ncubins;       /* cubins stored for this key (list, show) */
+  uint64_t cubin_bytes;   /* their bytes */
   double compile_ms;      /* compile wall time */
   char *compiler_version; /* teenyc version that compiled it */
   char *ptx;              /* .o contents (NUL-terminated) or NULL */
@@ -268,6 +314,9 @@ typedef struct teeny_store_purge_req {
   int64_t older_than_s;  /* > 0: entries unused for more than this */
   bool to_size;          /* afterwards evict down to max_bytes */
   uint64_t max_bytes;    /* the cap for to_size */
+  void (*on_removed)(void *ctx, const char *key); /* each key removed, after
+                                                      its row is gone; or NULL */
+  void *removed_ctx;     /* its argument */
 } teeny_store_purge_req;
 
 /* Delete the entries chosen by req: all; or those matching every filter
@@ -287,12 +336,16 @@ int teeny_store_remove(teeny_store *s, const char *key,
 
 typedef struct teeny_store_stats {
   uint64_t entries; /* rows in the index */
-  uint64_t bytes;   /* sum of their three file sizes */
+  uint64_t bytes;   /* sum of their three file sizes and of every cubin */
+  uint64_t cubins;  /* cubin rows */
+  uint64_t cubin_bytes; /* their sizes (also counted in bytes) */
+  uint64_t tuned;   /* tuning records */
   uint64_t hits;    /* sum of flushed hits */
   size_t pending;   /* touches of this handle not yet flushed */
 } teeny_store_stats;
 
-/* entries and bytes come from counters kept by triggers (O(1)). */
+/* entries, bytes, cubins and cubin_bytes come from counters kept by
+ * triggers (O(1)); tuned is a count over its small table. */
 int teeny_store_stats_get(teeny_store *s, teeny_store_stats *out, char *err);
 
 /* ---- list and show ------------------------------------------------------- */
@@ -303,15 +356,27 @@ typedef enum teeny_store_sort {
   TEENY_STORE_SORT_HITS  /* hits, most first */
 } teeny_store_sort;
 
+#define TEENY_STORE_CURSOR_LEN 96 /* bytes of a list cursor, NUL included */
+
 typedef struct teeny_store_query {
   const char *name_glob; /* NULL: every name; else SQLite GLOB on name */
   size_t limit;          /* 0: no limit */
-  teeny_store_sort sort; /* order of the result (ties: key) */
+  teeny_store_sort sort; /* order of the result (ties: key, descending) */
+  const char *after;     /* NULL, or a cursor a previous page returned in
+                            next: the rows after that page's last */
 } teeny_store_query;
 
 /* Rows (no file contents) matching q (NULL: all, by last use).  On success
  * *out is a new array of *n records (free with teeny_store_recs_free; NULL
- * when *n is 0). */
+ * when *n is 0).  Every order is an index range read, so a page of 20 costs
+ * the same at 10^6 entries as at 10; paging by cursor (not offset) keeps
+ * each page that cheap however deep.  next (may be NULL) gets the cursor
+ * of the page's last row when more rows follow it, else "".  A cursor of
+ * another sort, or not a cursor, is TEENY_E_INVAL. */
+int teeny_store_list_page(teeny_store *s, const teeny_store_query *q,
+                          teeny_store_rec **out, size_t *n,
+                          char next[TEENY_STORE_CURSOR_LEN], char *err);
+/* The same without the next cursor. */
 int teeny_store_list(teeny_store *s, const teeny_store_query *q,
                      teeny_store_rec **out, size_t *n, char *err);
 
@@ -344,7 +409,9 @@ typedef enum teeny_store_problem_kind {
   TEENY_STORE_PROB_BADROW,  /* a row with a bad name, key or params */
   TEENY_STORE_PROB_ORPHAN,  /* a file in objects/ named by no row */
   TEENY_STORE_PROB_TMP,     /* a stale file in tmp/ */
-  TEENY_STORE_PROB_COUNTERS /* entries/bytes counters differ from the rows */
+  TEENY_STORE_PROB_COUNTERS, /* entries/bytes counters differ from the rows */
+  TEENY_STORE_PROB_INDEX    /* index.db itself is damaged (quick_check): the
+                               rows were not checked; teenycd rebuilds it */
 } teeny_store_problem_kind;
 
 typedef struct teeny_store_problem {
@@ -374,12 +441,119 @@ typedef struct teeny_store_verify_opts {
                           file is stale (only when no put can run) */
 } teeny_store_verify_opts;
 
-/* Check every row's three files (exist, regular, size, sha256), every file
- * under objects/ (named by a row?) and tmp/, and the counters.  Problems
+/* Check every row's three files (exist, regular, size, sha256), every
+ * cubin row's file the same way, every file under objects/ (named by a
+ * row?) and tmp/, and the counters.  A bad cubin is a problem of its own
+ * (key "KEY/ARCH"); repair drops just that cubin, not its entry.  Problems
  * are appended to out (init it first).  Returns 0 when the walk completed,
  * whatever it found; an error only when it could not walk. */
 int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
                        teeny_store_problems *out, char *err);
+
+/* ---- cubins (cubin.c) ---------------------------------------------------- */
+
+/* A cubin is the SASS of one entry's PTX for one GPU architecture ("sm_90":
+ * the compute capability of the GPU that runs it), made by one toolchain
+ * ("driver 580.65.06", "ptxas 13.0.88").  One per (key, arch): a newer
+ * toolchain's replaces it.  Its file is objects/ab/{name}_{key}.{arch}.cubin
+ * under the same commit protocol as the entry's files; its row is removed
+ * with the entry (a trigger), and its bytes count towards the size cap and
+ * the entry's LRU weight. */
+
+#define TEENY_STORE_ARCH_MAX 15      /* "sm_100a" and friends fit */
+#define TEENY_STORE_TOOLCHAIN_MAX 64 /* bytes of a toolchain string */
+
+typedef struct teeny_store_cubin {
+  char key[TEENY_STORE_KEY_LEN + 1];   /* the entry's key */
+  char arch[TEENY_STORE_ARCH_MAX + 1]; /* "sm_90" */
+  char *toolchain;                     /* what made it */
+  uint64_t size;                       /* bytes of the file */
+  char sha256[TEENY_STORE_KEY_LEN + 1];/* hex of the file */
+  int64_t created;                     /* unix seconds of the put */
+  double sass_ms;                      /* how long making it took */
+  char *data;                          /* the file (get with read), or NULL */
+} teeny_store_cubin;
+
+/* 0 if arch is "sm_" + 2 or 3 digits + an optional 'a' or 'f' (at most
+ * TEENY_STORE_ARCH_MAX bytes); else TEENY_E_INVAL. */
+int teeny_store_arch_check(const char *arch);
+/* 0 if tc is 1..TEENY_STORE_TOOLCHAIN_MAX printable ASCII bytes. */
+int teeny_store_toolchain_check(const char *tc);
+
+/* Store data[0..len) as the cubin of key for arch, made by toolchain in
+ * sass_ms.  The entry must exist (TEENY_E_NOTFOUND otherwise: it was
+ * evicted meanwhile; nothing is written).  The same bytes already stored
+ * are success with nothing changed; other bytes replace the stored cubin
+ * (*replaced says so; the rename of the new file and the row are one
+ * transaction, and a crash between them leaves a file whose hash differs
+ * from the old row: found by get and verify, then made again).  Errors as
+ * teeny_store_put, plus TEENY_E_INVAL for a bad arch or toolchain. */
+int teeny_store_cubin_put(teeny_store *s, const char *key, const char *arch,
+                          const char *toolchain, const void *data, size_t len,
+                          double sass_ms, bool *replaced, char *err);
+/* The cubin row of (key, arch); with read, also its file, checked against
+ * the row's size and sha256 (TEENY_E_CORRUPT on any difference; out is
+ * then empty).  TEENY_E_NOTFOUND if there is none.  Close out. */
+int teeny_store_cubin_get(teeny_store *s, const char *key, const char *arch,
+                          bool read, teeny_store_cubin *out, char *err);
+/* Drop the cubin of (key, arch): the row, durably, then the file.
+ * TEENY_E_NOTFOUND if there is none. */
+int teeny_store_cubin_remove(teeny_store *s, const char *key, const char *arch,
+                             char *err);
+/* Every cubin row of key (no data), by arch.  *out is a new array of *n
+ * (free with teeny_store_cubins_free; NULL when *n is 0). */
+int teeny_store_cubin_list(teeny_store *s, const char *key,
+                           teeny_store_cubin **out, size_t *n, char *err);
+void teeny_store_cubin_close(teeny_store_cubin *c); /* NULL is a no-op */
+void teeny_store_cubins_free(teeny_store_cubin *v, size_t n);
+
+/* ---- tuning records (tuned.c) ---------------------------------------------- */
+
+/* The winner of one autotuning run: for the kernel with digest (a sha256
+ * the client computes over the kernel's source, name and dtype bindings),
+ * the problem key (the sizes that decide the choice, as text), the GPU's
+ * name and its driver, the configuration that was fastest (text, as the
+ * protocol spells it: "BLOCK_M=128 BLOCK_N=256 num_warps=8"), its median
+ * time and how many candidates were timed.  Small rows, kept until purged. */
+
+#define TEENY_STORE_TUNED_TEXT_MAX 4096 /* problem, gpu, driver, config */
+
+typedef struct teeny_store_tuned {
+  char digest[TEENY_STORE_KEY_LEN + 1]; /* the kernel's digest */
+  char *kernel;       /* its name (for people and purge globs) */
+  char *problem;      /* "M=4096 N=4096 K=4096" */
+  char *gpu;          /* "NVIDIA H200" */
+  char *driver;       /* "580.65.06" */
+  char *config;       /* the winner */
+  double best_ms;     /* its median time */
+  uint32_t candidates;/* configurations timed */
+  int64_t created;    /* unix seconds of the put */
+} teeny_store_tuned;
+
+/* The record of (digest, problem, gpu, driver): 0, TEENY_E_NOTFOUND, or an
+ * error.  Close out. */
+int teeny_store_tuned_get(teeny_store *s, const char *digest,
+                          const char *problem, const char *gpu,
+                          const char *driver, teeny_store_tuned *out, char *err);
+/* Insert or replace t (created is set to now).  TEENY_E_INVAL for a bad
+ * digest or name, or a text over TEENY_STORE_TUNED_TEXT_MAX. */
+int teeny_store_tuned_put(teeny_store *s, const teeny_store_tuned *t, char *err);
+/* Records whose kernel name matches kernel_glob (NULL: all), newest
+ * first.  Free with teeny_store_tuneds_free. */
+int teeny_store_tuned_list(teeny_store *s, const char *kernel_glob,
+                           teeny_store_tuned **out, size_t *n, char *err);
+/* Delete every record (all) or those whose kernel matches kernel_glob;
+ * *removed (may be NULL) counts them.  Neither given: TEENY_E_INVAL. */
+int teeny_store_tuned_purge(teeny_store *s, bool all, const char *kernel_glob,
+                            uint64_t *removed, char *err);
+void teeny_store_tuned_close(teeny_store_tuned *t); /* NULL is a no-op */
+void teeny_store_tuneds_free(teeny_store_tuned *v, size_t n);
+/* Remove the temp files of puts that can no longer finish: their writer
+ * (the pid in the name) is gone, or they are an hour old.  Each is appended
+ * to out as a repaired TEENY_STORE_PROB_TMP problem.  teenycd calls this at
+ * every start, so the temp files of killed processes do not pile up. */
+int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
+                          char *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #define TEENY_STORE_STORE_INT_H
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "common/common.h"
@@ -27,7 +28,12 @@ struct teeny_store {
   int objfd;                   /* O_DIRECTORY of root/objects */
   int tmpfd;                   /* O_DIRECTORY of root/tmp */
   int lockfd;                  /* root/daemon.lock while held, else -1 */
-  sqlite3 *db;                 /* this handle's connection to index.db */
+  sqlite3 *db;                 /* this handle's connection to index.db, or
+                                  NULL (released: reopened at next use) */
+  dev_t index_dev;             /* the index.db it opened: st_dev */
+  ino_t index_ino;             /* ... st_ino (another file there: reopen) */
+  bool index_damaged;          /* SQLite said corrupt / not a database */
+  teeny_store_rebuild_report *heal; /* opts.heal: rebuild a damaged index */
   mode_t dir_mode;             /* mode of directories we create */
   mode_t file_mode;            /* mode of files we create */
   mode_t shard_mode;           /* mode of shard directories we create:
@@ -65,24 +71,56 @@ int64_t teeny__store_now(const teeny_store *s);
  * or non-directory). */
 int teeny__store_open_shard(teeny_store *s, const char *key, bool create,
                             char *err);
+/* Open dirfd/name (flags: O_RDONLY, or O_RDWR|O_CREAT with mode) without
+ * following a link and without blocking: O_NONBLOCK makes the open of a
+ * FIFO or device planted there return at once, and anything but a regular
+ * file is then refused before any read.  Returns the fd (st filled), -1
+ * with errno from openat (ELOOP: a symlink), or -2 when it is not a
+ * regular file (st filled). */
+int teeny__store_open_file(int dirfd, const char *name, int flags, mode_t mode,
+                           struct stat *st);
+/* The names in dirfd but "." and "..", copied (callers change the
+ * directory meanwhile).  Free with teeny__store_names_free. */
+int teeny__store_list_dir(int dirfd, char ***names, size_t *n, char *err);
+void teeny__store_names_free(char **names, size_t n);
 /* "{name}_{key}.{ext}" into out (>= 64 + TEENY_MAX_NAME_LEN + 8 bytes). */
 void teeny__store_file_name(const char *name, const char *key, const char *ext,
                             char *out, size_t outsz);
-#define TEENY__STORE_FNAME_MAX (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + 8)
+#define TEENY__STORE_FNAME_MAX                                                 \
+  (TEENY_MAX_NAME_LEN + TEENY_STORE_KEY_LEN + TEENY_STORE_ARCH_MAX + 16)
 /* The three extensions, in the order ptx, mlir, src. */
 extern const char *const teeny__store_exts[3];
-/* unlinkat the three files of (name, key); true when none is left. */
+/* unlinkat the three files of (name, key) and its cubins of archs (a
+ * space-separated list, or NULL); true when none is left. */
 bool teeny__store_unlink_files(teeny_store *s, const char *name,
-                               const char *key);
+                               const char *key, const char *archs);
+/* "{name}_{key}.{arch}.cubin" into out (TEENY__STORE_FNAME_MAX bytes). */
+void teeny__store_cubin_name(const char *name, const char *key,
+                             const char *arch, char *out, size_t outsz);
 /* Can this process unlink files in objects/{key[0..1]}?  True, or false
  * with why (TEENY_STORE_ERR_LEN bytes, may be NULL) filled. */
 bool teeny__store_shard_removable(teeny_store *s, const char *key, char *why);
+
+/* ---- put.c: temp files ---------------------------------------------- */
+
+#define TEENY__STORE_TMP_MAX 128 /* "{key}.{ext}.{pid}-{16 hex}.tmp" */
+/* Create tmp/{key}.{ext}.{pid}-{random}.tmp (O_EXCL, O_NOFOLLOW, the store's
+ * mode and owner), write data and fsync it; its name goes into tmp.  On
+ * failure tmp names what was created, if anything ("" else), for the
+ * caller to unlink.  The put test hooks apply. */
+int teeny__store_write_temp(teeny_store *s, const char *data, size_t len,
+                            const char *key, const char *ext,
+                            char tmp[TEENY__STORE_TMP_MAX], char *err);
 
 /* ---- index.c: schema, transactions, rows --------------------------- */
 
 /* Open index.db, set pragmas, migrate.  s->root and s->rootfd are set. */
 int teeny__store_index_open(teeny_store *s, char *err);
 void teeny__store_index_close(teeny_store *s);
+/* Before every operation: (re)open the index if this handle released it
+ * or if index.db is no longer the file it opened (a rebuild moved that
+ * one aside).  0 or an open error. */
+int teeny__store_index_fresh(teeny_store *s, char *err);
 /* Map a SQLite result code to a teeny_err and describe it in err. */
 int teeny__store_sqlerr(teeny_store *s, int rc, const char *what, char *err);
 /* BEGIN IMMEDIATE, retrying SQLITE_BUSY until the busy timeout passes. */
@@ -99,6 +137,12 @@ int teeny__store_prepare(teeny_store *s, const char *sql, sqlite3_stmt **st,
   "key, name, id, target, num_warps, entry, params, threads_per_block, "       \
   "shared_bytes, ptx_size, mlir_size, src_size, ptx_sha256, mlir_sha256, "     \
   "src_sha256, created, last_used, hits, compile_ms, compiler_version"
+/* Appended to TEENY__STORE_ROW_COLS in selects from entries (never in the
+ * insert): the entry's cubin count and bytes. */
+#define TEENY__STORE_CUBIN_COLS                                                \
+  "(SELECT count(*) FROM cubins c WHERE c.key = entries.key), "                \
+  "(SELECT CAST(total(c.size) AS INTEGER) FROM cubins c "                     \
+  "WHERE c.key = entries.key)"
 /* Fill r (zeroed first) from the current row of st.  *params_ok (if
  * non-NULL) says whether the params text decoded; if not, r has none. */
 int teeny__store_row_from_stmt(sqlite3_stmt *st, teeny_store_rec *r,
@@ -124,6 +168,8 @@ int teeny__store_params_decode(const char *text, teeny_param **out, size_t *n);
 typedef struct teeny__store_victim {
   char key[TEENY_STORE_KEY_LEN + 1]; /* its key */
   char *name;                        /* its name (NULL if invalid) */
+  char *archs;                       /* its cubins' archs, space-separated,
+                                        or NULL */
   uint64_t bytes;                    /* its file bytes */
   bool deleted;                      /* its row was deleted (phase 1) */
 } teeny__store_victim;
@@ -134,6 +180,26 @@ typedef struct teeny__store_victim {
 int teeny__store_drop(teeny_store *s, teeny__store_victim *v, size_t n,
                       teeny_store_counts *removed, char *err);
 void teeny__store_victims_free(teeny__store_victim *v, size_t n);
+
+/* ---- cubin.c --------------------------------------------------------- */
+
+/* The archs of key's cubins, space-separated, in *out (teeny__free; NULL
+ * when there are none).  0 or an error. */
+int teeny__store_cubin_archs(teeny_store *s, const char *key, char **out,
+                             char *err);
+/* ---- heal.c: rebuilding a damaged index ---------------------------- */
+
+/* Is this SQLite result a damaged index (corrupt, not a database)? */
+bool teeny__store_is_damage(int sqlite_rc);
+
+/* Is fname (in shard, two hex digits) "{name}_{key}.{ext}" for a key in
+ * that shard?  Fills name (TEENY_MAX_NAME_LEN + 1), key (65) and *ext
+ * (0 o, 1 mlir, 2 c, 3 cubin; may be NULL).  With arch
+ * (TEENY_STORE_ARCH_MAX + 1) a cubin "{name}_{key}.{arch}.cubin" is one
+ * too and arch is filled ("" for the others); without, cubins are not
+ * objects.  verify.c and heal.c read the objects/ names with it. */
+bool teeny__store_parse_object(const char *shard, const char *fname,
+                               char *name, char *key, int *ext, char *arch);
 
 /* ---- share.c: a store that belongs to someone else ------------------ */
 

@@ -74,7 +74,10 @@ int teeny_store_flush(teeny_store *s, char *err) {
   if (s->touch_n == 0)
     return TEENY_OK;
   sqlite3_stmt *st;
-  int rc =
+  int rc = teeny__store_index_fresh(s, err);
+  if (rc)
+    return rc;
+  rc =
       teeny__store_prepare(s,
                            "UPDATE entries SET hits = hits + ?2,"
                            " last_used = max(last_used, ?3) WHERE key = ?1",

@@ -6,8 +6,12 @@
  *             sizes and sha256 (the whole store is re-read and re-hashed);
  *   objects/: every file is named by a row (else an orphan: a put that
  *             died before its row, or a removal that died before unlink);
- *   tmp/:     temp files older than a grace period (dead puts);
- *   counters: meta's entries/bytes equal COUNT and SUM over the rows.
+ *   tmp/:     temp files of dead puts: their writer (the pid in the
+ *             name) is gone, or they are older than a grace period;
+ *   cubins:   each cubin row's file the same way (cubin.c); a bad one is
+ *             dropped alone, its entry stays;
+ *   counters: meta's entries/bytes/cubins/cubin_bytes equal COUNT and SUM
+ *             over the rows.
  *
  * Repair drops bad rows through the two-phase removal (evict.c) and
  * unlinks orphans and stale temps.  The objects/ walk holds SQLite's write
@@ -20,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,6 +60,7 @@ const char *teeny_store_problem_name(teeny_store_problem_kind k) {
       [TEENY_STORE_PROB_ORPHAN] = "orphan",
       [TEENY_STORE_PROB_TMP] = "stale-tmp",
       [TEENY_STORE_PROB_COUNTERS] = "counters",
+      [TEENY_STORE_PROB_INDEX] = "index",
   };
   return (unsigned)k < TEENY_ARRAY_LEN(names) ? names[k] : "unknown";
 }
@@ -99,25 +105,61 @@ static teeny_store_problem *problem_add(teeny_store_problems *p,
 }
 
 #define OOM(err) teeny__store_fail(err, TEENY_E_NOMEM, "out of memory")
+#define TMP_GRACE_S 3600 /* a temp file this old is stale whoever wrote it */
+
+/* ---- the index itself ------------------------------------------------------ */
+
+/* SQLite's own check of index.db's pages.  A damaged index is one problem
+ * (the rows cannot be trusted, or read): the handle is marked damaged, so
+ * teenycd rebuilds it (daemon/heal.h). */
+static int verify_index(teeny_store *s, teeny_store_problems *out,
+                        bool *damaged, char *err) {
+  *damaged = false;
+  sqlite3_stmt *st = NULL;
+  int rc = teeny__store_prepare(s, "PRAGMA quick_check(1)", &st, err);
+  if (rc && rc != TEENY_E_CORRUPT)
+    return rc;
+  int sr = rc ? SQLITE_CORRUPT : sqlite3_step(st);
+  char what[160] = "not a database, or its pages are damaged";
+  if (sr == SQLITE_ROW) {
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    if (t && strcmp((const char *)t, "ok") == 0) {
+      sqlite3_finalize(st);
+      return TEENY_OK;
+    }
+    snprintf(what, sizeof what, "%s", t ? (const char *)t : "?");
+  } else if (!teeny__store_is_damage(sr)) {
+    rc = teeny__store_sqlerr(s, sr, "quick_check", err); /* busy, I/O */
+    sqlite3_finalize(st);
+    return rc;
+  }
+  sqlite3_finalize(st);
+  *damaged = true;
+  s->index_damaged = true;
+  return problem_add(out, TEENY_STORE_PROB_INDEX, "", "index.db", "%s", what)
+             ? TEENY_OK
+             : OOM(err);
+}
 
 /* ---- rows ---------------------------------------------------------------- */
 
 /* Check one file of a row; returns the problem kind or -1 if fine. */
 static int check_file(int shardfd, const char *fname, uint64_t size,
                       const char *sha, char *detail, size_t dsize) {
-  int fd = openat(shardfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  int fd = teeny__store_open_file(shardfd, fname, O_RDONLY, 0, &st);
+  if (fd == -2) {
+    snprintf(detail, dsize, "not a regular file");
+    return TEENY_STORE_PROB_NOTREG;
+  }
   if (fd < 0) {
     int e = errno;
     snprintf(detail, dsize, "%s", strerror(e));
     return e == ENOENT ? TEENY_STORE_PROB_MISSING : TEENY_STORE_PROB_NOTREG;
   }
   int kind = -1;
-  struct stat st;
   char *buf = NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    snprintf(detail, dsize, "not a regular file");
-    kind = TEENY_STORE_PROB_NOTREG;
-  } else if ((uint64_t)st.st_size != size) {
+  if ((uint64_t)st.st_size != size) {
     snprintf(detail, dsize, "size %lld, index says %llu", (long long)st.st_size,
              (unsigned long long)size);
     kind = TEENY_STORE_PROB_SIZE;
@@ -276,6 +318,8 @@ static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
       rows[i].name = NULL;
     }
     nv++;
+    if ((rc = teeny__store_cubin_archs(s, rows[i].key, &v[nv - 1].archs, err)))
+      break;
   }
   if (!rc && repair && nv &&
       (rc = teeny__store_drop(s, v, nv, NULL, err)) == TEENY_OK)
@@ -287,37 +331,123 @@ static int verify_rows(teeny_store *s, bool repair, teeny_store_problems *out,
   return rc;
 }
 
-/* ---- objects/ ------------------------------------------------------------ */
+/* ---- cubins -------------------------------------------------------------- */
 
-/* Is fname (in shard) "{name}_{key}.{ext}" for a key in that shard? */
-static bool parse_object(const char *shard, const char *fname, char *name,
-                         char *key) {
-  const char *dot = strrchr(fname, '.');
-  if (!dot)
-    return false;
-  const char *ext = dot + 1;
-  if (strcmp(ext, "o") && strcmp(ext, "mlir") && strcmp(ext, "c"))
-    return false;
-  size_t stem = (size_t)(dot - fname);
-  if (stem < TEENY_STORE_KEY_LEN + 2 ||
-      fname[stem - TEENY_STORE_KEY_LEN - 1] != '_')
-    return false;
-  size_t nlen = stem - TEENY_STORE_KEY_LEN - 1;
-  memcpy(key, fname + nlen + 1, TEENY_STORE_KEY_LEN);
-  key[TEENY_STORE_KEY_LEN] = '\0';
-  if (teeny_store_name_check(fname, nlen) || teeny_store_key_check(key) ||
-      key[0] != shard[0] || key[1] != shard[1])
-    return false;
-  memcpy(name, fname, nlen);
-  name[nlen] = '\0';
-  return true;
+/* One cubin row with its entry's name (the file name needs it). */
+typedef struct cubin_row {
+  char key[TEENY_STORE_KEY_LEN + 1];
+  char arch[TEENY_STORE_ARCH_MAX + 1];
+  char name[TEENY_MAX_NAME_LEN + 1];
+  char sha[TEENY_STORE_KEY_LEN + 1];
+  uint64_t size;
+} cubin_row;
+
+/* Every cubin row whose entry name is valid (an invalid one is the entry's
+ * problem, and its cubins go with it). */
+static int load_cubins(teeny_store *s, cubin_row **out, size_t *n, char *err) {
+  *out = NULL;
+  *n = 0;
+  sqlite3_stmt *st;
+  int rc = teeny__store_prepare(s,
+                                "SELECT c.key, c.arch, e.name, c.sha256, c.size "
+                                "FROM cubins c JOIN entries e ON e.key = c.key "
+                                "ORDER BY c.key, c.arch",
+                                &st, err);
+  if (rc)
+    return rc;
+  size_t cap = 0;
+  int sr;
+  while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *cols[4];
+    for (int i = 0; i < 4; i++)
+      cols[i] = (const char *)sqlite3_column_text(st, i);
+    if (!cols[0] || !cols[1] || !cols[2] || !cols[3] ||
+        teeny_store_name_check(cols[2], strlen(cols[2])) ||
+        teeny_store_arch_check(cols[1]) || teeny_store_key_check(cols[0]))
+      continue;
+    if (*n == cap) {
+      size_t ncap = cap ? 2 * cap : 64;
+      cubin_row *nv = teeny__realloc(*out, ncap * sizeof *nv);
+      if (!nv) {
+        rc = OOM(err);
+        break;
+      }
+      *out = nv;
+      cap = ncap;
+    }
+    cubin_row *c = &(*out)[(*n)++];
+    snprintf(c->key, sizeof c->key, "%s", cols[0]);
+    snprintf(c->arch, sizeof c->arch, "%s", cols[1]);
+    snprintf(c->name, sizeof c->name, "%s", cols[2]);
+    snprintf(c->sha, sizeof c->sha, "%s", cols[3]);
+    c->size = (uint64_t)sqlite3_column_int64(st, 4);
+  }
+  if (!rc && sr != SQLITE_DONE)
+    rc = teeny__store_sqlerr(s, sr, "select", err);
+  sqlite3_finalize(st);
+  return rc;
 }
 
-/* Is (key, name) a row? */
+/* Is the cubin row of c still the one we hashed? */
+static bool cubin_unchanged(teeny_store *s, const cubin_row *c) {
+  teeny_store_cubin now;
+  if (teeny_store_cubin_get(s, c->key, c->arch, false, &now, NULL) != TEENY_OK)
+    return false;
+  bool same = strcmp(now.sha256, c->sha) == 0 && now.size == c->size;
+  teeny_store_cubin_close(&now);
+  return same;
+}
+
+static int verify_cubin(teeny_store *s, const cubin_row *c, bool repair,
+                        teeny_store_problems *out, char *err) {
+  char fname[TEENY__STORE_FNAME_MAX], detail[128];
+  teeny__store_cubin_name(c->name, c->key, c->arch, fname, sizeof fname);
+  int shardfd = teeny__store_open_shard(s, c->key, false, NULL);
+  int kind = shardfd < 0 ? TEENY_STORE_PROB_MISSING
+                         : check_file(shardfd, fname, c->size, c->sha, detail,
+                                      sizeof detail);
+  if (shardfd < 0)
+    snprintf(detail, sizeof detail, "shard directory missing or unusable");
+  else
+    close(shardfd);
+  if (kind < 0 || !cubin_unchanged(s, c))
+    return TEENY_OK;
+  char path[TEENY__STORE_FNAME_MAX + 16];
+  snprintf(path, sizeof path, "objects/%.2s/%s", c->key, fname);
+  teeny_store_problem *pr = problem_add(out, (teeny_store_problem_kind)kind, "",
+                                        path, "cubin %s: %s", c->arch, detail);
+  if (!pr)
+    return OOM(err);
+  if (repair) /* just the cubin: the entry's own files are fine */
+    pr->repaired = teeny_store_cubin_remove(s, c->key, c->arch, NULL) == TEENY_OK;
+  return TEENY_OK;
+}
+
+static int verify_cubins(teeny_store *s, bool repair, teeny_store_problems *out,
+                         char *err) {
+  cubin_row *v;
+  size_t n;
+  int rc = load_cubins(s, &v, &n, err);
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = verify_cubin(s, &v[i], repair, out, err);
+  teeny__free(v);
+  return rc;
+}
+
+/* ---- objects/ ------------------------------------------------------------ */
+
+/* Is (key, name) a row, and (key, arch) a cubin row when arch is set? */
+#define ROW_NAMES_SQL                                                          \
+  "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2 AND (?3 IS NULL OR "     \
+  "EXISTS (SELECT 1 FROM cubins WHERE key = ?1 AND arch = ?3))"
 static int row_names(teeny_store *s, sqlite3_stmt *st, const char *key,
-                     const char *name, bool *yes, char *err) {
+                     const char *name, const char *arch, bool *yes, char *err) {
   sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+  if (arch[0])
+    sqlite3_bind_text(st, 3, arch, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, 3);
   int sr = sqlite3_step(st);
   *yes = sr == SQLITE_ROW;
   sqlite3_reset(st);
@@ -360,12 +490,13 @@ static int verify_shard(teeny_store *s, const char *shard, bool repair,
     if (!strcmp(fn, ".") || !strcmp(fn, ".."))
       continue;
     char name[TEENY_MAX_NAME_LEN + 1], key[TEENY_STORE_KEY_LEN + 1];
+    char arch[TEENY_STORE_ARCH_MAX + 1];
     struct stat st;
     if (fstatat(sfd, fn, &st, AT_SYMLINK_NOFOLLOW) != 0)
       continue; /* vanished */
     bool named = false;
-    bool ok_name = parse_object(shard, fn, name, key);
-    if (ok_name && (rc = row_names(s, q, key, name, &named, err)))
+    bool ok_name = teeny__store_parse_object(shard, fn, name, key, NULL, arch);
+    if (ok_name && (rc = row_names(s, q, key, name, arch, &named, err)))
       break;
     if (named)
       continue; /* a row's own files were judged by verify_rows */
@@ -396,62 +527,16 @@ static bool is_shard_name(const char *n) {
          strchr("0123456789abcdef", n[1]);
 }
 
-/* Read the names in dirfd (a copy of the list: we modify the directory). */
-static int list_dir(int dirfd, char ***names, size_t *n, char *err) {
-  *names = NULL;
-  *n = 0;
-  int lfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-  if (!d) {
-    int e = errno;
-    if (lfd >= 0)
-      close(lfd);
-    return teeny__store_fail(err, teeny__store_errno_code(e),
-                             "cannot read a store directory: %s", strerror(e));
-  }
-  size_t cap = 0;
-  int rc = TEENY_OK;
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-      continue;
-    if (*n == cap) {
-      size_t ncap = cap ? 2 * cap : 64;
-      char **nv = teeny__realloc(*names, ncap * sizeof *nv);
-      if (!nv) {
-        rc = OOM(err);
-        break;
-      }
-      *names = nv;
-      cap = ncap;
-    }
-    if (!((*names)[*n] = teeny__strdup(de->d_name))) {
-      rc = OOM(err);
-      break;
-    }
-    (*n)++;
-  }
-  closedir(d);
-  return rc;
-}
-
-static void names_free(char **names, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    teeny__free(names[i]);
-  teeny__free(names);
-}
-
 static int verify_objects(teeny_store *s, bool repair,
                           teeny_store_problems *out, char *err) {
   char **names;
   size_t n;
-  int rc = list_dir(s->objfd, &names, &n, err);
+  int rc = teeny__store_list_dir(s->objfd, &names, &n, err);
   if (rc)
     return rc;
   sqlite3_stmt *q;
-  if ((rc = teeny__store_prepare(
-           s, "SELECT 1 FROM entries WHERE key = ?1 AND name = ?2", &q, err))) {
-    names_free(names, n);
+  if ((rc = teeny__store_prepare(s, ROW_NAMES_SQL, &q, err))) {
+    teeny__store_names_free(names, n);
     return rc;
   }
   for (size_t i = 0; i < n && !rc; i++) {
@@ -474,37 +559,115 @@ static int verify_objects(teeny_store *s, bool repair,
       pr->repaired = remove_entry(s->objfd, names[i], S_ISDIR(st.st_mode));
   }
   sqlite3_finalize(q);
-  names_free(names, n);
+  teeny__store_names_free(names, n);
   return rc;
 }
 
 /* ---- tmp/ and counters --------------------------------------------------- */
 
+/* The writer's pid in a temp file's name ("{key}.{ext}.{pid}-{rnd}.tmp"),
+ * or 0 (an older name, or not ours). */
+static long tmp_writer(const char *name) {
+  const char *dash = strrchr(name, '-');
+  const char *dot = dash ? dash : NULL;
+  while (dot && dot > name && dot[-1] != '.')
+    dot--;
+  if (!dash || dot == name || dot == dash)
+    return 0;
+  long pid = 0;
+  for (const char *p = dot; p < dash; p++) {
+    if (*p < '0' || *p > '9' || pid > 100000000)
+      return 0;
+    pid = pid * 10 + (*p - '0');
+  }
+  return pid;
+}
+
+/* Why a temp file is stale, into why; false while a put may still use it:
+ * its writer runs and it is younger than grace (grace < 0: every one is
+ * stale). */
+static bool tmp_stale(const char *name, const struct stat *st, time_t now,
+                      int64_t grace, char *why, size_t n) {
+  long pid = tmp_writer(name);
+  long long age = (long long)(now - st->st_mtime);
+  if (grace < 0)
+    snprintf(why, n, "temp file %lld s old", age);
+  else if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+    snprintf(why, n, "temp file of pid %ld, which is gone", pid);
+  else if (age >= grace)
+    snprintf(why, n, "temp file %lld s old", age);
+  else
+    return false;
+  return true;
+}
+
 static int verify_tmp(teeny_store *s, bool repair, int64_t grace,
                       teeny_store_problems *out, char *err) {
   char **names;
   size_t n;
-  int rc = list_dir(s->tmpfd, &names, &n, err);
+  int rc = teeny__store_list_dir(s->tmpfd, &names, &n, err);
   if (rc)
     return rc;
   time_t now = time(NULL); /* file times are real time, not the store clock */
   for (size_t i = 0; i < n && !rc; i++) {
     struct stat st;
-    if (fstatat(s->tmpfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
+    char why[96];
+    if (fstatat(s->tmpfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !tmp_stale(names[i], &st, now, grace, why, sizeof why))
       continue;
-    if (grace > 0 && (int64_t)(now - st.st_mtime) < grace)
-      continue; /* a put in progress, probably */
     char path[NAME_MAX + 16];
     snprintf(path, sizeof path, "tmp/%s", names[i]);
     teeny_store_problem *pr =
-        problem_add(out, TEENY_STORE_PROB_TMP, "", path, "temp file %lld s old",
-                    (long long)(now - st.st_mtime));
+        problem_add(out, TEENY_STORE_PROB_TMP, "", path, "%s", why);
     if (!pr)
       rc = OOM(err);
     else if (repair)
       pr->repaired = remove_entry(s->tmpfd, names[i], S_ISDIR(st.st_mode));
   }
-  names_free(names, n);
+  teeny__store_names_free(names, n);
+  return rc;
+}
+
+int teeny_store_clean_tmp(teeny_store *s, teeny_store_problems *out,
+                          char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
+  return verify_tmp(s, true, TMP_GRACE_S, out, err);
+}
+
+/* meta's four counters and what the rows say they should be. */
+typedef struct counters {
+  sqlite3_int64 meta[4]; /* entries, bytes, cubins, cubin_bytes */
+  sqlite3_int64 rows[4]; /* the same from COUNT and SUM */
+} counters;
+
+static int read_counters(teeny_store *s, counters *c, char *err) {
+  sqlite3_stmt *st;
+  int rc = teeny__store_prepare(
+      s,
+      "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
+      " (SELECT v FROM meta WHERE k = 'bytes'),"
+      " (SELECT v FROM meta WHERE k = 'cubins'),"
+      " (SELECT v FROM meta WHERE k = 'cubin_bytes'),"
+      " (SELECT count(*) FROM entries),"
+      " (SELECT CAST(total(ptx_size + mlir_size + src_size) AS INTEGER)"
+      "  FROM entries),"
+      " (SELECT count(*) FROM cubins),"
+      " (SELECT CAST(total(size) AS INTEGER) FROM cubins)",
+      &st, err);
+  if (rc)
+    return rc;
+  int sr = sqlite3_step(st);
+  if (sr == SQLITE_ROW)
+    for (int i = 0; i < 4; i++) {
+      c->meta[i] = sqlite3_column_int64(st, i);
+      c->rows[i] = sqlite3_column_int64(st, 4 + i);
+    }
+  else
+    rc = teeny__store_sqlerr(s, sr, "counters", err);
+  sqlite3_finalize(st);
+  c->rows[1] += c->rows[3]; /* bytes counts the cubins too */
   return rc;
 }
 
@@ -513,41 +676,30 @@ static int verify_counters(teeny_store *s, bool repair,
   int rc = teeny__store_begin(s, err); /* a stable view, and fixable */
   if (rc)
     return rc;
-  sqlite3_stmt *st;
-  if ((rc = teeny__store_prepare(
-           s,
-           "SELECT (SELECT v FROM meta WHERE k = 'entries'),"
-           " (SELECT v FROM meta WHERE k = 'bytes'), count(*),"
-           " total(ptx_size + mlir_size + src_size) FROM entries",
-           &st, err)))
+  counters c = {{0}, {0}};
+  if ((rc = read_counters(s, &c, err)) ||
+      memcmp(c.meta, c.rows, sizeof c.meta) == 0)
     goto out;
-  int sr = sqlite3_step(st);
-  sqlite3_int64 me = 0, mb = 0, ce = 0, cb = 0;
-  if (sr == SQLITE_ROW) {
-    me = sqlite3_column_int64(st, 0);
-    mb = sqlite3_column_int64(st, 1);
-    ce = sqlite3_column_int64(st, 2);
-    cb = (sqlite3_int64)sqlite3_column_double(st, 3);
-  } else {
-    rc = teeny__store_sqlerr(s, sr, "counters", err);
-  }
-  sqlite3_finalize(st);
-  if (rc || (me == ce && mb == cb))
-    goto out;
-  teeny_store_problem *pr =
-      problem_add(out, TEENY_STORE_PROB_COUNTERS, "", "index.db",
-                  "counters say %lld entries / %lld bytes, rows %lld / %lld",
-                  (long long)me, (long long)mb, (long long)ce, (long long)cb);
+  teeny_store_problem *pr = problem_add(
+      out, TEENY_STORE_PROB_COUNTERS, "", "index.db",
+      "counters say %lld entries / %lld bytes / %lld cubins / %lld cubin "
+      "bytes, rows %lld / %lld / %lld / %lld",
+      (long long)c.meta[0], (long long)c.meta[1], (long long)c.meta[2],
+      (long long)c.meta[3], (long long)c.rows[0], (long long)c.rows[1],
+      (long long)c.rows[2], (long long)c.rows[3]);
   if (!pr) {
     rc = OOM(err);
     goto out;
   }
   if (repair) {
-    char sql[160];
+    char sql[320];
     snprintf(sql, sizeof sql,
              "UPDATE meta SET v = %lld WHERE k = 'entries';"
-             "UPDATE meta SET v = %lld WHERE k = 'bytes'",
-             (long long)ce, (long long)cb);
+             "UPDATE meta SET v = %lld WHERE k = 'bytes';"
+             "UPDATE meta SET v = %lld WHERE k = 'cubins';"
+             "UPDATE meta SET v = %lld WHERE k = 'cubin_bytes'",
+             (long long)c.rows[0], (long long)c.rows[1], (long long)c.rows[2],
+             (long long)c.rows[3]);
     if (!(rc = teeny__store_exec(s, sql, err)) &&
         !(rc = teeny__store_commit(s, err)))
       pr->repaired = true;
@@ -559,16 +711,23 @@ out:
 
 int teeny_store_verify(teeny_store *s, const teeny_store_verify_opts *o,
                        teeny_store_problems *out, char *err) {
+  int frc = teeny__store_index_fresh(s, err);
+  if (frc)
+    return frc;
   static const teeny_store_verify_opts defaults = {false, 0};
   if (!o)
     o = &defaults;
-  int64_t grace = o->tmp_grace_s == 0 ? 3600 : o->tmp_grace_s;
-  int rc = teeny_store_flush(s, err);
-  if (rc)
+  int64_t grace = o->tmp_grace_s == 0 ? TMP_GRACE_S : o->tmp_grace_s;
+  bool damaged = false;
+  int rc = verify_index(s, out, &damaged, err);
+  if (rc || damaged)
+    return rc; /* rows cannot be read: the index is to be rebuilt */
+  if ((rc = teeny_store_flush(s, err)))
     return rc;
   /* Rows first: repairing them turns their files into orphans, which the
    * objects/ walk then removes. */
   if ((rc = verify_rows(s, o->repair, out, err)) ||
+      (rc = verify_cubins(s, o->repair, out, err)) ||
       (rc = verify_objects(s, o->repair, out, err)) ||
       (rc = verify_tmp(s, o->repair, grace, out, err)))
     return rc;

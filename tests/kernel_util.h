@@ -15,12 +15,12 @@
 
 #include "teeny/compile.h"
 
-/* Read examples/kernels/NAME.c (under $TEENY_SOURCE_DIR); exits on failure
- * (tests only). */
-static inline char *ku_read_example(const char *name, size_t *len) {
+/* Read the file at `rel` under $TEENY_SOURCE_DIR (NUL-terminated, caller
+ * frees); exits on failure (tests only). */
+static inline char *ku_read_source(const char *rel, size_t *len) {
   const char *root = getenv("TEENY_SOURCE_DIR");
   char path[1024];
-  snprintf(path, sizeof path, "%s/examples/kernels/%s.c", root ? root : ".", name);
+  snprintf(path, sizeof path, "%s/%s", root ? root : ".", rel);
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "cannot open %s\n", path);
@@ -35,6 +35,13 @@ static inline char *ku_read_example(const char *name, size_t *len) {
   return copy;
 }
 
+/* Read examples/kernels/NAME.c. */
+static inline char *ku_read_example(const char *name, size_t *len) {
+  char rel[512];
+  snprintf(rel, sizeof rel, "examples/kernels/%s.c", name);
+  return ku_read_source(rel, len);
+}
+
 /* Print diagnostics to stderr (so a failing test shows why). */
 static inline void ku_print_diags(const teeny_diags *d) {
   for (size_t i = 0; i < d->n; i++) {
@@ -45,11 +52,13 @@ static inline void ku_print_diags(const teeny_diags *d) {
 }
 
 /* Spec for kernel `kernel` of source text with bindings "D=f32,BLOCK=128"
- * (names bound to dtype names are dtype bindings, to integers const ones).
- * Returns the error code; *out is the spec on success. */
-static inline int ku_spec_src(const char *src, size_t len, const char *file,
-                              const char *kernel, const char *bindings,
-                              teeny_spec **out, teeny_diags *diags) {
+ * (names bound to integers are const bindings by value, the rest text
+ * bindings: dtypes, and constants such as EPS=1e-5), for target and
+ * num_warps (NULL, 0: the defaults).  Returns the error code; *out is the
+ * spec on success. */
+static inline int ku_spec_for(const char *src, size_t len, const char *file,
+                              const char *kernel, const char *bindings, const char *target,
+                              int num_warps, teeny_spec **out, teeny_diags *diags) {
   teeny_dtype_binding dts[16];
   teeny_const_binding cts[16];
   size_t nd = 0, nc = 0;
@@ -81,7 +90,16 @@ static inline int ku_spec_src(const char *src, size_t len, const char *file,
   req.ndtypes = nd;
   req.consts = cts;
   req.nconsts = nc;
+  req.target = target;
+  req.num_warps = num_warps;
   return teeny_spec_create(&req, out, diags);
+}
+
+/* The same for the default target and num_warps. */
+static inline int ku_spec_src(const char *src, size_t len, const char *file,
+                              const char *kernel, const char *bindings,
+                              teeny_spec **out, teeny_diags *diags) {
+  return ku_spec_for(src, len, file, kernel, bindings, NULL, 0, out, diags);
 }
 
 /* ---- random numbers: xorshift64*, seeded per test run ----------------------- */

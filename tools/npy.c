@@ -31,6 +31,8 @@ const char *npy_descr(teeny_dtype dt) {
   case TEENY_DT_U64: return "<u8";
   case TEENY_DT_F16: return "<f2";
   case TEENY_DT_BF16: return "<u2";
+  case TEENY_DT_F8E4M3: /* numpy has no fp8: the bits */
+  case TEENY_DT_F8E5M2: return "|u1";
   case TEENY_DT_F32: return "<f4";
   case TEENY_DT_F64: return "<f8";
   default: return NULL;

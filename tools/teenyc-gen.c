@@ -7,7 +7,8 @@
  * Per kernel K of the file (teeny_source_inspect gives the generics, the
  * parameters and the backward pairs):
  *
- *   K_consts      one int32_t field per const generic, lower-cased
+ *   K_consts      one field per const generic (its dtype; int32_t when it
+ *                 declares none), lower-cased
  *                 (BLOCK_SIZE -> block_size), set by designated initialiser
  *   K_dtypes      (only with two or more dtype generics) likewise for dtypes
  *   K_kernel      name, id, a field per dtype and const generic,
@@ -122,9 +123,27 @@ static const char *c_scalar(teeny_dtype dt) {
   case TEENY_DT_U64: return "uint64_t";
   case TEENY_DT_F16: return "uint16_t"; /* IEEE half bits */
   case TEENY_DT_BF16: return "uint16_t"; /* bfloat16 bits */
+  case TEENY_DT_F8E4M3: return "uint8_t"; /* fp8 bits */
+  case TEENY_DT_F8E5M2: return "uint8_t";
   case TEENY_DT_F32: return "float";
   default: return "double";
   }
+}
+
+/* The C type of a const generic's field: its dtype's (floats of any width
+ * as float or double: the compiler rounds the value to the dtype). */
+static const char *const_ctype(const teeny_generic_info *gi) {
+  switch (gi->const_dtype) {
+  case TEENY_DT_VOID: return "int32_t";
+  case TEENY_DT_F16: case TEENY_DT_BF16: case TEENY_DT_F32: return "float";
+  default: return c_scalar(gi->const_dtype);
+  }
+}
+
+/* Float consts are bound as text (teeny/compile.h), kept in a field of
+ * their own beside the value. */
+static bool const_as_text(const teeny_generic_info *gi) {
+  return !gi->is_dtype && gi->const_dtype >= TEENY_DT_F16 && gi->const_dtype <= TEENY_DT_F64;
 }
 
 /* The dtype as DSL source spells it, for comments. */
@@ -212,7 +231,7 @@ static void emit_generic_structs(FILE *f, const gen *g, const teeny_kernel_info 
     for (size_t i = 0; i < k->ngenerics; i++) {
       const teeny_generic_info *gi = &g->info->generics[k->generics[i]];
       if (gi->is_dtype == dt)
-        fprintf(f, "  %s %s; /* %s */\n", dt ? "teeny_dtype" : "int32_t",
+        fprintf(f, "  %s %s; /* %s */\n", dt ? "teeny_dtype" : const_ctype(gi),
                 g->field[k->generics[i]], gi->name);
     }
     fprintf(f, "} %s_%s;\n\n", k->name, dt ? "dtypes" : "consts");
@@ -231,14 +250,19 @@ static void emit_kernel_struct(FILE *f, const gen *g, const teeny_kernel_info *k
           k->name, k->name);
   for (size_t i = 0; i < k->ngenerics; i++) {
     const teeny_generic_info *gi = &g->info->generics[k->generics[i]];
-    fprintf(f, "  %s %s; /* %s generic %s", gi->is_dtype ? "teeny_dtype" : "int32_t",
+    fprintf(f, "  %s %s; /* %s generic %s", gi->is_dtype ? "teeny_dtype" : const_ctype(gi),
             g->field[k->generics[i]], gi->is_dtype ? "dtype" : "const", gi->name);
     if (gi->nallowed) {
       fprintf(f, " (");
       allowed_list(f, gi);
       fprintf(f, ")");
     }
+    if (gi->const_dtype)
+      fprintf(f, ", a %s", teeny_dtype_name(gi->const_dtype));
     fprintf(f, " */\n");
+    if (const_as_text(gi))
+      fprintf(f, "  char %s_text[32]; /* the same as text, for its binding */\n",
+              g->field[k->generics[i]]);
   }
   fprintf(f, "  const char *kernel_source;      /* the kernel file, %s */\n", g->base);
   fprintf(f, "  const char *entry_point_source; /* the generated entry point */\n");
@@ -377,6 +401,11 @@ static void emit_init(FILE *f, const gen *g, const teeny_kernel_info *k) {
       fprintf(f, "  k->base.dtypes[r->ndtypes++] = (teeny_dtype_binding){\"%s\", "
                  "teeny_dtype_name(k->%s) ? teeny_dtype_name(k->%s) : \"(invalid)\"};\n",
               x->name, g->field[gi], g->field[gi]);
+    else if (const_as_text(x)) /* %.9g / %.17g: the value exactly */
+      fprintf(f, "  snprintf(k->%s_text, sizeof k->%s_text, \"%%.%dg\", (double)k->%s);\n"
+                 "  k->base.dtypes[r->ndtypes++] = (teeny_dtype_binding){\"%s\", k->%s_text};\n",
+              g->field[gi], g->field[gi], x->const_dtype == TEENY_DT_F64 ? 17 : 9,
+              g->field[gi], x->name, g->field[gi]);
     else
       fprintf(f, "  k->base.consts[r->nconsts++] = (teeny_const_binding){\"%s\", k->%s};\n",
               x->name, g->field[gi]);

@@ -25,9 +25,9 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3, EXIT_SOCKET_PERM = 5 };
 #define MAX_BINDINGS 64
 
 static const char usage_text[] =
-    "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
-    "              [--target sm_90a] [--num-warps 4] [--num-stages N] [--emit WHAT]\n"
-    "              [-o OUT]\n"
+    "usage: teenyc FILE --kernel NAME [--dtype G=DTYPE]... [--const G=VALUE]...\n"
+    "              [--target sm_90a] [--num-warps 4] [--num-stages N] [--debug]\n"
+    "              [--emit WHAT] [-o OUT] [--arch sm_90]\n"
     "              [--mode MODE] [--socket PATH] [--cache-dir DIR] [--force]\n"
     "       teenyc run FILE --kernel NAME ... --grid X[,Y[,Z]] ...  (teenyc run --help)\n"
     "\n"
@@ -38,11 +38,19 @@ static const char usage_text[] =
     "  -k, --kernel NAME     the TEENY_KERNEL function to compile\n"
     "  -d, --dtype G=DTYPE   bind dtype generic G (bool, i8..i64, u8..u64, f16,\n"
     "                        bf16, f32, f64); repeat for each\n"
-    "  -c, --const G=INT     bind const generic G (an i32); repeat for each\n"
+    "  -c, --const G=VALUE   bind const generic G to a value of its dtype (an\n"
+    "                        i32 unless it declares one: 1024, 0x40, 1e-5,\n"
+    "                        true); repeat for each\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program: 1, 2, 4 (default), 8, 16, 32\n"
     "  -S, --num-stages N    cp.async pipeline depth of loops that feed dots,\n"
-    "                        2 to 8 (default: the code generator's choice)\n"
+    "                        2 to 8 (default: the code generator's choice;\n"
+    "                        the option teeny.num_stages, part of the key)\n"
+    "      --debug           compile device_assert checks in (part of the key)\n"
+    "  -a, --arch ARCH       name this GPU architecture (sm_90 for an H200) in the\n"
+    "                        request: the target defaults to its (sm_90a), and\n"
+    "                        teenycd makes its cubin in the background and sends\n"
+    "                        it with later replies (--emit cubin, info)\n"
     "  -e, --emit WHAT       what to print:\n"
     "                          ptx     PTX text (the cached .o artifact; default)\n"
     "                          mlir    Triton-dialect MLIR of the tile IR\n"
@@ -50,6 +58,8 @@ static const char usage_text[] =
     "                          id      the specialisation id, name__dtypes__consts\n"
     "                          key     the cache key (64 hex digits)\n"
     "                          info    a summary: id, key, entry, params, launch shape\n"
+    "                          cubin   the cubin for --arch (binary), when teenycd\n"
+    "                                  has made it (else exit 1: try again later)\n"
     "  -o, --output OUT      write to OUT instead of standard output\n"
     "  -m, --mode MODE       where to compile (default: $TEENYC_MODE, else auto):\n"
     "                          daemon    through teenycd (an error if unreachable)\n"
@@ -91,6 +101,7 @@ typedef struct options {
   const char *emit;
   teeny_client_opts client; /* mode, socket, cache dir */
   bool force;               /* --force */
+  const char *arch;         /* --arch: the GPU the request names */
   teeny_compile_req req;
   teeny_dtype_binding dtypes[MAX_BINDINGS];
   teeny_const_binding consts[MAX_BINDINGS];
@@ -122,18 +133,32 @@ static int add_dtype(options *o, char *arg) {
   return 0;
 }
 
+/* An integer value is bound as one; any other (0.01, true) as text, which
+ * the compiler reads as the constant's dtype. */
 static int add_const(options *o, char *arg) {
   char *v = split_binding(arg);
   if (!v)
-    return usage_error("--const wants NAME=INT, got '%s'", arg);
+    return usage_error("--const wants NAME=VALUE, got '%s'", arg);
   char *end;
   errno = 0;
   long long x = strtoll(v, &end, 0);
-  if (errno || *end)
-    return usage_error("--const value '%s' is not an integer", v);
+  if (errno || *end) {
+    if (o->req.ndtypes == MAX_BINDINGS)
+      return usage_error("too many --dtype and --const bindings (%s)", "limit 64");
+    o->dtypes[o->req.ndtypes++] = (teeny_dtype_binding){arg, v};
+    return 0;
+  }
   if (o->req.nconsts == MAX_BINDINGS)
     return usage_error("too many --const bindings (%s)", "limit 64");
   o->consts[o->req.nconsts++] = (teeny_const_binding){arg, x};
+  return 0;
+}
+
+/* A request option (TEENY_OPT_*): a const binding under its reserved name. */
+static int add_option(options *o, const char *name, long long value) {
+  if (o->req.nconsts == MAX_BINDINGS)
+    return usage_error("too many --const bindings (%s)", "limit 64");
+  o->consts[o->req.nconsts++] = (teeny_const_binding){name, value};
   return 0;
 }
 
@@ -146,17 +171,20 @@ static int parse_args(int argc, char **argv, options *o) {
       {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, 'V'},      {"mode", required_argument, NULL, 'm'},
       {"socket", required_argument, NULL, 's'}, {"cache-dir", required_argument, NULL, 'C'},
-      {"force", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0}};
+      {"force", no_argument, NULL, 'f'},        {"debug", no_argument, NULL, 'G'},
+      {"arch", required_argument, NULL, 'a'},
+      {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->emit = "ptx";
   o->req.dtypes = o->dtypes;
   o->req.consts = o->consts;
   int c, rc;
-  while ((c = getopt_long(argc, argv, "k:d:c:t:w:S:e:o:hVm:s:C:f", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "k:d:c:t:w:S:e:o:hVm:s:C:fa:", longopts, NULL)) != -1) {
     switch (c) {
     case 'k': o->req.kernel = optarg; break;
     case 'd': if ((rc = add_dtype(o, optarg))) return rc; break;
     case 'c': if ((rc = add_const(o, optarg))) return rc; break;
+    case 'G': if ((rc = add_option(o, TEENY_OPT_DEBUG, 1))) return rc; break;
     case 't': o->req.target = optarg; break;
     case 'w': {
       char *end;
@@ -171,7 +199,8 @@ static int parse_args(int argc, char **argv, options *o) {
       long s = strtol(optarg, &end, 10);
       if (*end || s < 2 || s > 8)
         return usage_error("--num-stages wants 2 to 8, got '%s'", optarg);
-      o->req.num_stages = (int)s;
+      if ((rc = add_option(o, TEENY_OPT_NUM_STAGES, s)))
+        return rc;
       break;
     }
     case 'e': o->emit = optarg; break;
@@ -186,6 +215,7 @@ static int parse_args(int argc, char **argv, options *o) {
     case 's': o->client.socket_path = optarg; break;
     case 'C': o->client.cache_dir = optarg; break;
     case 'f': o->force = true; break;
+    case 'a': o->arch = optarg; break;
     case 'h': fputs(usage_text, stdout); exit(0);
     case 'V':
       printf("teenyc %s (LLVM %s)\n", teeny_version(), teeny_llvm_version());
@@ -198,11 +228,13 @@ static int parse_args(int argc, char **argv, options *o) {
   o->file = argv[optind];
   if (!o->req.kernel)
     return usage_error("%s", "--kernel NAME is required");
-  static const char *const emits[] = {"ptx", "mlir", "source", "id", "key", "info"};
+  static const char *const emits[] = {"ptx", "mlir", "source", "id", "key", "info", "cubin"};
+  if (strcmp(o->emit, "cubin") == 0 && !o->arch)
+    return usage_error("%s", "--emit cubin needs --arch");
   for (size_t i = 0; i < sizeof emits / sizeof *emits; i++)
     if (strcmp(o->emit, emits[i]) == 0)
       return 0;
-  return usage_error("unknown --emit '%s' (ptx, mlir, source, id, key, info)", o->emit);
+  return usage_error("unknown --emit '%s' (ptx, mlir, source, id, key, info, cubin)", o->emit);
 }
 
 /* Read a whole file (or stdin for "-"), refusing more than the source limit. */
@@ -257,6 +289,9 @@ static void print_info(FILE *out, const teeny_client_result *r) {
           a->ptx_len, a->mlir_len, r->compile_ms);
   fprintf(out, "cache:      %s\nmode:       %s\n", teeny_client_cache_name(r->cache),
           teeny_client_mode_name(r->mode));
+  if (r->cubin)
+    fprintf(out, "cubin:      %zu bytes for %s (%s)\n", r->cubin_len, r->cubin_arch,
+            r->cubin_toolchain);
 }
 
 static unsigned emit_flags(const char *emit) {
@@ -264,7 +299,7 @@ static unsigned emit_flags(const char *emit) {
     return TEENY_EMIT_MLIR;
   if (strcmp(emit, "info") == 0)
     return TEENY_EMIT_MLIR | TEENY_EMIT_PTX;
-  if (strcmp(emit, "ptx") == 0)
+  if (strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0)
     return TEENY_EMIT_PTX;
   if (strcmp(emit, "source") == 0)
     return TEENY_EMIT_SOURCE;
@@ -280,6 +315,8 @@ static int write_output(const options *o, const teeny_client_result *r) {
   }
   if (strcmp(o->emit, "ptx") == 0)
     fwrite(a->ptx, 1, a->ptx_len, out);
+  else if (strcmp(o->emit, "cubin") == 0)
+    fwrite(r->cubin, 1, r->cubin_len, out);
   else if (strcmp(o->emit, "mlir") == 0)
     fwrite(a->mlir, 1, a->mlir_len, out);
   else if (strcmp(o->emit, "source") == 0)
@@ -341,6 +378,11 @@ static int run(options *o) {
   }
   if (*teeny_client_notice(c))
     fprintf(stderr, "teenyc: note: %s\n", teeny_client_notice(c));
+  if (o->arch && (rc = teeny_client_set_arch(c, o->arch))) {
+    fprintf(stderr, "teenyc: --arch: %s\n", teeny_client_errmsg(c));
+    status = EXIT_USAGE;
+    goto done;
+  }
   unsigned emit = emit_flags(o->emit) | (o->force ? TEENY_CLIENT_FORCE : 0);
   rc = teeny_client_compile(c, &o->req, emit, &r);
   if (r)
@@ -354,6 +396,11 @@ static int run(options *o) {
     status = exit_for(rc);
     if (!r && rc != TEENY_E_NOMEM)
       status = EXIT_SYSTEM; /* no answer at all: connection, I/O */
+  } else if (strcmp(o->emit, "cubin") == 0 && !r->cubin) {
+    fprintf(stderr, "teenyc: no %s cubin yet%s\n", o->arch,
+            r->mode == TEENY_MODE_DAEMON ? " (teenycd makes it in the background: ask again)"
+                                         : " (only teenycd makes cubins)");
+    status = EXIT_USER;
   } else {
     status = write_output(o, r);
   }

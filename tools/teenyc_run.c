@@ -30,19 +30,19 @@ enum { EXIT_USER = 1, EXIT_USAGE = 2, EXIT_SYSTEM = 3 };
 #define MAX_ITEMS 64
 
 static const char usage_text[] =
-    "usage: teenyc run FILE --kernel NAME [--dtype G=DTYPE]... [--const G=INT]...\n"
+    "usage: teenyc run FILE --kernel NAME [--dtype G=DTYPE]... [--const G=VALUE]...\n"
     "                  --grid X[,Y[,Z]] [--arg NAME=FILE.npy|NAME=VALUE]...\n"
     "                  [--fill NAME=COUNT[:zeros|iota|random[:SEED]]]...\n"
     "                  [--engine interp|emu|both] [--tol REL] [--atol ABS] [--out DIR]\n"
     "                  [--target T]\n"
-    "                  [--num-warps N] [--quiet]\n"
+    "                  [--num-warps N] [--debug] [--quiet]\n"
     "\n"
     "Run one launch of a kernel on the CPU and write its buffers back.\n"
     "\n"
     "options:\n"
     "  -k, --kernel NAME     the TEENY_KERNEL function to run\n"
     "  -d, --dtype G=DTYPE   bind dtype generic G; repeat for each\n"
-    "  -c, --const G=INT     bind const generic G; repeat for each\n"
+    "  -c, --const G=VALUE   bind const generic G (1024, 1e-5, true); repeat\n"
     "  -g, --grid X[,Y[,Z]]  programs along each axis (default 1)\n"
     "  -a, --arg NAME=FILE.npy   a pointer parameter's buffer, from a .npy file\n"
     "                            of the parameter's dtype (bf16: '<u2' bits)\n"
@@ -64,6 +64,7 @@ static const char usage_text[] =
     "  -o, --out DIR         write every pointer argument as DIR/NAME.npy\n"
     "  -t, --target T        sm_90a (default), sm_90, sm_89, sm_86, sm_80\n"
     "  -w, --num-warps N     warps per program (default 4)\n"
+    "      --debug           check device_assert (compiled in; part of the key)\n"
     "  -q, --quiet           print nothing on success\n"
     "  -h, --help            show this help\n"
     "\n"
@@ -156,7 +157,7 @@ static int parse(int argc, char **argv, run_opts *o) {
       {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
       {"tol", required_argument, NULL, 'T'},    {"atol", required_argument, NULL, 'A'},
       {"no-compare", required_argument, NULL, 'N'},
-      {NULL, 0, NULL, 0}};
+      {"debug", no_argument, NULL, 'G'},        {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->grid[0] = o->grid[1] = o->grid[2] = 1;
   o->engine = "interp";
@@ -171,17 +172,23 @@ static int parse(int argc, char **argv, run_opts *o) {
         return usage("--dtype wants NAME=DTYPE, got '%s'", optarg);
       o->dtypes[o->req.ndtypes++] = (teeny_dtype_binding){optarg, v};
       break;
-    case 'c': {
-      if (!(v = split(optarg)) || o->req.nconsts == MAX_ITEMS)
-        return usage("--const wants NAME=INT, got '%s'", optarg);
+    case 'c': { /* an integer by value, anything else (1e-5, true) as text */
+      if (!(v = split(optarg)) || o->req.nconsts == MAX_ITEMS || o->req.ndtypes == MAX_ITEMS)
+        return usage("--const wants NAME=VALUE, got '%s'", optarg);
       char *end;
       errno = 0;
       long long x = strtoll(v, &end, 0);
       if (errno || *end)
-        return usage("--const value '%s' is not an integer", v);
-      o->consts[o->req.nconsts++] = (teeny_const_binding){optarg, x};
+        o->dtypes[o->req.ndtypes++] = (teeny_dtype_binding){optarg, v};
+      else
+        o->consts[o->req.nconsts++] = (teeny_const_binding){optarg, x};
       break;
     }
+    case 'G':
+      if (o->req.nconsts == MAX_ITEMS)
+        return usage("too many bindings (%s)", "--debug");
+      o->consts[o->req.nconsts++] = (teeny_const_binding){TEENY_OPT_DEBUG, 1};
+      break;
     case 'g':
       if ((rc = parse_grid(optarg, o->grid)))
         return rc;

@@ -1,6 +1,6 @@
 /*
  * tools/teenyctl.c — administer teenycd's cache: stats, list, show, purge,
- * verify, ping, shutdown.  A thin tool over libteenyc-client's public API
+ * verify, ping, shutdown, and its autotuning records (tuned).  A thin tool over libteenyc-client's public API
  * (teeny_client_admin); every command prints an aligned table with units
  * for people, or with --json one JSON value for programs.
  *
@@ -38,15 +38,21 @@ static const char usage_text[] =
     "                                 (--zero: then reset them; admin)\n"
     "  list [--name GLOB] [--limit N] [--sort used|size|hits]\n"
     "                                 cached kernels, most recently used first\n"
-    "  show HASH-PREFIX [--source|--mlir|--ptx]\n"
+    "  show HASH-PREFIX [--source|--mlir|--ptx|--cubin ARCH]\n"
     "                                 one entry by 4 to 64 hex digits of its key\n"
     "                                 (an ambiguous prefix lists the candidates),\n"
-    "                                 or one of its artifacts\n"
+    "                                 its cubins, or one of its artifacts (the\n"
+    "                                 cubin for ARCH, e.g. sm_90, as binary)\n"
     "  purge --all | --older-than DUR | --name GLOB | --to-size SIZE\n"
     "                                 remove entries and print them (admin);\n"
     "                                 --name and --older-than combine\n"
     "  verify [--repair]              re-hash every artifact; --repair drops\n"
     "                                 broken entries and orphan files (admin)\n"
+    "  tuned [--name GLOB]            autotuning records: the winner per kernel,\n"
+    "                                 problem key, GPU and driver\n"
+    "  tuned --purge --all | --purge --name GLOB\n"
+    "                                 remove tuning records (admin): the next\n"
+    "                                 process to ask tunes again\n"
     "  ping                           is teenycd alive?\n"
     "  shutdown                       stop teenycd (admin)\n"
     "\n"
@@ -70,6 +76,8 @@ static const char usage_text[] =
     "  teenyctl --json stats | python3 -m json.tool\n"
     "  teenyctl list --name 'matmul*' --sort size --limit 10\n"
     "  teenyctl show 3fa9 --ptx > kernel.ptx\n"
+    "  teenyctl show 3fa9 --cubin sm_90 > kernel.cubin\n"
+    "  teenyctl tuned --name 'matmul*'\n"
     "  teenyctl purge --older-than 7d\n"
     "  teenyctl purge --to-size 1G\n"
     "  teenyctl verify --repair\n";
@@ -81,6 +89,7 @@ typedef struct cli {
   teeny_admin_req req;  /* what to send */
   const char *dur;      /* purge --older-than as given */
   const char *size;     /* purge --to-size as given */
+  const char *cubin;    /* show --cubin ARCH */
 } cli;
 
 static int usage(const char *fmt, const char *arg) {
@@ -220,8 +229,10 @@ static void json_entry(const teeny_cache_entry *e) {
   printf(", \"target\": ");
   json_str(e->target);
   printf(", \"num_warps\": %d, \"size\": %" PRIu64 ", \"created\": %" PRId64
-         ", \"last_used\": %" PRId64 ", \"hits\": %" PRIu64 ", \"compile_ms\": ",
-         e->num_warps, e->size, e->created, e->last_used, e->hits);
+         ", \"last_used\": %" PRId64 ", \"hits\": %" PRIu64 ", \"cubins\": %" PRIu32
+         ", \"cubin_bytes\": %" PRIu64 ", \"compile_ms\": ",
+         e->num_warps, e->size, e->created, e->last_used, e->hits, e->cubins,
+         e->cubin_bytes);
   json_num(e->compile_ms);
   putchar('}');
 }
@@ -238,16 +249,17 @@ static void json_entries(const teeny_cache_entry *v, size_t n) {
 /* ---- tables ------------------------------------------------------------------------ */
 
 static void entries_table(const teeny_cache_entry *v, size_t n) {
-  printf("%-14s %-16s %-32s %-7s %5s %10s %7s %14s %11s\n", "KEY", "NAME", "ID", "TARGET",
-         "WARPS", "SIZE", "HITS", "LAST USED", "COMPILE");
+  printf("%-14s %-16s %-32s %-7s %5s %10s %6s %7s %14s %11s\n", "KEY", "NAME", "ID",
+         "TARGET", "WARPS", "SIZE", "CUBINS", "HITS", "LAST USED", "COMPILE");
   for (size_t i = 0; i < n; i++) {
     const teeny_cache_entry *e = &v[i];
     char size[32], ago[48], ms[32];
     fmt_bytes(size, sizeof size, (double)e->size);
     fmt_ago(ago, sizeof ago, e->last_used);
     fmt_ms(ms, sizeof ms, e->compile_ms);
-    printf("%-14.12s %-16.16s %-32.32s %-7s %5d %10s %7" PRIu64 " %14s %11s\n", e->key, e->name,
-           e->id, e->target, e->num_warps, size, e->hits, ago, ms);
+    printf("%-14.12s %-16.16s %-32.32s %-7s %5d %10s %6" PRIu32 " %7" PRIu64 " %14s %11s\n",
+           e->key, e->name, e->id, e->target, e->num_warps, size, e->cubins, e->hits, ago,
+           ms);
   }
 }
 
@@ -275,6 +287,17 @@ static void stats_human(const teeny_admin_reply *r) {
   printf("%-18s %14.0f\n", "entries", teeny_admin_counter(r, "entries"));
   fmt_bytes(a, sizeof a, teeny_admin_counter(r, "bytes"));
   printf("%-18s %14s\n", "stored", a);
+  double cubins = teeny_admin_counter(r, "cubins");
+  if (!isnan(cubins)) { /* a daemon that makes cubins */
+    fmt_bytes(b, sizeof b, teeny_admin_counter(r, "cubin_bytes"));
+    printf("%-18s %14.0f   %s (in stored), %.0f made, %.0f failed, %.0f queued\n",
+           "cubins", cubins, b, teeny_admin_counter(r, "sass_made"),
+           teeny_admin_counter(r, "sass_failed"), teeny_admin_counter(r, "sass_queued"));
+    printf("%-18s %14.0f   %.0f tunings, %.0f answered from a record (%.0f after waiting)\n",
+           "tuning records", teeny_admin_counter(r, "tuned"),
+           teeny_admin_counter(r, "tunings"), teeny_admin_counter(r, "tune_hits"),
+           teeny_admin_counter(r, "tune_joins"));
+  }
   printf("%-18s %14.0f\n", "evictions", teeny_admin_counter(r, "evictions"));
   fmt_duration(a, sizeof a, teeny_admin_counter(r, "uptime_s"));
   printf("%-18s %14s\n", "uptime", a);
@@ -300,20 +323,83 @@ static int cmd_stats(const cli *o, const teeny_admin_reply *r) {
   return EXIT_OK;
 }
 
-static int cmd_list(const cli *o, const teeny_admin_reply *r) {
+/* ---- list: page after page ------------------------------------------------------ */
+
+/* Entries gathered over several list replies (the daemon sends at most its
+ * page, 10 000, per reply, with a cursor for the next); v points into the
+ * replies kept in pages. */
+typedef struct listing {
+  teeny_admin_reply **pages; /* every reply, kept for v's strings */
+  size_t npages;             /* how many */
+  teeny_cache_entry *v;      /* the entries, in order */
+  size_t n;                  /* how many */
+} listing;
+
+static void listing_free(listing *l) {
+  for (size_t i = 0; i < l->npages; i++)
+    teeny_admin_reply_free(l->pages[i]);
+  free(l->pages);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}
+
+static int listing_add(listing *l, teeny_admin_reply *r) {
+  teeny_admin_reply **np = realloc(l->pages, (l->npages + 1) * sizeof *np);
+  teeny_cache_entry *nv = np ? realloc(l->v, (l->n + r->nentries + 1) * sizeof *nv) : NULL;
+  if (np)
+    l->pages = np;
+  if (!nv) {
+    teeny_admin_reply_free(r);
+    return TEENY_E_NOMEM;
+  }
+  l->v = nv;
+  l->pages[l->npages++] = r;
+  if (r->nentries) /* an empty page has no entries array */
+    memcpy(l->v + l->n, r->entries, r->nentries * sizeof *nv);
+  l->n += r->nentries;
+  return 0;
+}
+
+/* Every entry q names (q->limit: at most that many; 0: all), following the
+ * daemon's cursors.  0, or the failed request's status with *bad its reply
+ * (or NULL: a transport error; teeny_client_errmsg says why). */
+static int list_all(teeny_client *c, const teeny_admin_req *q, listing *out,
+                    teeny_admin_reply **bad) {
+  teeny_admin_req page = *q;
+  memset(out, 0, sizeof *out);
+  *bad = NULL;
+  for (;;) {
+    if (q->limit)
+      page.limit = q->limit - (unsigned)out->n;
+    teeny_admin_reply *r = NULL;
+    int rc = teeny_client_admin(c, &page, &r);
+    if (rc) {
+      *bad = r;
+      return rc;
+    }
+    const char *next = r->next;
+    if ((rc = listing_add(out, r)))
+      return rc;
+    if (!next || (q->limit && out->n >= q->limit))
+      return 0;
+    page.after = next; /* lives in the kept reply */
+  }
+}
+
+static int cmd_list(const cli *o, const listing *l) {
   if (o->json) {
     printf("{\"entries\": ");
-    json_entries(r->entries, r->nentries);
+    json_entries(l->v, l->n);
     printf("}\n");
     return EXIT_OK;
   }
-  entries_table(r->entries, r->nentries);
+  entries_table(l->v, l->n);
   uint64_t total = 0;
-  for (size_t i = 0; i < r->nentries; i++)
-    total += r->entries[i].size;
+  for (size_t i = 0; i < l->n; i++)
+    total += l->v[i].size;
   char b[32];
   fmt_bytes(b, sizeof b, (double)total);
-  printf("%zu entr%s, %s\n", r->nentries, r->nentries == 1 ? "y" : "ies", b);
+  printf("%zu entr%s, %s\n", l->n, l->n == 1 ? "y" : "ies", b);
   return EXIT_OK;
 }
 
@@ -330,12 +416,45 @@ static void show_human(const teeny_cache_entry *e) {
   printf("created:    %s\nlast used:  %s\n", created, used);
 }
 
+static void cubins_human(const teeny_admin_reply *r) {
+  printf("cubins:     %zu\n", r->ncubins);
+  for (size_t i = 0; i < r->ncubins; i++) {
+    const teeny_cache_cubin *c = &r->cubins[i];
+    char size[32], ms[32], ago[48];
+    fmt_bytes(size, sizeof size, (double)c->size);
+    fmt_ms(ms, sizeof ms, c->sass_ms);
+    fmt_ago(ago, sizeof ago, c->created);
+    printf("  %-8s %10s  %-24s made in %s, %s\n", c->arch, size, c->toolchain, ms, ago);
+  }
+}
+
+static void json_cubins(const teeny_admin_reply *r) {
+  printf(", \"cubins\": [");
+  for (size_t i = 0; i < r->ncubins; i++) {
+    const teeny_cache_cubin *c = &r->cubins[i];
+    printf(i ? ", {\"arch\": " : "{\"arch\": ");
+    json_str(c->arch);
+    printf(", \"toolchain\": ");
+    json_str(c->toolchain);
+    printf(", \"size\": %" PRIu64 ", \"created\": %" PRId64 ", \"sass_ms\": ", c->size,
+           c->created);
+    json_num(c->sass_ms);
+    putchar('}');
+  }
+  putchar(']');
+}
+
 static int cmd_show(const cli *o, const teeny_admin_reply *r) {
   const char *art = r->ptx ? r->ptx : r->mlir ? r->mlir : r->source;
   size_t len = r->ptx ? r->ptx_len : r->mlir ? r->mlir_len : r->source_len;
+  if (o->cubin && !o->json) {
+    fwrite(r->cubin, 1, r->cubin_len, stdout); /* binary, for a file */
+    return EXIT_OK;
+  }
   if (o->json) {
     printf("{\"entry\": ");
     json_entry(&r->entries[0]);
+    json_cubins(r);
     const char *names[] = {"source", "mlir", "ptx"};
     const char *texts[] = {r->source, r->mlir, r->ptx};
     size_t lens[] = {r->source_len, r->mlir_len, r->ptx_len};
@@ -349,7 +468,76 @@ static int cmd_show(const cli *o, const teeny_admin_reply *r) {
     fwrite(art, 1, len, stdout);
   } else {
     show_human(&r->entries[0]);
+    cubins_human(r);
   }
+  return EXIT_OK;
+}
+
+/* ---- tuned ------------------------------------------------------------------------- */
+
+/* "BLOCK_M=128 BLOCK_N=256 num_warps=8" into out. */
+static void fmt_config(char *out, size_t size, const teeny_tuned_record *t) {
+  size_t k = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < t->nconsts && k < size; i++)
+    k += (size_t)snprintf(out + k, size - k, "%s=%" PRId64 " ", t->consts[i].name,
+                          t->consts[i].value);
+  if (k < size)
+    snprintf(out + k, size - k, "num_warps=%d", t->num_warps);
+}
+
+static void json_tuned(const teeny_tuned_record *t) {
+  printf("{\"kernel\": ");
+  json_str(t->kernel);
+  printf(", \"digest\": ");
+  json_str(t->digest);
+  printf(", \"problem\": ");
+  json_str(t->problem);
+  printf(", \"gpu\": ");
+  json_str(t->gpu);
+  printf(", \"driver\": ");
+  json_str(t->driver);
+  printf(", \"consts\": {");
+  for (size_t i = 0; i < t->nconsts; i++) {
+    printf(i ? ", " : "");
+    json_str(t->consts[i].name);
+    printf(": %" PRId64, t->consts[i].value);
+  }
+  printf("}, \"num_warps\": %d, \"best_ms\": ", t->num_warps);
+  json_num(t->best_ms);
+  printf(", \"candidates\": %" PRIu32 ", \"created\": %" PRId64 "}", t->candidates,
+         t->created);
+}
+
+static int cmd_tuned(const cli *o, const teeny_admin_reply *r) {
+  if (o->req.op == TEENY_ADMIN_TUNED_PURGE) {
+    if (o->json)
+      printf("{\"removed\": %" PRIu64 "}\n", r->removed);
+    else
+      printf("removed %" PRIu64 " tuning record%s\n", r->removed, r->removed == 1 ? "" : "s");
+    return EXIT_OK;
+  }
+  if (o->json) {
+    printf("{\"records\": [");
+    for (size_t i = 0; i < r->ntuned; i++) {
+      printf(i ? ",\n  " : "\n  ");
+      json_tuned(&r->tuned[i]);
+    }
+    printf(r->ntuned ? "\n]}\n" : "]}\n");
+    return EXIT_OK;
+  }
+  printf("%-16s %-24s %-14s %-10s %-36s %10s %5s %14s\n", "KERNEL", "PROBLEM", "GPU", "DRIVER",
+         "WINNER", "BEST", "TIMED", "CREATED");
+  for (size_t i = 0; i < r->ntuned; i++) {
+    const teeny_tuned_record *t = &r->tuned[i];
+    char cfg[256], ms[32], ago[48];
+    fmt_config(cfg, sizeof cfg, t);
+    fmt_ms(ms, sizeof ms, t->best_ms);
+    fmt_ago(ago, sizeof ago, t->created);
+    printf("%-16.16s %-24.24s %-14.14s %-10.10s %-36.36s %10s %5" PRIu32 " %14s\n", t->kernel,
+           t->problem, t->gpu, t->driver, cfg, ms, t->candidates, ago);
+  }
+  printf("%zu tuning record%s\n", r->ntuned, r->ntuned == 1 ? "" : "s");
   return EXIT_OK;
 }
 
@@ -421,23 +609,25 @@ static size_t select_purged(const teeny_admin_req *q, teeny_cache_entry *v, size
 /* The entries the purge will remove, listed before it runs (NULL, 0 if the
  * list cannot be had: the purge reply's counts still tell). */
 static teeny_cache_entry *preview(teeny_client *c, const teeny_admin_req *q, size_t *n,
-                                  teeny_admin_reply **keep) {
+                                  listing *keep) {
   teeny_admin_req l = {.op = TEENY_ADMIN_LIST, .sort = TEENY_ADMIN_SORT_USED};
+  teeny_admin_reply *bad = NULL;
   *n = 0;
-  if (teeny_client_admin(c, &l, keep))
+  if (list_all(c, &l, keep, &bad)) {
+    teeny_admin_reply_free(bad);
     return NULL;
-  teeny_admin_reply *r = *keep;
-  bool *gone = calloc(r->nentries + 1, sizeof *gone);
-  teeny_cache_entry *out = calloc(r->nentries + 1, sizeof *out);
+  }
+  bool *gone = calloc(keep->n + 1, sizeof *gone);
+  teeny_cache_entry *out = calloc(keep->n + 1, sizeof *out);
   if (!gone || !out) {
     free(gone);
     free(out);
     return NULL;
   }
-  select_purged(q, r->entries, r->nentries, gone);
-  for (size_t i = 0; i < r->nentries; i++)
+  select_purged(q, keep->v, keep->n, gone);
+  for (size_t i = 0; i < keep->n; i++)
     if (gone[i])
-      out[(*n)++] = r->entries[i];
+      out[(*n)++] = keep->v[i];
   free(gone);
   return out;
 }
@@ -506,10 +696,11 @@ static int dispatch(const cli *o, teeny_client *c, const teeny_admin_reply *r,
                     const teeny_cache_entry *purged, size_t npurged, double ms) {
   switch (o->req.op) {
   case TEENY_ADMIN_STATS: return cmd_stats(o, r);
-  case TEENY_ADMIN_LIST: return cmd_list(o, r);
   case TEENY_ADMIN_SHOW: return cmd_show(o, r);
   case TEENY_ADMIN_VERIFY: return cmd_verify(o, r);
   case TEENY_ADMIN_PURGE: return purge_report(o, r, purged, npurged);
+  case TEENY_ADMIN_TUNED:
+  case TEENY_ADMIN_TUNED_PURGE: return cmd_tuned(o, r);
   case TEENY_ADMIN_PING:
     if (o->json) {
       printf("{\"ok\": true, \"socket\": ");
@@ -537,7 +728,8 @@ static int run(const cli *o) {
   teeny_client_opts co = {.mode = TEENY_MODE_DAEMON, .socket_path = o->socket,
                           .client_name = "teenyctl/" TEENY_VERSION_STRING, .memo_entries = -1};
   teeny_client *c = NULL;
-  teeny_admin_reply *r = NULL, *listing = NULL;
+  teeny_admin_reply *r = NULL;
+  listing all = {0};
   teeny_cache_entry *purged = NULL;
   size_t npurged = 0;
   int status;
@@ -546,10 +738,16 @@ static int run(const cli *o) {
     status = report_error(o, rc, teeny_client_errmsg(c), NULL, true);
     goto done;
   }
+  if (o->req.op == TEENY_ADMIN_LIST) {
+    rc = list_all(c, &o->req, &all, &r);
+    status = rc ? report_error(o, rc, teeny_client_errmsg(c), r, false) : cmd_list(o, &all);
+    goto done;
+  }
   if (o->req.op == TEENY_ADMIN_PURGE)
-    purged = preview(c, &o->req, &npurged, &listing);
+    purged = preview(c, &o->req, &npurged, &all);
   double t0 = now_ms();
-  rc = teeny_client_admin(c, &o->req, &r);
+  rc = o->cubin ? teeny_client_show_cubin(c, o->req.key, o->cubin, &r)
+                : teeny_client_admin(c, &o->req, &r);
   double ms = now_ms() - t0;
   if (rc)
     status = report_error(o, rc, teeny_client_errmsg(c), r, false);
@@ -557,7 +755,7 @@ static int run(const cli *o) {
     status = dispatch(o, c, r, purged, npurged, ms);
 done:
   free(purged);
-  teeny_admin_reply_free(listing);
+  listing_free(&all);
   teeny_admin_reply_free(r);
   teeny_client_close(c);
   return status;
@@ -568,7 +766,7 @@ done:
 static const struct { const char *name; teeny_admin_op op; } commands[] = {
     {"stats", TEENY_ADMIN_STATS}, {"list", TEENY_ADMIN_LIST},     {"show", TEENY_ADMIN_SHOW},
     {"purge", TEENY_ADMIN_PURGE}, {"verify", TEENY_ADMIN_VERIFY}, {"ping", TEENY_ADMIN_PING},
-    {"shutdown", TEENY_ADMIN_SHUTDOWN}};
+    {"shutdown", TEENY_ADMIN_SHUTDOWN}, {"tuned", TEENY_ADMIN_TUNED}};
 
 /* The value of an option at argv[*i] ("--opt VALUE" or "--opt=VALUE"). */
 static const char *value(int argc, char **argv, int *i, const char *opt) {
@@ -626,6 +824,19 @@ static int purge_opt(cli *o, int argc, char **argv, int *i) {
   return 0;
 }
 
+static int tuned_opt(cli *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i], *v;
+  if (strcmp(a, "--purge") == 0)
+    o->req.op = TEENY_ADMIN_TUNED_PURGE;
+  else if (strcmp(a, "--all") == 0)
+    o->req.all = true;
+  else if (is_opt(a, "--name") && (v = value(argc, argv, i, "--name")))
+    o->req.name = v;
+  else
+    return usage("tuned: unknown option '%s'", a);
+  return 0;
+}
+
 static int command_opt(cli *o, int argc, char **argv, int *i) {
   const char *a = argv[*i];
   switch (o->req.op) {
@@ -640,16 +851,26 @@ static int command_opt(cli *o, int argc, char **argv, int *i) {
     static const struct { const char *opt; unsigned emit; } arts[] = {
         {"--source", TEENY_EMIT_SOURCE}, {"--mlir", TEENY_EMIT_MLIR}, {"--ptx", TEENY_EMIT_PTX}};
     for (int k = 0; k < 3; k++)
-      if (strcmp(a, arts[k].opt) == 0 && !o->req.emit) {
+      if (strcmp(a, arts[k].opt) == 0 && !o->req.emit && !o->cubin) {
         o->req.emit = arts[k].emit;
         return 0;
       }
+    const char *v;
+    if (is_opt(a, "--cubin") && !o->req.emit && !o->cubin &&
+        (v = value(argc, argv, i, "--cubin"))) {
+      o->cubin = v;
+      return 0;
+    }
     if (a[0] != '-' && !o->req.key) {
       o->req.key = a;
       return 0;
     }
-    return usage("show: unexpected '%s' (one HASH-PREFIX, one of --source/--mlir/--ptx)", a);
+    return usage("show: unexpected '%s' (one HASH-PREFIX, one of --source/--mlir/--ptx/"
+                 "--cubin ARCH)", a);
   }
+  case TEENY_ADMIN_TUNED:
+  case TEENY_ADMIN_TUNED_PURGE:
+    return tuned_opt(o, argc, argv, i);
   case TEENY_ADMIN_PURGE:
     return purge_opt(o, argc, argv, i);
   case TEENY_ADMIN_VERIFY:
@@ -681,6 +902,10 @@ static int check_command(const cli *o) {
       return usage("show wants a HASH-PREFIX of 4 to 64 hex digits, got '%s'",
                    o->req.key ? o->req.key : "");
   }
+  if (o->req.op == TEENY_ADMIN_TUNED && o->req.all)
+    return usage("%s", "tuned: --all goes with --purge");
+  if (o->req.op == TEENY_ADMIN_TUNED_PURGE && o->req.all == (o->req.name != NULL))
+    return usage("%s", "tuned --purge wants exactly one of --all and --name GLOB");
   if (o->req.op == TEENY_ADMIN_PURGE) {
     const teeny_admin_req *q = &o->req;
     bool filter = q->name || q->older_than_s > 0;

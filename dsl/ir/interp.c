@@ -116,6 +116,8 @@ static elem mem_read(teeny_dtype dt, const unsigned char *p) {
   case TEENY_DT_BF16: LOAD_AS(uint16_t, v.f = bf16_value(x_)); break;
   case TEENY_DT_F32: LOAD_AS(float, v.f = x_); break;
   case TEENY_DT_F64: LOAD_AS(double, v.f = x_); break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: v.f = teeny__fp8_value(dt, p[0]); break;
   default: break;
   }
   return v;
@@ -143,6 +145,8 @@ static void mem_write(teeny_dtype dt, unsigned char *p, elem v) {
   case TEENY_DT_BF16: STORE_AS(uint16_t, bf16_bits(v.f)); break;
   case TEENY_DT_F32: STORE_AS(float, (float)teeny__scalar_round(TEENY_DT_F32, v.f)); break;
   case TEENY_DT_F64: STORE_AS(double, v.f); break;
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2: p[0] = teeny__fp8_bits(dt, v.f); break;
   default: break;
   }
 }
@@ -172,6 +176,7 @@ typedef struct interp {
   uint64_t steps;           /* element operations so far */
   uint64_t max_steps;       /* budget */
   teeny_race *race;         /* the race detector (race.c), or NULL */
+  FILE *print;              /* where device_print's lines go */
   teeny_arena arena;        /* its memory */
 } interp;
 
@@ -756,6 +761,86 @@ static int exec_dot(interp *it, const teeny_op *op) {
   return TEENY_OK;
 }
 
+/* ---- device_print, device_assert -------------------------------------------------------------- */
+
+/* "pid (x, y, z) " and, for element e of a tile of type t, "idx (i, j) ". */
+static void put_where(interp *it, teeny_buf *b, teeny_type t, long e) {
+  teeny__buf_printf(b, "pid (%u, %u, %u) ", it->pid[0], it->pid[1], it->pid[2]);
+  if (t.rank == 1)
+    teeny__buf_printf(b, "idx (%ld) ", e);
+  else if (t.rank == 2)
+    teeny__buf_printf(b, "idx (%ld, %ld) ", e / t.shape[1], e % t.shape[1]);
+}
+
+/* Element e of op's values from args[first..]: the format's text in b. */
+static void format_elem(interp *it, teeny_buf *b, const teeny_op *op, int first, long e) {
+  teeny_dtype dts[TEENY_FMT_MAX_ARGS];
+  elem vals[TEENY_FMT_MAX_ARGS];
+  int n = op->nargs - first;
+  for (int i = 0; i < n && i < TEENY_FMT_MAX_ARGS; i++) {
+    teeny_type t = type_of(it, op->args[first + i]);
+    dts[i] = t.dt;
+    vals[i] = val(it, op->args[first + i])[t.rank ? e : 0];
+  }
+  teeny__fmt_values(b, op->str, dts, vals, n);
+}
+
+/* The type of op's tile operands (they share one), or a scalar's. */
+static teeny_type debug_shape(interp *it, const teeny_op *op) {
+  for (int i = 0; i < op->nargs; i++)
+    if (type_of(it, op->args[i]).rank)
+      return type_of(it, op->args[i]);
+  return teeny__type_scalar(TEENY_DT_I32);
+}
+
+/* One line per element (one per program if all values are scalars), in
+ * element order, each ending in exactly one newline. */
+static int exec_print(interp *it, const teeny_op *op) {
+  teeny_type t = debug_shape(it, op);
+  long n = teeny__type_numel(t);
+  size_t flen = strlen(op->str);
+  bool nl = flen && op->str[flen - 1] == '\n';
+  teeny_buf b;
+  teeny__buf_init(&b);
+  for (long e = 0; e < n; e++) {
+    b.len = 0;
+    put_where(it, &b, t, e);
+    format_elem(it, &b, op, 0, e);
+    if (!nl)
+      teeny__buf_putc(&b, '\n');
+    fwrite(b.p, 1, b.len, it->print);
+  }
+  fflush(it->print);
+  teeny__buf_free(&b);
+  return TEENY_OK;
+}
+
+/* The first element where the condition is false stops the run, with its
+ * message formatted from that element's values. */
+static int exec_assert(interp *it, const teeny_op *op) {
+  teeny_type t = debug_shape(it, op);
+  teeny_type ct = type_of(it, op->args[0]);
+  const elem *c = val(it, op->args[0]);
+  long n = teeny__type_numel(t);
+  for (long e = 0; e < n; e++) {
+    if (c[ct.rank ? e : 0].u)
+      continue;
+    teeny_buf b;
+    teeny__buf_init(&b);
+    format_elem(it, &b, op, 1, e);
+    while (b.len && b.p[b.len - 1] == '\n')
+      b.p[--b.len] = '\0';
+    teeny__buf_puts(&b, " (");
+    put_where(it, &b, t, e);
+    if (b.p && b.len) /* the last space closes the parenthesis */
+      b.p[b.len - 1] = ')';
+    int rc = fail(it, op->loc, TEENY_E_RUNTIME, "device_assert failed: %s", b.p ? b.p : "");
+    teeny__buf_free(&b);
+    return rc;
+  }
+  return TEENY_OK;
+}
+
 /* ---- control flow --------------------------------------------------------------------------- */
 
 static int exec_if(interp *it, const teeny_op *op) {
@@ -870,6 +955,8 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_ATOMIC_RMW: return exec_atomic_rmw(it, op);
   case IR_ATOMIC_CAS: return exec_atomic_cas(it, op);
   case IR_BARRIER: return TEENY_OK; /* lanes run in op order already */
+  case IR_PRINT: return exec_print(it, op);
+  case IR_ASSERT: return exec_assert(it, op);
   case IR_REDUCE:
   case IR_SCAN: return exec_combine(it, op);
   case IR_DOT: return exec_dot(it, op);
@@ -1005,6 +1092,7 @@ int teeny__interp_run_opts(teeny_ctx *cx, const teeny_ir_func *f,
   it.cx = cx;
   it.f = f;
   it.max_steps = o && o->max_steps ? o->max_steps : TEENY_INTERP_MAX_STEPS;
+  it.print = o && o->print ? o->print : stderr; /* the kernel's own output */
   size_t max_bytes = o && o->max_bytes ? o->max_bytes : TEENY_INTERP_MAX_BYTES;
   elem *block = NULL;
   int rc = check_call(&it, grid, args, nargs);

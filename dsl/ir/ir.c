@@ -85,6 +85,10 @@ static const char *mlir_elem_name(teeny_dtype dt) {
     return "f32";
   case TEENY_DT_F64:
     return "f64";
+  case TEENY_DT_F8E4M3:
+    return "f8E4M3FN";
+  case TEENY_DT_F8E5M2:
+    return "f8E5M2";
   default:
     return "none";
   }
@@ -316,6 +320,16 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
       teeny__buf_printf(b, " %s", prec[op->prec]);
     break;
   }
+  case IR_PRINT:
+  case IR_ASSERT: /* the format, bytes outside printable ASCII as \xHH */
+    teeny__buf_puts(b, " \"");
+    for (const char *c = op->str ? op->str : ""; *c; c++)
+      if (*c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\')
+        teeny__buf_putc(b, *c);
+      else
+        teeny__buf_printf(b, "\\x%02x", (unsigned char)*c);
+    teeny__buf_putc(b, '"');
+    break;
   default:
     if (op->fast)
       teeny__buf_puts(b, " fast");

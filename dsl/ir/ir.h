@@ -8,6 +8,7 @@
  *   verify.c   the IR contract every consumer relies on
  *   mlir.c     tile IR -> Triton-dialect MLIR text
  *   interp.c   tile IR -> runs on host buffers
+ *   format.c   device_print/device_assert formats, for all of the above
  *   scalar.c   one element's arithmetic and conversions (dsl/ir/scalar.h),
  *              shared by irgen's constant folding and interp.c
  *
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/common.h"
 #include "teeny/compile.h"
@@ -137,6 +139,8 @@ typedef struct teeny_op {
   bool fast;                /* math ops: the hardware approximation
                                (fast_exp, ...) instead of the accurate one */
   bool reverse;             /* IR_SCAN */
+  const char *str;          /* IR_PRINT: the format; IR_ASSERT: the message
+                               (a format too; format.c) */
 } teeny_op;
 
 struct teeny_region {
@@ -162,6 +166,9 @@ typedef struct teeny_ir_func {
   int cap;               /* allocated value slots */
   int nops;              /* ops created so far (limit TEENY_MAX_IR_OPS) */
   int num_warps;         /* launch shape the IR is compiled for */
+  const char *file;      /* the source file, for IR_ASSERT's message (set
+                            only when the kernel has one: it is then part of
+                            the generated source, so of the key) */
   teeny_arena *arena;    /* where all of this lives */
 } teeny_ir_func;
 
@@ -224,6 +231,38 @@ void teeny__mlir_print(teeny_buf *out, const teeny_ir_func *f);
 void teeny__mlir_print_loc(teeny_buf *out, const teeny_ir_func *f, const char *file);
 
 /* ============================================================================
+ * format.c — the formats of device_print and device_assert
+ * ========================================================================== */
+
+#define TEENY_FMT_MAX_ARGS 16 /* conversions in one format */
+
+/* One conversion of a format: fmt[start, end) is "%-8.3f", conv 'f'. */
+typedef struct teeny_fmt_conv {
+  int start, end; /* byte offsets in the format */
+  char conv;      /* d i u x X o c f F e E g G a A p */
+} teeny_fmt_conv;
+
+/* How a value is passed to printf/vprintf: a 32-bit word (ints of 32 bits
+ * or fewer, bool), a 64-bit one ("ll"), a double (every float), a pointer. */
+typedef enum teeny_fmt_arg {
+  TEENY_FMT_W32, TEENY_FMT_W64, TEENY_FMT_F64, TEENY_FMT_PTR
+} teeny_fmt_arg;
+
+/* Parse fmt into out[0..max): the conversion count, or -1 with err set
+ * (unknown conversion, length modifier, '*', %s, too many). */
+int teeny__fmt_parse(const char *fmt, teeny_fmt_conv *out, int max, char *err, size_t errsz);
+/* Can conversion conv print a value of dtype dt (TEENY_DT_PTR: pointer)? */
+bool teeny__fmt_accepts(char conv, teeny_dtype dt);
+teeny_fmt_arg teeny__fmt_arg(teeny_dtype dt);
+/* Append fmt (valid) with conversion i given kinds[i]'s length modifier:
+ * the format printf/vprintf reads ("%%" kept). */
+void teeny__fmt_rewrite(teeny_buf *b, const char *fmt, const teeny_fmt_arg *kinds, int n);
+/* Append fmt (valid) formatted with one element's values: vals[i] of
+ * dtype dts[i] ("%%" printed as '%'). */
+void teeny__fmt_values(teeny_buf *b, const char *fmt, const teeny_dtype *dts,
+                       const teeny_scalar *vals, int n);
+
+/* ============================================================================
  * interp.c — run tile IR on the CPU
  * ========================================================================== */
 
@@ -236,6 +275,7 @@ typedef struct teeny_interp_opts {
   uint64_t max_steps; /* element operations over all programs */
   size_t max_bytes;   /* bytes of value slots (8 per element of every value) */
   bool no_race_check; /* skip race.c's checks */
+  FILE *print;        /* where device_print writes; NULL: stderr */
 } teeny_interp_opts;
 
 /* Run f (which passed teeny__ir_verify) over grid[0] x grid[1] x grid[2]

@@ -181,6 +181,10 @@ static void put_float_hex(teeny_buf *b, teeny_dtype dt, double x) {
   case TEENY_DT_F32:
     bits = nan ? 0x7FC00000 : 0x7F800000, sign = 0x80000000u, digits = 8;
     break;
+  case TEENY_DT_F8E4M3: /* no infinities: the folded value saturated already */
+  case TEENY_DT_F8E5M2:
+    bits = nan || dt == TEENY_DT_F8E4M3 ? 0x7F : 0x7C, sign = 0x80, digits = 2;
+    break;
   default:
     bits = nan ? UINT64_C(0x7FF8000000000000) : UINT64_C(0x7FF0000000000000);
     sign = UINT64_C(0x8000000000000000), digits = 16;
@@ -599,10 +603,24 @@ static void print_cast_to_bool(printer *p, const teeny_op *op, val a, val r) {
     emit_cmp(p, op, r, "arith.cmpi", "ne", a, z);
 }
 
-/* float -> float: extf/truncf; f16 <-> bf16 goes through f32. */
+/* tt.fp_to_fp, Triton's conversion to and from fp8 (rtne when it
+ * narrows; our rounding saturates, as Triton's lowering on Hopper does). */
+static void emit_fp_to_fp(printer *p, const teeny_op *op, val r, val a) {
+  bool narrows = teeny__dt_is_fp8(r.type.dt); /* never fp8 -> fp8 (see below) */
+  emit_generic(p, op, &r, 1, "tt.fp_to_fp", &a, 1, narrows ? "rounding = 1 : i32" : NULL);
+}
+
+/* float -> float: extf/truncf; f16 <-> bf16 goes through f32; fp8 by
+ * tt.fp_to_fp (fp8 to fp8 through f32, as the compiler computes it). */
 static void print_cast_float(printer *p, const teeny_op *op, val a, val r) {
   int sb = teeny__dt_bits(a.type.dt), db = teeny__dt_bits(r.type.dt);
-  if (sb < db) {
+  if (teeny__dt_is_fp8(a.type.dt) && teeny__dt_is_fp8(r.type.dt)) {
+    val w = tmp_of(p, teeny__type_with_dtype(a.type, TEENY_DT_F32));
+    emit_fp_to_fp(p, op, w, a);
+    emit_fp_to_fp(p, op, r, w);
+  } else if (teeny__dt_is_fp8(a.type.dt) || teeny__dt_is_fp8(r.type.dt)) {
+    emit_fp_to_fp(p, op, r, a);
+  } else if (sb < db) {
     emit_cast(p, op, r, "arith.extf", a);
   } else if (sb > db) {
     emit_cast(p, op, r, "arith.truncf", a);
@@ -796,6 +814,45 @@ static void print_barrier(printer *p, const teeny_op *op) {
   line_begin(p, NULL, 0);
   teeny__buf_puts(p->out, "gpu.barrier");
   line_end(p, op);
+}
+
+/* device_print as tt.print: Triton formats the values itself, so the
+ * format goes in as the prefix, verbatim. */
+static void print_print(printer *p, const teeny_op *op) {
+  teeny_buf props;
+  teeny__buf_init(&props);
+  teeny__buf_puts(&props, "hex = false, isSigned = array<i32");
+  for (int i = 0; i < op->nargs; i++) {
+    teeny_dtype dt = arg(p, op, i).type.dt;
+    teeny__buf_printf(&props, "%s %d", i ? "," : ":",
+                      teeny__dt_is_int(dt) && teeny__dt_is_signed(dt));
+  }
+  teeny__buf_puts(&props, ">, prefix = ");
+  put_string(&props, op->str ? op->str : "");
+  op_begin(p, op);
+  teeny__buf_puts(p->out, "\"tt.print\"(");
+  put_arg_names(p, op, 0);
+  teeny__buf_printf(p->out, ") <{%s}> : (", props.p ? props.p : "");
+  put_arg_types(p, op, 0);
+  teeny__buf_puts(p->out, ") -> ()");
+  line_end(p, op);
+  teeny__buf_free(&props);
+}
+
+/* device_assert as tt.assert: its condition and message (tt.assert has
+ * no values to show). */
+static void print_assert(printer *p, const teeny_op *op) {
+  teeny_buf msg;
+  teeny__buf_init(&msg);
+  put_string(&msg, op->str ? op->str : "");
+  val c = arg(p, op, 0);
+  op_begin(p, op);
+  teeny__buf_printf(p->out, "\"tt.assert\"(%s) <{message = %s}> : (", c.name,
+                    msg.p ? msg.p : "\"\"");
+  put_type(p, c.type);
+  teeny__buf_puts(p->out, ") -> ()");
+  line_end(p, op);
+  teeny__buf_free(&msg);
 }
 
 static void print_dot(printer *p, const teeny_op *op) {
@@ -1086,6 +1143,12 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_BARRIER:
     print_barrier(p, op);
+    return;
+  case IR_PRINT:
+    print_print(p, op);
+    return;
+  case IR_ASSERT:
+    print_assert(p, op);
     return;
   case IR_REDUCE:
   case IR_SCAN:

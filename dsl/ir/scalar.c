@@ -134,7 +134,9 @@ static double round_f32(double x) {
 double teeny__scalar_round(teeny_dtype dt, double x) {
   switch (dt) {
   case TEENY_DT_F16:
-  case TEENY_DT_BF16: return teeny__round_dtype(dt, x);
+  case TEENY_DT_BF16:
+  case TEENY_DT_F8E4M3: /* through f32 (common/fp8.c) */
+  case TEENY_DT_F8E5M2: return teeny__round_dtype(dt, x);
   case TEENY_DT_F32: return round_f32(x);
   default: return x;
   }
@@ -145,6 +147,8 @@ static int float_precision(teeny_dtype dt) {
   switch (dt) {
   case TEENY_DT_F16: return 11;
   case TEENY_DT_BF16: return 8;
+  case TEENY_DT_F8E4M3: return 4;
+  case TEENY_DT_F8E5M2: return 3;
   case TEENY_DT_F32: return 24;
   default: return 53;
   }
@@ -206,7 +210,7 @@ teeny_scalar teeny__scalar_unop(teeny_opcode code, teeny_dtype dt, teeny_scalar 
   if (!teeny__dt_is_float(dt))
     return int_unop(code, dt, a);
   double x = float_math(code, a.f);
-  if (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16)
+  if (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || teeny__dt_is_fp8(dt))
     x = round_f32(x);
   r.f = teeny__scalar_round(dt, x);
   return r;
@@ -323,6 +327,8 @@ teeny_scalar teeny__scalar_normalize(teeny_dtype dt, teeny_scalar v) {
 
 /* The IEEE bits of float v of dtype dt (f16/bf16: 16 bits, f32: 32, f64: 64). */
 static uint64_t float_bits(teeny_dtype dt, double v) {
+  if (teeny__dt_is_fp8(dt))
+    return teeny__fp8_bits(dt, v);
   if (dt == TEENY_DT_F64) {
     uint64_t u;
     memcpy(&u, &v, 8);
@@ -347,6 +353,8 @@ static uint64_t float_bits(teeny_dtype dt, double v) {
 }
 
 static double float_of_bits(teeny_dtype dt, uint64_t bits) {
+  if (teeny__dt_is_fp8(dt))
+    return teeny__fp8_value(dt, (uint8_t)bits);
   if (dt == TEENY_DT_F64) {
     double d;
     memcpy(&d, &bits, 8);

@@ -33,7 +33,8 @@ static bool type_ok(teeny_type t) {
   if (t.dt <= TEENY_DT_VOID || t.dt >= TEENY_DT__COUNT)
     return false;
   if (t.dt == TEENY_DT_PTR &&
-      (t.pointee <= TEENY_DT_VOID || t.pointee >= TEENY_DT_PTR))
+      (t.pointee <= TEENY_DT_VOID || t.pointee >= TEENY_DT__COUNT ||
+       t.pointee == TEENY_DT_PTR))
     return false;
   if (t.rank < 0 || t.rank > TEENY_MAX_RANK)
     return false;
@@ -350,6 +351,31 @@ static void verify_shape_op(verifier *v, const teeny_op *op) {
   }
 }
 
+/* print and assert: a valid format with one value per conversion that it
+ * accepts, tile operands of one shape, an assert's condition bool. */
+static void verify_debug(verifier *v, const teeny_op *op) {
+  bool as = op->code == IR_ASSERT;
+  teeny_fmt_conv conv[TEENY_FMT_MAX_ARGS];
+  char err[160];
+  int first = as ? 1 : 0;
+  int n = op->str ? teeny__fmt_parse(op->str, conv, TEENY_FMT_MAX_ARGS, err, sizeof err) : -1;
+  if (op->nres || n < 0 || n != op->nargs - first ||
+      (as && (op->nargs < 1 || vt(v, op->args[0]).dt != TEENY_DT_BOOL))) {
+    vfail(v, op, "needs a valid format, a value per conversion (and a bool condition)");
+    return;
+  }
+  teeny_type shape = {0};
+  for (int i = 0; i < op->nargs; i++) {
+    teeny_type t = vt(v, op->args[i]);
+    if (i >= first && !teeny__fmt_accepts(conv[i - first].conv, t.dt))
+      vfail(v, op, "a conversion does not take its value's dtype");
+    if (t.rank && shape.rank && !same_shape(t, shape))
+      vfail(v, op, "tile operands must share one shape");
+    if (t.rank)
+      shape = t;
+  }
+}
+
 static void verify_op(verifier *v, const teeny_op *op) {
   bool approx_ok = op->code == IR_EXP || op->code == IR_EXP2 || op->code == IR_LOG ||
                    op->code == IR_LOG2 || op->code == IR_SIN || op->code == IR_COS ||
@@ -479,6 +505,10 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_BARRIER:
     if (op->nargs || op->nres)
       vfail(v, op, "barrier has no operands and no results");
+    break;
+  case IR_PRINT:
+  case IR_ASSERT:
+    verify_debug(v, op);
     break;
   case IR_REDUCE:
   case IR_SCAN:

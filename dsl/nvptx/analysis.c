@@ -698,6 +698,8 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_CONDITION:
   case IR_RETURN:
   case IR_BARRIER:
+  case IR_PRINT:
+  case IR_ASSERT:
     return;
   default:
     break;

@@ -94,6 +94,9 @@ LLVMTypeRef teeny__cg_type(cg *g, teeny_dtype dt) {
     return g->t_f32;
   case TEENY_DT_F64:
     return g->t_f64;
+  case TEENY_DT_F8E4M3: /* bits; arithmetic through f32 (fp8.c) */
+  case TEENY_DT_F8E5M2:
+    return g->t_i8;
   case TEENY_DT_PTR:
     return g->t_gptr;
   default:

@@ -15,6 +15,7 @@
  *   dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
  *   ctrl.c      regions, op dispatch, if/for/while
  *   order.c     program order between threads: where barriers must go
+ *   debug.c     device_print and device_assert: vprintf, __assertfail
  *
  * Execution model (Triton's): one CTA per program; every thread computes
  * every scalar (scalars are uniform); a tile value is spread over the CTA
@@ -398,6 +399,10 @@ LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
 LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y);
 /* Element-wise convert of one value. */
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to);
+/* fp8.c: f8e4m3/f8e5m2 bits (i8) to f32, exactly; f32 to fp8 bits, nearest
+ * even, saturating (as common/fp8.c). */
+LLVMValueRef teeny__cg_fp8_to_f32(cg *g, LLVMValueRef bits, teeny_dtype dt);
+LLVMValueRef teeny__cg_f32_to_fp8(cg *g, LLVMValueRef f, teeny_dtype dt);
 /* Constant of dtype dt. */
 LLVMValueRef teeny__cg_const(cg *g, teeny_dtype dt, teeny_scalar s);
 /* Whether op is element-wise (one register out per register in). */
@@ -559,6 +564,14 @@ void teeny__cg_order_join(cg *g, const cg_order *s);
 cg_order_frame *teeny__cg_order_frame_push(cg *g, const teeny_op *loop);
 void teeny__cg_order_latch(cg *g, const cg_order_frame *f);
 void teeny__cg_order_frame_pop(cg *g, cg_order_frame *f);
+
+/* ============================================================================
+ * debug.c
+ * ========================================================================== */
+
+/* IR_PRINT and IR_ASSERT: each element's line through vprintf (an
+ * assert's only where its condition is false, then __assertfail). */
+void teeny__cg_emit_debug(cg *g, const teeny_op *op);
 
 /* ============================================================================
  * ctrl.c

@@ -1302,6 +1302,10 @@ static void emit_op(cg *g, const teeny_op *op) {
   case IR_BARRIER:
     teeny__cg_barrier(g);
     return;
+  case IR_PRINT:
+  case IR_ASSERT:
+    teeny__cg_emit_debug(g, op);
+    return;
   case IR_YIELD:
   case IR_CONDITION:
   case IR_RETURN:

@@ -308,7 +308,7 @@ static LLVMValueRef *tf32_regs(cg *g, LLVMValueRef *v, long n, int part) {
  * first: their products are exact in f32). */
 static void fma_pass(cg *g, const dot_plan *p, const cg_layout *C, const cg_layout *LA,
                      const cg_layout *LB, LLVMValueRef *A, LLVMValueRef *B, teeny_dtype adt,
-                     teeny_dtype cdt, LLVMValueRef *out) {
+                     teeny_dtype bdt, teeny_dtype cdt, LLVMValueRef *out) {
   bool f = teeny__dt_is_float(cdt);
   for (long r = 0; r < (1L << C->nreg); r++) {
     long s = teeny__cg_dup_src(C, r);
@@ -319,7 +319,7 @@ static void fma_pass(cg *g, const dot_plan *p, const cg_layout *C, const cg_layo
     LLVMValueRef v = out[r];
     for (int k = 0; k < p->K; k++) {
       LLVMValueRef x = teeny__cg_cast(g, A[reg_of(LA, (row << p->lk) | k)], adt, cdt);
-      LLVMValueRef y = teeny__cg_cast(g, B[reg_of(LB, ((long)k << p->ln) | col)], adt, cdt);
+      LLVMValueRef y = teeny__cg_cast(g, B[reg_of(LB, ((long)k << p->ln) | col)], bdt, cdt);
       if (f) {
         LLVMTypeRef t = LLVMTypeOf(v);
         LLVMValueRef args[3] = {x, y, v};
@@ -340,6 +340,7 @@ static void emit_fma(cg *g, const teeny_op *op, const dot_plan *p) {
   const cg_layout *C = g->vi[op->res[0]].nat;
   const cg_layout *LA = fma_operand(g, C, p, true), *LB = fma_operand(g, C, p, false);
   teeny_dtype adt = teeny__ir_type(g->f, op->args[0]).dt;
+  teeny_dtype bdt = teeny__ir_type(g->f, op->args[1]).dt; /* fp8: may differ */
   teeny_dtype cdt = teeny__ir_type(g->f, op->res[0]).dt;
   LLVMValueRef *A = teeny__cg_get(g, op->args[0], LA);
   LLVMValueRef *B = teeny__cg_get(g, op->args[1], LB);
@@ -357,7 +358,7 @@ static void emit_fma(cg *g, const teeny_op *op, const dot_plan *p) {
   }
   for (int k = 0; k < passes; k++)
     fma_pass(g, p, C, LA, LB, tf32_regs(g, A, na, parts ? parts[k][0] : 0),
-             tf32_regs(g, B, nb, parts ? parts[k][1] : 0), adt, cdt, out);
+             tf32_regs(g, B, nb, parts ? parts[k][1] : 0), adt, bdt, cdt, out);
   for (long r = 0; r < nc; r++)
     out[r] = out[teeny__cg_dup_src(C, r)];
   teeny__cg_set(g, op->res[0], C, out);

@@ -80,6 +80,10 @@ typedef struct emu {
   int bar_acc;                 /* bar.red.and: the AND so far */
   int bar_res[2];              /* its result, by generation */
   bool progress;
+  bool failed;                 /* a device_assert failed (__assertfail) */
+  teeny_loc fail_loc;          /* its place in the source */
+  char fail_msg[1200];         /* what the failure printed, and where */
+  char last_line[512];         /* the last line vprintf printed */
 } emu;
 
 static void yield(emu *e) { swapcontext(&e->th[e->cur].uc, &e->sched); }
@@ -407,6 +411,94 @@ static void rt_wgmma_ra(emu *e, int32_t kind, int32_t ni, const uint32_t *aw, in
 
 /* ---- driving blocks ------------------------------------------------------------------------ */
 
+/* ---- vprintf and __assertfail (debug.c) -------------------------------------------------- */
+
+/* One conversion of a vprintf format at fmt ('%' already read): copies it
+ * into spec and returns its argument's size (4, or 8 for "ll", doubles
+ * and pointers) and letter; 0 for "%%". */
+static int conv_at(const char **fmt, char *spec, size_t n, char *letter) {
+  const char *f = *fmt;
+  size_t k = 0;
+  spec[k++] = '%';
+  while (*f && !strchr("diuxXocfFeEgGaAps%", *f) && k + 2 < n)
+    spec[k++] = *f++;
+  *letter = *f;
+  spec[k++] = *f ? *f++ : '\0';
+  spec[k] = '\0';
+  *fmt = f;
+  if (*letter == '%')
+    return 0;
+  bool wide = k >= 4 && spec[k - 2] == 'l' && spec[k - 3] == 'l';
+  return wide || strchr("fFeEgGaAps", *letter) ? 8 : 4;
+}
+
+/* CUDA's vprintf: fmt's conversions read buf, each argument at its own
+ * alignment; the text goes to stderr, where the interpreter's goes. */
+static int32_t rt_vprintf(emu *e, const char *fmt, const unsigned char *buf) {
+  char out[4096], spec[32];
+  size_t len = 0, at = 0;
+  while (*fmt && len + 1 < sizeof out) {
+    if (*fmt != '%') {
+      out[len++] = *fmt++;
+      continue;
+    }
+    fmt++;
+    char c;
+    int size = conv_at(&fmt, spec, sizeof spec, &c);
+    int w = 0;
+    if (size == 0) {
+      w = snprintf(out + len, sizeof out - len, "%%");
+    } else {
+      at = (at + (size_t)size - 1) / (size_t)size * (size_t)size;
+      uint64_t v = 0;
+      memcpy(&v, buf + at, (size_t)size);
+      at += (size_t)size;
+      double d;
+      memcpy(&d, &v, sizeof d);
+      if (strchr("fFeEgGaA", c))
+        w = snprintf(out + len, sizeof out - len, spec, d);
+      else if (c == 'p')
+        w = snprintf(out + len, sizeof out - len, spec, (void *)(uintptr_t)v);
+      else if (c == 's') /* the file name of an assert's line */
+        w = snprintf(out + len, sizeof out - len, spec, (const char *)(uintptr_t)v);
+      else if (size == 8)
+        w = snprintf(out + len, sizeof out - len, spec, (long long)v);
+      else
+        w = snprintf(out + len, sizeof out - len, spec, (int)(int32_t)(uint32_t)v);
+    }
+    if (w > 0)
+      len += (size_t)w < sizeof out - len ? (size_t)w : sizeof out - len - 1;
+  }
+  fwrite(out, 1, len, stderr);
+  fflush(stderr);
+  while (len && out[len - 1] == '\n')
+    len--;
+  snprintf(e->last_line, sizeof e->last_line, "%.*s", (int)len, out);
+  return (int32_t)len;
+}
+
+/* __assertfail stops the grid: the first failure is kept (the line this
+ * thread just printed, which has the values), this thread ends here, and
+ * the run stops after the block (run_grid). */
+static void rt_assertfail(emu *e, const char *msg, const char *file, int32_t line,
+                          int32_t col) {
+  if (!e->failed) { /* the line is "file:line: WHERE device_assert failed: TEXT" */
+    e->failed = true;
+    e->fail_loc = (teeny_loc){line, col};
+    const char *tag = strstr(e->last_line, " device_assert failed: ");
+    const char *where = strstr(e->last_line, ": pid (");
+    if (tag && where && where < tag)
+      snprintf(e->fail_msg, sizeof e->fail_msg, "device_assert failed: %s (%.*s)",
+               tag + strlen(" device_assert failed: "), (int)(tag - where - 2), where + 2);
+    else
+      snprintf(e->fail_msg, sizeof e->fail_msg, "device_assert failed: %s (%s:%d)", msg, file,
+               line);
+  }
+  e->th[e->cur].done = true;
+  e->progress = true;
+  swapcontext(&e->th[e->cur].uc, &e->sched); /* never resumed */
+}
+
 static void thread_main(unsigned hi, unsigned lo) {
   emu *e = (emu *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
   e->entry(e, e->argv);
@@ -443,7 +535,7 @@ static bool run_block(emu *e) {
       e->cur = t;
       swapcontext(&e->sched, &e->th[t].uc);
     }
-    if (!alive)
+    if (!alive || e->failed)
       return true;
     if (!e->progress)
       return false;
@@ -534,7 +626,9 @@ static const struct {
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
-    {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_wgmma_ra", (void *)rt_wgmma_ra}, {"teeny_emu_barrier_and", (void *)rt_barrier_and},
+    {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_wgmma_ra", (void *)rt_wgmma_ra},
+    {"teeny_emu_barrier_and", (void *)rt_barrier_and},
+    {"teeny_emu_vprintf", (void *)rt_vprintf}, {"teeny_emu_assertfail", (void *)rt_assertfail},
 };
 
 static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3],
@@ -560,6 +654,10 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
                           "emulator: block (%u, %u, %u) deadlocked (threads wait at "
                           "different barriers or collectives)",
                           x, y, z);
+          return TEENY_E_RUNTIME;
+        }
+        if (e.failed) {
+          teeny__error_at(g->cx, e.fail_loc, "%s", e.fail_msg);
           return TEENY_E_RUNTIME;
         }
         if (e.wg_error) {

@@ -32,6 +32,8 @@ LLVMValueRef teeny__cg_const(cg *g, teeny_dtype dt, teeny_scalar s) {
   LLVMTypeRef t = teeny__cg_type(g, dt);
   if (g->emu && dt == TEENY_DT_BF16)
     return LLVMConstInt(t, bf16_bits(s.f), 0);
+  if (teeny__dt_is_fp8(dt))
+    return LLVMConstInt(t, teeny__fp8_bits(dt, s.f), 0);
   if (dt == TEENY_DT_BOOL)
     return teeny__cg_bool(g, s.i != 0);
   if (is_float(dt))
@@ -89,6 +91,13 @@ static LLVMValueRef emu_to_bf16(cg *g, LLVMValueRef f) {
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to) {
   if (from == to)
     return v;
+  if (teeny__dt_is_fp8(from)) { /* exact to f32, then on */
+    LLVMValueRef f = teeny__cg_fp8_to_f32(g, v, from);
+    return to == TEENY_DT_F32 ? f : teeny__cg_cast(g, f, TEENY_DT_F32, to);
+  }
+  if (teeny__dt_is_fp8(to)) /* every source rounds to f32 first, as common/fp8.c */
+    return teeny__cg_f32_to_fp8(g, from == TEENY_DT_F32 ? v : teeny__cg_cast(g, v, from, TEENY_DT_F32),
+                                to);
   if (g->emu && (from == TEENY_DT_BF16 || to == TEENY_DT_BF16) && from != TEENY_DT_F32 &&
       to != TEENY_DT_F32) /* through f32 */
     return teeny__cg_cast(g, teeny__cg_cast(g, v, from, TEENY_DT_F32), TEENY_DT_F32, to);
@@ -341,12 +350,19 @@ static LLVMValueRef addptr(cg *g, teeny_dtype pointee, teeny_dtype offdt,
   return LLVMBuildGEP2(g->b, teeny__cg_memtype(g, pointee), p, &off, 1, "");
 }
 
-/* The emulator computes bf16 ops in f32 (see emu_to_bf16). */
-static bool emu_promote(cg *g, const teeny_op *op, const teeny_dtype *adt) {
-  if (!g->emu || op->code == IR_SELECT || op->code == IR_CAST)
+/* A dtype computed in f32: fp8 always, bf16 in the emulator (see
+ * emu_to_bf16). */
+static bool through_f32(cg *g, teeny_dtype dt) {
+  return teeny__dt_is_fp8(dt) || (g->emu && dt == TEENY_DT_BF16);
+}
+
+/* Whether op computes in f32 on operands of such dtypes.  Selects, casts
+ * and bitcasts keep the bits. */
+static bool promote_f32(cg *g, const teeny_op *op, const teeny_dtype *adt) {
+  if (op->code == IR_SELECT || op->code == IR_CAST || op->code == IR_BITCAST)
     return false;
   for (int i = 0; i < op->nargs && i < 3; i++)
-    if (adt[i] == TEENY_DT_BF16)
+    if (through_f32(g, adt[i]))
       return true;
   return false;
 }
@@ -355,17 +371,17 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
                                  teeny_dtype res_dt, LLVMValueRef *a) {
   teeny_dtype dt = adt[0];
   LLVMValueRef r = NULL;
-  if (emu_promote(g, op, adt)) {
+  if (promote_f32(g, op, adt)) {
     LLVMValueRef w[3];
     teeny_dtype wdt[3];
     for (int i = 0; i < op->nargs && i < 3; i++) {
-      bool b = adt[i] == TEENY_DT_BF16;
-      w[i] = b ? teeny__cg_cast(g, a[i], TEENY_DT_BF16, TEENY_DT_F32) : a[i];
+      bool b = through_f32(g, adt[i]);
+      w[i] = b ? teeny__cg_cast(g, a[i], adt[i], TEENY_DT_F32) : a[i];
       wdt[i] = b ? TEENY_DT_F32 : adt[i];
     }
-    teeny_dtype rdt = res_dt == TEENY_DT_BF16 ? TEENY_DT_F32 : res_dt;
-    r = teeny__cg_scalar_op(g, op, wdt, rdt, w);
-    return res_dt == TEENY_DT_BF16 ? teeny__cg_cast(g, r, TEENY_DT_F32, TEENY_DT_BF16) : r;
+    bool rb = through_f32(g, res_dt);
+    r = teeny__cg_scalar_op(g, op, wdt, rb ? TEENY_DT_F32 : res_dt, w);
+    return rb ? teeny__cg_cast(g, r, TEENY_DT_F32, res_dt) : r;
   }
   switch (op->code) {
   case IR_NEG:

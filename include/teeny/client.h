@@ -17,7 +17,10 @@
  *
  * Modes (teeny_client_opts.mode, else $TEENYC_MODE, else auto):
  *   daemon    through teenycd's Unix socket (PROTOCOL.md); an error if it
- *             cannot be reached.
+ *             cannot be reached.  A call made while teenycd restarts
+ *             waits for it to answer again, with backoff, for up to
+ *             restart_wait_ms (default 10 s), and a request the stopping
+ *             daemon refused (SHUTDOWN) is sent again to the next one.
  *   embedded  in process with the compiler library, against the same store
  *             teenycd uses (safe alongside a running daemon and other
  *             embedded processes: atomic renames, SQLite locking).
@@ -27,9 +30,11 @@
  *             an error if it cannot be opened) or the default root
  *             /var/cache/teenyc already exists and opens; else offline
  *             (auto never creates the system-wide store).  If the daemon
- *             goes away mid-session and does not come back, auto
- *             continues in process the same way.  teeny_client_notice()
- *             says which and why, in one line, for the caller to show.
+ *             goes away mid-session, auto continues in process the same
+ *             way at once, and goes back to the daemon as soon as it
+ *             answers again (looked for at most every 100 ms, at a call).
+ *             teeny_client_notice() says which and why, in one line, for
+ *             the caller to show.
  *
  * The daemon is found by socket discovery: the explicit socket_path only;
  * else $TEENYCD_SOCKET, then $XDG_RUNTIME_DIR/teenycd.sock, then
@@ -99,7 +104,13 @@ typedef struct teeny_client_opts {
                               "libteenyc-client/<version>" */
   int timeout_ms;          /* connect and per-request limit; 0: none */
   long memo_entries;       /* memo capacity; 0: 4096; < 0: no memo */
+  int restart_wait_ms;     /* daemon mode: how long a call waits for teenycd
+                              to answer again (a restart) before it fails
+                              with TEENY_E_CONNECT, retrying with backoff;
+                              0: TEENY_CLIENT_RESTART_WAIT_MS; < 0: none */
 } teeny_client_opts;
+
+#define TEENY_CLIENT_RESTART_WAIT_MS 10000 /* default restart_wait_ms */
 
 /* Open a client (opts may be NULL: all defaults).  Returns 0, or
  * TEENY_E_CONNECT (daemon mode and no daemon at any socket tried),
@@ -174,6 +185,12 @@ typedef struct teeny_client_result {
   double compile_ms;       /* how long its compile took (hits: back then) */
   const teeny_diag *diags; /* errors (status < 0) or warnings, in order */
   size_t ndiags;           /* how many */
+  const char *cubin;       /* SASS for the client's GPU (teeny_client_arch)
+                              when teenycd has one, else NULL: load with
+                              teeny_module_load_result */
+  size_t cubin_len;        /* its bytes */
+  const char *cubin_arch;  /* the GPU it is for ("sm_90"), or NULL */
+  const char *cubin_toolchain; /* what made it ("ptxas 13.0.88"), or NULL */
 } teeny_client_result;
 
 /* Compile req (teeny/compile.h) for the artifacts in emit, through the
@@ -204,6 +221,22 @@ int teeny_client_compile_batch(teeny_client *c, const teeny_compile_req *reqs,
 /* Release a result (NULL is a no-op). */
 void teeny_client_result_free(teeny_client_result *r);
 
+/* The GPU architecture c names in its compile requests ("sm_90"), so that
+ * teenycd answers with that GPU's cubin beside the PTX and a request with
+ * no target compiles for that GPU (teeny_target_for_arch) instead of
+ * sm_90a.  Unless set, it is the CUDA device's (cuDeviceGetAttribute)
+ * once this process has initialised CUDA through this library (any
+ * teeny_cuda_* call, a module load) — compiling alone never initialises
+ * CUDA — and "" before.  arch NULL or "" names none; anything but "sm_"
+ * and 2 or 3 digits is TEENY_E_INVAL. */
+int teeny_client_set_arch(teeny_client *c, const char *arch);
+/* The architecture the next compile names ("" when none). */
+const char *teeny_client_arch(teeny_client *c);
+/* The compile target for a GPU architecture: "sm_90a" for sm_90, "sm_90"
+ * for newer GPUs, "sm_89", "sm_86", "sm_80"; NULL for older or malformed
+ * names. */
+const char *teeny_target_for_arch(const char *arch);
+
 /* Memo statistics of c. */
 typedef struct teeny_client_memo_stats {
   uint64_t hits;    /* compiles answered from the memo */
@@ -223,7 +256,9 @@ typedef enum teeny_admin_op {
   TEENY_ADMIN_SHOW,    /* one entry by key prefix, with artifacts */
   TEENY_ADMIN_PURGE,   /* remove entries (admin) */
   TEENY_ADMIN_VERIFY,  /* check the store (repair: admin) */
-  TEENY_ADMIN_SHUTDOWN /* stop the daemon (admin) */
+  TEENY_ADMIN_SHUTDOWN, /* stop the daemon (admin) */
+  TEENY_ADMIN_TUNED,   /* list tuning records (name: glob on kernels) */
+  TEENY_ADMIN_TUNED_PURGE /* remove tuning records: all, or name (admin) */
 } teeny_admin_op;
 
 typedef enum teeny_admin_sort {
@@ -236,7 +271,8 @@ typedef struct teeny_admin_req {
   teeny_admin_op op;      /* what to do */
   bool zero;              /* stats: reset the counters after reading */
   const char *name;       /* list, purge: glob on kernel names; NULL: all */
-  unsigned limit;         /* list: at most this many; 0: all */
+  unsigned limit;         /* list: at most this many in this reply; 0: the
+                             daemon's page (10 000); follow next for more */
   teeny_admin_sort sort;  /* list: order */
   const char *key;        /* show: a key or a prefix (hex) */
   unsigned emit;          /* show: TEENY_EMIT_PTX/MLIR/SOURCE to include */
@@ -245,6 +281,8 @@ typedef struct teeny_admin_req {
   int64_t to_size;        /* purge: >= 0 with has_to_size: LRU down to bytes */
   bool has_to_size;       /* purge: to_size given */
   bool repair;            /* verify: fix what it finds (admin) */
+  const char *after;      /* list: a previous reply's next (the page after
+                             it); NULL: the first page */
 } teeny_admin_req;
 
 typedef struct teeny_counter {
@@ -263,7 +301,33 @@ typedef struct teeny_cache_entry {
   int64_t last_used;  /* Unix seconds */
   uint64_t hits;      /* times served from the cache */
   double compile_ms;  /* its compile time */
+  uint32_t cubins;    /* cubins stored for it */
+  uint64_t cubin_bytes; /* their bytes (not in size) */
 } teeny_cache_entry;
+
+/* One cubin of an entry (show). */
+typedef struct teeny_cache_cubin {
+  const char *arch;      /* "sm_90" */
+  const char *toolchain; /* "ptxas 13.0.88", "driver 580.65.06" */
+  uint64_t size;         /* bytes */
+  int64_t created;       /* Unix seconds */
+  double sass_ms;        /* time making it took */
+} teeny_cache_cubin;
+
+/* One tuning record (tuned). */
+typedef struct teeny_tuned_record {
+  const char *kernel;   /* kernel name */
+  char digest[65];      /* teeny_tune_digest of the kernel */
+  const char *problem;  /* the problem key */
+  const char *gpu;      /* "NVIDIA H200" */
+  const char *driver;   /* "580.65.06" */
+  const teeny_const_binding *consts; /* the winner's consts */
+  size_t nconsts;
+  int num_warps;        /* and num_warps */
+  double best_ms;       /* its median time */
+  uint32_t candidates;  /* configurations timed */
+  int64_t created;      /* Unix seconds */
+} teeny_tuned_record;
 
 typedef struct teeny_cache_problem {
   const char *key;     /* entry key, or a file no entry names */
@@ -286,6 +350,14 @@ typedef struct teeny_admin_reply {
   uint64_t checked, repaired; /* verify */
   teeny_cache_problem *problems; /* verify: what was found */
   size_t nproblems;
+  const char *next;           /* list: more entries follow (pass it as
+                                 after); NULL: this was the last page */
+  teeny_cache_cubin *cubins;  /* show: the entry's cubins */
+  size_t ncubins;
+  const char *cubin;          /* show with cubin_arch: that cubin */
+  size_t cubin_len;
+  teeny_tuned_record *tuned;  /* tuned: the records, newest first */
+  size_t ntuned;              /* (tuned_purge: removed counts them) */
 } teeny_admin_reply;
 
 /* Send one admin request to the daemon (any mode's client may call this; a
@@ -296,6 +368,10 @@ typedef struct teeny_admin_reply {
  * after a lost connection. */
 int teeny_client_admin(teeny_client *c, const teeny_admin_req *req,
                        teeny_admin_reply **out);
+/* show with a cubin: teeny_client_admin for TEENY_ADMIN_SHOW of key, and
+ * the bytes of its cubin for arch in (*out)->cubin. */
+int teeny_client_show_cubin(teeny_client *c, const char *key, const char *arch,
+                            teeny_admin_reply **out);
 void teeny_admin_reply_free(teeny_admin_reply *r); /* NULL is a no-op */
 /* The counter named name in a stats reply; NAN when absent. */
 double teeny_admin_counter(const teeny_admin_reply *r, const char *name);
@@ -335,9 +411,16 @@ typedef struct teeny_module teeny_module;
 /* 0 if libcuda loads, initialises and has a device; else TEENY_E_NOCUDA or
  * TEENY_E_CUDA with the reason. */
 int teeny_cuda_available(char *err, size_t errsz);
-/* The compile target for the device: "sm_90a" (9.x), "sm_89", "sm_86",
- * "sm_80" (other 8.x).  TEENY_E_UNSUPPORTED for older devices. */
+/* The compile target for the device: teeny_target_for_arch of its
+ * architecture ("sm_90a" on an H200).  TEENY_E_UNSUPPORTED for devices
+ * older than sm_80. */
 int teeny_cuda_target(char *target, size_t size, char *err, size_t errsz);
+/* The device's architecture, "sm_" + its compute capability ("sm_90"). */
+int teeny_cuda_arch(char *arch, size_t size, char *err, size_t errsz);
+/* The device's name ("NVIDIA H200") and the driver's version ("580.65.06",
+ * from /proc/driver/nvidia/version, else "cuda-13.0"); either may be NULL. */
+int teeny_cuda_gpu(char *name, size_t nsize, char *driver, size_t dsize, char *err,
+                   size_t errsz);
 
 /* Load a's PTX (cuModuleLoadDataEx, JIT error log captured into err) and
  * find its entry symbol.  Keeps a's launch shape (threads_per_block,
@@ -346,6 +429,20 @@ int teeny_cuda_target(char *target, size_t size, char *err, size_t errsz);
  * TEENY_E_NOCUDA, TEENY_E_CUDA, TEENY_E_NOMEM. */
 int teeny_module_load(const teeny_artifact *a, teeny_module **out, char *err,
                       size_t errsz);
+/* Load a compile result: its cubin when teeny_cubin_usable says it is for
+ * this device (cuModuleLoadDataEx of the SASS: no JIT), else — or when the
+ * driver refuses it — its PTX, as teeny_module_load.  A cubin for another
+ * GPU is never given to the driver.  Returns as teeny_module_load. */
+int teeny_module_load_result(const teeny_client_result *r, teeny_module **out,
+                             char *err, size_t errsz);
+/* How m was loaded: "cubin", "ptx", or "ptx (the cubin was refused: ...)". */
+const char *teeny_module_origin(const teeny_module *m);
+/* May cubin[0..len), which the reply says is for cubin_arch, be loaded on
+ * a device of device_arch?  Only when both names agree and the cubin's ELF
+ * header (EM_CUDA, its SM) says the same; else false with why (may be
+ * NULL) saying which check failed. */
+bool teeny_cubin_usable(const char *cubin, size_t len, const char *cubin_arch,
+                        const char *device_arch, char *why, size_t whysz);
 /* cuModuleUnload; NULL is a no-op. */
 void teeny_module_unload(teeny_module *m);
 /* Launch grid[0] x grid[1] x grid[2] programs (0 counts as 1) of
@@ -367,6 +464,119 @@ int teeny_cuda_memset(teeny_dptr dst, unsigned char byte, size_t bytes,
                       char *err, size_t errsz);
 /* Wait for all work on the current context (cuCtxSynchronize). */
 int teeny_cuda_sync(char *err, size_t errsz);
+
+/* ---- autotuning: one tuning run per node (client/tune.c) ------------------- */
+
+/* One candidate configuration: consts bound on top of the base request's
+ * (same names replace), and num_warps (0: the base request's).  Request
+ * options travel as consts too, so num_stages is tuned by naming it:
+ * {TEENY_OPT_NUM_STAGES, 3} among a configuration's consts. */
+typedef struct teeny_tune_config {
+  const teeny_const_binding *consts; /* tuned consts */
+  size_t nconsts;                    /* how many */
+  int num_warps;                     /* 0: the base request's */
+} teeny_tune_config;
+
+/* What a timer is given for one candidate. */
+typedef struct teeny_tune_bench {
+  const teeny_client_result *result; /* the candidate, compiled (cubin too
+                                        when teenycd has one) */
+  const teeny_tune_config *config;   /* which configuration it is */
+  size_t index;                      /* its index in the request */
+  teeny_grid grid;                   /* its launch grid */
+  void *stream;                      /* the caller's stream */
+  void **args;                       /* the launch arguments */
+  size_t nargs;                      /* how many */
+  int warmup_ms, rep_ms;             /* as in the request */
+} teeny_tune_bench;
+
+/* Time one candidate: its median time in *ms.  0, or an error with err
+ * (the candidate is then left out).  The default, teeny_tune_time_cuda,
+ * does what triton.testing.do_bench does on the caller's stream: load the
+ * module (cubin or PTX), launch once, estimate the time of one launch from
+ * five, run warmup_ms worth of launches, then rep_ms worth, each after
+ * clearing the L2 cache (a 256 MiB memset) and between two CUDA events,
+ * and take the median. */
+typedef int (*teeny_tune_timer)(void *ctx, const teeny_tune_bench *b, double *ms,
+                                char *err, size_t errsz);
+int teeny_tune_time_cuda(void *ctx, const teeny_tune_bench *b, double *ms, char *err,
+                         size_t errsz);
+
+/* The launch grid of a configuration into *out (consts decide it:
+ * cdiv(n, BLOCK)). */
+typedef void (*teeny_tune_grid_fn)(void *ctx, const teeny_tune_config *c,
+                                   teeny_grid *out);
+
+typedef struct teeny_tune_req {
+  const teeny_compile_req *base;     /* kernel, source, dtype bindings,
+                                        target; consts that are not tuned */
+  const teeny_tune_config *configs;  /* the candidates */
+  size_t nconfigs;                   /* how many (>= 1) */
+  const char *problem;               /* the problem key: the sizes that
+                                        decide the choice ("M=4096 N=4096") */
+  teeny_tune_grid_fn grid;           /* the grid of a configuration */
+  void *grid_ctx;                    /* its argument */
+  void **args;                       /* launch arguments (as teeny_launch) */
+  size_t nargs;                      /* how many */
+  void *stream;                      /* the caller's stream; NULL: default */
+  int warmup_ms, rep_ms;             /* 0: 25 and 100, as do_bench */
+  int wait_ms;                       /* how long to wait on another
+                                        process's tuning; 0: the daemon's
+                                        --tune-timeout */
+  teeny_tune_timer timer;            /* NULL: teeny_tune_time_cuda */
+  void *timer_ctx;                   /* its argument */
+  const char *gpu;                   /* NULL: the device's name */
+  const char *driver;                /* NULL: the driver's version */
+} teeny_tune_req;
+
+/* How the winner was found. */
+typedef enum teeny_tune_source {
+  TEENY_TUNE_TUNED = 0, /* timed here and recorded in teenycd */
+  TEENY_TUNE_RECORDED,  /* teenycd had a record: nothing timed */
+  TEENY_TUNE_JOINED,    /* another process was tuning it: waited for it */
+  TEENY_TUNE_LOCAL      /* timed here, not recorded (no daemon, an old one,
+                           or another process's tuning timed out) */
+} teeny_tune_source;
+
+typedef struct teeny_tune_result {
+  int status;                 /* 0 or the negative teeny_err */
+  const char *error;          /* status < 0: one line */
+  size_t index;               /* the winner in the request's configs, or
+                                 SIZE_MAX when it is not among them (a
+                                 record made from another list) */
+  teeny_tune_config config;   /* the winner (owned by the result) */
+  double best_ms;             /* its median time */
+  uint32_t candidates;        /* configurations timed */
+  teeny_tune_source source;   /* see above */
+  const double *times_ms;     /* tuned or local: each configuration's
+                                 median (NAN where it failed); else NULL */
+  double lookup_ms;           /* the round trips to teenycd (waiting
+                                 included) */
+} teeny_tune_result;
+
+/* Autotune req's kernel for req->problem on this GPU, once per node: ask
+ * teenycd for the record of (kernel digest, problem, GPU name, driver);
+ * if there is one, return it (one round trip, nothing timed); if another
+ * process is tuning that key, wait for its winner (up to wait_ms); else
+ * compile every configuration through c (cached like any compile), time
+ * each with the timer, tell teenycd the winner and return it.  Without a
+ * daemon it tunes in process and records nothing.  The candidates are
+ * launched with the caller's arguments, so they must tolerate being run
+ * many times (outputs are overwritten).  Returns 0 with *out (free with
+ * teeny_tune_result_free); or an error: TEENY_E_INVAL (no configs, no
+ * problem key, a NULL grid), TEENY_E_NOCUDA (no GPU to name or time on),
+ * TEENY_E_COMPILE and friends (no configuration compiled), TEENY_E_CUDA
+ * (none could be timed) — with *out carrying status and error when it
+ * could be allocated.  c's lock is held while it waits on another process. */
+int teeny_client_tune(teeny_client *c, const teeny_tune_req *req,
+                      teeny_tune_result **out);
+void teeny_tune_result_free(teeny_tune_result *r); /* NULL is a no-op */
+/* The digest tuning records are keyed by: sha256 over the kernel name,
+ * its source and its dtype bindings (sorted by name), as 64 hex digits.
+ * Consts and num_warps are not in it: they are what is tuned. */
+int teeny_tune_digest(const teeny_compile_req *base, char out[65]);
+/* "tuned", "recorded", "joined", "local". */
+const char *teeny_tune_source_name(teeny_tune_source s);
 
 /* ---- typed kernels: the runtime under teenyc-gen's generated code ---------- */
 
@@ -415,8 +625,9 @@ typedef union teeny_scalar_slot {
   uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
   float f32; double f64; uint16_t half; bool b;
 } teeny_scalar_slot;
-/* Convert v to dt into s (f16/bf16 rounded to nearest even) and return a
- * pointer to it for the launch's argument array. */
+/* Convert v to dt into s (f16/bf16 rounded to nearest even, fp8 as the
+ * language converts: nearest even, saturating) and return a pointer to it
+ * for the launch's argument array. */
 void *teeny_scalar_pack(teeny_scalar_slot *s, teeny_dtype dt, double v);
 
 #ifdef __cplusplus

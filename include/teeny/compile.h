@@ -52,6 +52,8 @@ typedef enum teeny_dtype {
   TEENY_DT_F32,
   TEENY_DT_F64,
   TEENY_DT_PTR, /* a pointer; its pointee is a separate field */
+  TEENY_DT_F8E4M3, /* OCP FP8 E4M3 (torch.float8_e4m3fn); after PTR: the */
+  TEENY_DT_F8E5M2, /* values above keep their numbers (ABI) */
   TEENY_DT__COUNT
 } teeny_dtype;
 
@@ -98,15 +100,38 @@ size_t teeny_diag_format(const teeny_diag *dg, char *buf, size_t size);
 
 /* ---- requests ----------------------------------------------------------------- */
 
+/* A binding written as text: a TEENY_DTYPE parameter's dtype, or the value
+ * of a TEENY_CONST as a literal of the constant's dtype.  Text is how a
+ * float or bool constant is bound (an integer one may come either way):
+ * {"EPS", "1e-5"}, {"IS_CAUSAL", "true"}, {"N", "-3"}, {"M", "0x40"}.  The
+ * value read, not its spelling, is what the id and the key see. */
 typedef struct teeny_dtype_binding {
-  const char *name;  /* a TEENY_DTYPE parameter, e.g. "D" */
-  const char *dtype; /* e.g. "f16" */
+  const char *name;  /* a TEENY_DTYPE parameter ("D"), or a TEENY_CONST */
+  const char *dtype; /* "f16"; for a TEENY_CONST, its value as text */
 } teeny_dtype_binding;
 
+/* A TEENY_CONST bound by value, or a request option (TEENY_OPT_*). */
 typedef struct teeny_const_binding {
-  const char *name; /* a TEENY_CONST parameter, e.g. "BLOCK_SIZE" */
-  int64_t value;    /* must fit in i32 */
+  const char *name; /* a TEENY_CONST parameter ("BLOCK_SIZE"), or TEENY_OPT_* */
+  int64_t value;    /* must fit the constant's dtype (i32 when it declares
+                       none; bool: 0 or 1; a float one: an integer it holds
+                       exactly) */
 } teeny_const_binding;
+
+/* Request options besides target and num_warps travel as const bindings
+ * under reserved names, which no generic can have (they contain a '.'): a
+ * request keeps its layout as options are added, and an option is part of
+ * the generated source, so of the key, only when set. */
+#define TEENY_OPT_DEBUG "teeny.debug" /* 1: device_assert checks are compiled
+                                         in (0, the default: they are not) */
+#define TEENY_OPT_NUM_STAGES "teeny.num_stages" /* Triton's num_stages: the
+                                         shared-memory stages of the cp.async
+                                         pipeline of loops that feed dots, 2
+                                         to 8; 0 or absent: the code
+                                         generator's choice (3, or 4 when a
+                                         wgmma stays in flight; fewer when
+                                         they do not fit).  A depth that does
+                                         not fit is an error */
 
 typedef struct teeny_compile_req {
   const char *source;  /* kernel source text (need not be NUL-terminated) */
@@ -120,10 +145,6 @@ typedef struct teeny_compile_req {
   const char *target;  /* "sm_90a" (default when NULL), "sm_90", "sm_80", ... */
   int num_warps;       /* 1, 2, 4, 8, 16 or 32; 0 means the default, 4 */
   const char *compiler_version; /* NULL: this build's; set only by tests */
-  int num_stages;      /* pipeline depth of the cp.async stages of loops that
-                          feed dots (Triton's num_stages): 2 to 8; 0 means
-                          the code generator's choice (3, or 4 when a wgmma
-                          stays in flight; fewer when they do not fit) */
 } teeny_compile_req;
 
 /* ---- kernel parameters ---------------------------------------------------------- */
@@ -159,7 +180,8 @@ const char *teeny_spec_key(const teeny_spec *spec);   /* 64 hex digits */
 const char *teeny_spec_entry(const teeny_spec *spec); /* "vector_add_entry_point" */
 const char *teeny_spec_target(const teeny_spec *spec);
 int teeny_spec_num_warps(const teeny_spec *spec);
-int teeny_spec_num_stages(const teeny_spec *spec); /* 0: the code generator's choice */
+int teeny_spec_num_stages(const teeny_spec *spec); /* TEENY_OPT_NUM_STAGES; 0: the code
+                                                      generator's choice */
 /* The generated source (the .c artifact); *len gets its length if non-NULL. */
 const char *teeny_spec_source(const teeny_spec *spec, size_t *len);
 size_t teeny_spec_nparams(const teeny_spec *spec);
@@ -245,7 +267,9 @@ int teeny_spec_emulate(const teeny_spec *spec, const unsigned grid[3],
  * Everything is owned by the teeny_source_info and read-only. */
 typedef struct teeny_generic_info {
   const char *name;           /* "D", "BLOCK_SIZE" */
-  bool is_dtype;              /* TEENY_DTYPE; else TEENY_CONST (an i32) */
+  bool is_dtype;              /* TEENY_DTYPE; else TEENY_CONST */
+  teeny_dtype const_dtype;    /* TEENY_CONST(N, T): T; TEENY_DT_VOID for
+                                 TEENY_CONST(N), an i32 (a weak one) */
   const teeny_dtype *allowed; /* TEENY_DTYPE(D, f32, f16): the list; NULL: any */
   size_t nallowed;            /* its length */
 } teeny_generic_info;

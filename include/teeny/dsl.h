@@ -10,13 +10,24 @@
  * real meaning of every name below: tiles have static shapes, generics are
  * bound per request, builtins lower to tile IR.  docs/dsl.md is the reference.
  *
- * Lower-case builtins (load, store, exp, sum, ...) are macros or prototypes
- * here.  Include this header only from kernel files.
+ * Lower-case builtins (load, store, exp, sum, ...) are macros here (over
+ * prototypes where a value of a type is needed).  Include this header only
+ * from kernel files.
  */
 #ifndef TEENY_DSL_H
 #define TEENY_DSL_H
 
 #include <stdint.h>
+
+/* A helper may take the name of a builtin (docs/dsl.md §1): `#undef tanh`
+ * before defining it, since the builtins are macros here.  C compilers know
+ * the math names as library functions and warn when a file defines one
+ * with other types; in a kernel file that is intended. */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wincompatible-library-redeclaration"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wbuiltin-declaration-mismatch"
+#endif
 
 /* ---- element types ------------------------------------------------------ */
 
@@ -49,11 +60,16 @@ typedef double f64;
 
 /* ---- generics, kernels ---------------------------------------------------- */
 
+#define TEENY__ARG1(a, ...) a
+#define TEENY__ARG2(a, b, ...) b
+
 /* TEENY_DTYPE(D) or TEENY_DTYPE(D, f32, f16): a dtype parameter, optionally
  * restricted to the listed dtypes.  On the host every dtype parameter is f32. */
 #define TEENY_DTYPE(name, ...) typedef float name
-/* TEENY_CONST(N): an i32 compile-time constant, bound per request. */
-#define TEENY_CONST(name) extern const i32 name
+/* TEENY_CONST(N): an i32 compile-time constant, bound per request;
+ * TEENY_CONST(N, T): one of dtype T (bool, an integer or a float dtype). */
+#define TEENY_CONST(...)                                                       \
+  extern const TEENY__ARG2(__VA_ARGS__, i32, ~) TEENY__ARG1(__VA_ARGS__, ~)
 /* TEENY_KERNEL(G...): the next function is a kernel; G lists, in order, the
  * generic parameters its id is specialised on. */
 #define TEENY_KERNEL(...)
@@ -71,9 +87,14 @@ static inline int teeny__args(int n, ...) { return n * 0; }
 
 /* ---- program, ranges, constructors ---------------------------------------- */
 
-i32 program_id(i32 axis);
-i32 num_programs(i32 axis);
-i32 arange(i32 start, i32 end);
+/* Every builtin is a macro, so that a variable may take its name and still
+ * call it (`i32 program_id = program_id(0);`), as in the language. */
+i32 teeny__program_id(i32 axis);
+i32 teeny__num_programs(i32 axis);
+i32 teeny__arange(i32 start, i32 end);
+#define program_id(axis) teeny__program_id(axis)
+#define num_programs(axis) teeny__num_programs(axis)
+#define arange(start, end) teeny__arange(start, end)
 #define zeros(T, ...) ((T)teeny__args(0, __VA_ARGS__))
 #define full(T, value, ...) ((T)(value) + (T)teeny__args(0, __VA_ARGS__))
 
@@ -123,7 +144,8 @@ enum teeny_option {
 };
 
 /* barrier(): every lane of the program arrives before any goes on. */
-static inline void barrier(void) {}
+static inline void teeny__barrier(void) {}
+#define barrier() teeny__barrier()
 
 /* ---- element-wise ------------------------------------------------------------ */
 
@@ -173,16 +195,44 @@ static inline void barrier(void) {}
 #define randint(seed, offset) ((u32)(seed) + (u32)(offset))
 #define cdiv(a, b) (((a) + (b) - 1) / (b))
 
+/* ---- dtype introspection, checks, printing ------------------------------------ */
+
+/* is_float(T) ... same_dtype(A, B): T a dtype or a value; in a kernel they
+ * are constants, so an `if` on them builds only the branch taken (on the
+ * host both branches must type-check, with every dtype generic an f32). */
+#define is_float(x) ((bool)(sizeof(x) != 0))
+#define is_int(x) ((bool)(sizeof(x) != 0))
+#define is_signed(x) ((bool)(sizeof(x) != 0))
+#define is_unsigned(x) ((bool)(sizeof(x) != 0))
+#define same_dtype(a, b) ((bool)(sizeof(a) + sizeof(b) != 0))
+/* static_assert(cond, "message") in a function body: checked when the
+ * kernel is built (on the host, only type-checked). */
+#undef static_assert
+#define static_assert(c, msg) ((void)sizeof((c) ? 1 : 0), (void)sizeof(msg))
+/* device_print("format", values...), device_assert(cond, "message",
+ * values...): printf formats without length modifiers (docs/dsl.md §5). */
+static inline void teeny__device_print(const char *fmt, ...) { (void)fmt; }
+static inline void teeny__device_assert(int cond, const char *fmt, ...) {
+  (void)cond;
+  (void)fmt;
+}
+#define device_print(...) teeny__device_print(__VA_ARGS__)
+#define device_assert(...) teeny__device_assert(__VA_ARGS__)
+
 /* ---- reductions, scans, dot ---------------------------------------------------- */
 
-#define sum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define max(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define min(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+/* sum(x) and sum(x, axis): the axis is optional, so the macros take
+ * everything as __VA_ARGS__ (C11 needs at least one argument there). */
+#define sum(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define max(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define min(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define argmax(x, axis) ((i32)teeny__args(0, x, axis))
 #define argmin(x, axis) ((i32)teeny__args(0, x, axis))
-#define reduce(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
-#define cumsum(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define scan(x, axis, fn) (teeny__args(0, axis) + fn((x), (x)))
+/* reduce/scan(x, axis, fn): x a tile, or a struct of tiles (a tuple) that
+ * fn combines field by field. */
+#define reduce(x, axis, fn) ((void)sizeof(axis), fn((x), (x)))
+#define cumsum(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define scan(x, axis, fn) ((void)sizeof(axis), fn((x), (x)))
 /* dot(a, b [, acc]): a is [M, K], b is [K, N]; the result is [M, N]. */
 #define dot(a, ...) ((a) * TEENY__FIRST(__VA_ARGS__, 0))
 

@@ -8,15 +8,18 @@ on the caller's current stream, Triton-style:
 
 Compiles go to teenycd (socket discovery as for the teenyc tools); with no
 daemon reachable they run in process (embedded against the store, else
-offline), which one a RuntimeWarning says once.  docs/python.md is the
+offline), which one a RuntimeWarning says once.  teenyc.autotune tunes a
+kernel once per node, shared through teenycd.  docs/python.md is the
 guide.  Only the standard library: libteenyc-client through ctypes.
 """
 from ._client import Client, Compiled, default_client
 from ._errors import ArgumentError, CompileError, CudaError, TeenycError
 from ._kernel import Kernel, kernel
+from ._tune import Autotuner, Config, Tuned, autotune
 
 __all__ = ["kernel", "Kernel", "Client", "Compiled", "default_client", "TeenycError",
-           "CompileError", "ArgumentError", "CudaError", "version", "cdiv"]
+           "CompileError", "ArgumentError", "CudaError", "version", "cdiv", "autotune",
+           "Autotuner", "Config", "Tuned"]
 
 
 def version():

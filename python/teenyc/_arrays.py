@@ -29,7 +29,8 @@ _DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64",
 _DLPACK_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 13: "cuda_managed", 10: "rocm"}
 _TORCH = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
           "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-          "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+          "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool",
+          "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
 
 
 class _DLDevice(ctypes.Structure):

@@ -41,10 +41,17 @@ class Compiled:
         self.mode = _lib.text(lib.teeny_client_mode_name(r.mode))
         self.compile_ms = r.compile_ms
         self.warnings = [format_diag(lib, r.diags[i]) for i in range(r.ndiags)]
+        self.cubin = ctypes.string_at(r.cubin, r.cubin_len) if r.cubin else None
+        self.cubin_arch = _lib.text(r.cubin_arch) or None
+        self.cubin_toolchain = _lib.text(r.cubin_toolchain) or None
 
     def artifact(self):
         """The C teeny_artifact (for teeny_module_load)."""
         return self._art
+
+    def result_ptr(self):
+        """The C teeny_client_result (for teeny_module_load_result)."""
+        return self._ptr
 
     def __del__(self):
         if getattr(self, "_ptr", None):
@@ -101,15 +108,45 @@ class Client:
     def socket(self):
         return _lib.text(self._lib.teeny_client_socket(self._h))
 
+    @property
+    def arch(self):
+        """The GPU architecture compiles name ("sm_90"; "" before CUDA is up):
+        teenycd answers with that GPU's cubin beside the PTX."""
+        return _lib.text(self._lib.teeny_client_arch(self._h))
+
+    @arch.setter
+    def arch(self, value):
+        rc = self._lib.teeny_client_set_arch(self._h, value.encode() if value else None)
+        if rc:
+            raise ValueError(_lib.text(self._lib.teeny_client_errmsg(self._h)))
+
+    def handle(self):
+        """The C teeny_client (for teenyc._tune)."""
+        return self._h
+
     def compile(self, source, kernel, dtypes=None, consts=None, num_warps=0, target=None,
-                filename=None, force=False):
+                filename=None, force=False, debug=False, num_stages=0):
         """Compile one specialisation; a Compiled, or CompileError with the
-        diagnostics.  dtypes: {"D": "f16"}; consts: {"BLOCK_SIZE": 1024}."""
+        diagnostics.  dtypes: {"D": "f16"}; consts: {"BLOCK_SIZE": 1024,
+        "EPS": 1e-5, "CAUSAL": True}; debug: device_assert checks on;
+        num_stages: the cp.async pipeline depth of dot loops (2 to 8; 0:
+        the code generator's choice)."""
         src = source.encode() if isinstance(source, str) else bytes(source)
         # every string the request points at stays referenced here until
         # the call returns (the library copies what it keeps)
         dts = [(n.encode(), v.encode()) for n, v in (dtypes or {}).items()]
-        cts = [(n.encode(), int(v)) for n, v in (consts or {}).items()]
+        cts = []
+        for n, v in (consts or {}).items():
+            if isinstance(v, bool):  # bools and floats are bound as text
+                dts.append((n.encode(), b"true" if v else b"false"))
+            elif isinstance(v, float):
+                dts.append((n.encode(), repr(v).encode()))
+            else:
+                cts.append((n.encode(), int(v)))
+        if debug:
+            cts.append((_lib.OPT_DEBUG, 1))
+        if num_stages:
+            cts.append((_lib.OPT_NUM_STAGES, int(num_stages)))
         name, fname = kernel.encode(), (filename or "<source>").encode()
         tgt = target.encode() if target else None
         dt_arr = (_lib.DtypeBinding * max(len(dts), 1))(*[_lib.DtypeBinding(*b) for b in dts])

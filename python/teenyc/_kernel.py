@@ -34,7 +34,7 @@ _CTYPE = {"bool": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16,
           "i32": ctypes.c_int32, "i64": ctypes.c_int64, "u8": ctypes.c_uint8,
           "u16": ctypes.c_uint16, "u32": ctypes.c_uint32, "u64": ctypes.c_uint64,
           "f32": ctypes.c_float, "f64": ctypes.c_double, "f16": ctypes.c_uint16,
-          "bf16": ctypes.c_uint16}
+          "bf16": ctypes.c_uint16, "f8e4m3": ctypes.c_uint8, "f8e5m2": ctypes.c_uint8}
 _ERR_LEN = 2048
 
 
@@ -45,7 +45,8 @@ def dtype_name(d):
     s = str(d).replace("torch.", "")
     names = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
              "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool"}
+             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "bool",
+          "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}
     return names.get(s, s)
 
 
@@ -132,6 +133,10 @@ class Kernel:
                                     for j in range(g.nallowed)] or None
                 for g in generics if g.is_dtype}
             self.const_generics = [n for n, g in zip(gnames, generics) if not g.is_dtype]
+            # each TEENY_CONST's dtype ("i32" when it declares none)
+            self.const_dtypes = {
+                n: _lib.text(lib.teeny_dtype_name(g.const_dtype)) if g.const_dtype else "i32"
+                for n, g in zip(gnames, generics) if not g.is_dtype}
             self.params = []
             for i in range(k.nparams):
                 p = k.params[i]
@@ -154,13 +159,16 @@ class Kernel:
     def client(self):
         return self._client or default_client()
 
-    def compile(self, num_warps=None, target=None, force=False, **bindings):
+    def compile(self, num_warps=None, target=None, force=False, debug=False, num_stages=0,
+                **bindings):
         """Compile one specialisation (no GPU needed): bindings name every
-        generic, D="f16" (or a torch dtype), BLOCK_SIZE=1024."""
+        generic, D="f16" (or a torch dtype), BLOCK_SIZE=1024, EPS=1e-5;
+        debug=True compiles device_assert checks in; num_stages (2 to 8)
+        sets the cp.async pipeline depth of dot loops (0: the compiler's)."""
         dtypes, consts = self._bindings(bindings, {})
         return self.client().compile(self.source, self.name, dtypes, consts,
                                      num_warps or self.num_warps, target or self.target,
-                                     self.filename, force)
+                                     self.filename, force, debug, num_stages)
 
     def _bindings(self, meta, bound):
         """(dtypes, consts) from keywords, with dtypes already bound from
@@ -175,15 +183,12 @@ class Kernel:
                                         f"bind {k} to {dtypes[k]}")
                 dtypes[k] = name
             elif k in self.const_generics:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    raise ArgumentError(f"{self.name}: {k} is a TEENY_CONST and wants an int, "
-                                        f"got {type(v).__name__}")
-                consts[k] = v
+                consts[k] = self._const_value(k, v)
             else:
                 known = list(self.dtype_generics) + self.const_generics
                 raise ArgumentError(f"{self.name}: unknown keyword {k}= (its generics: "
                                     f"{', '.join(known) or 'none'}; options: num_warps, "
-                                    "target, stream)")
+                                    "target, stream, debug)")
         for g, allowed in self.dtype_generics.items():
             if g not in dtypes:
                 raise ArgumentError(f"{self.name}: dtype {g} is not bound: pass a tensor for "
@@ -197,6 +202,24 @@ class Kernel:
                                 f"pass {missing[0]}=...)")
         return dtypes, consts
 
+    def _const_value(self, k, v):
+        """v as the value of TEENY_CONST k: an int for integer consts, a bool
+        for bool ones, a float (or an int) for float ones."""
+        dt = self.const_dtypes[k]
+        if dt == "bool":
+            ok = isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))
+            want = "a bool"
+        elif dt.startswith("f") or dt == "bf16":
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+            want = "a number"
+        else:
+            ok = isinstance(v, int) and not isinstance(v, bool)
+            want = "an int"
+        if not ok:
+            raise ArgumentError(f"{self.name}: {k} is a TEENY_CONST of {dt} and wants {want}, "
+                                f"got {type(v).__name__}")
+        return bool(v) if dt == "bool" else float(v) if want == "a number" else v
+
     # ---- launching ------------------------------------------------------------------
 
     def __getitem__(self, grid):
@@ -205,8 +228,9 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name}: launch with a grid: {self.name}[grid](...)")
 
-    def _spec(self, dtypes, consts, num_warps, target):
-        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target)
+    def _spec(self, dtypes, consts, num_warps, target, debug=False):
+        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target,
+               debug)
         spec = self._specs.get(key)
         if spec is not None:
             return spec
@@ -214,7 +238,8 @@ class Kernel:
             spec = self._specs.get(key)
             if spec is None:
                 compiled = self.client().compile(self.source, self.name, dtypes, consts,
-                                                 num_warps, target, self.filename)
+                                                 num_warps, target, self.filename,
+                                                 debug=debug)
                 spec = _Spec(compiled, _load_module(self._lib, compiled))
                 self._specs[key] = spec
         return spec
@@ -223,6 +248,7 @@ class Kernel:
         num_warps = meta.pop("num_warps", None) or self.num_warps
         target = meta.pop("target", None) or self.target
         stream = _stream.of(meta.pop("stream", None))
+        debug = bool(meta.pop("debug", False))
         if len(args) != len(self.params):
             raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
                                 f"got {len(args)}")
@@ -230,7 +256,7 @@ class Kernel:
         dtypes, consts = self._bindings(meta, bound)
         slots = [self._pack(p, v, dtypes) for p, v in zip(self.params, values)]
         g = _grid(grid, dict(consts, num_warps=num_warps))
-        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib))
+        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib), debug)
         argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
         err = ctypes.create_string_buffer(_ERR_LEN)
         rc = self._lib.teeny_launch(spec.module, g, stream, argv, err, _ERR_LEN)
@@ -308,6 +334,12 @@ class Kernel:
                                 f"{type(v).__name__}")
         if dt in ("f16", "bf16"):
             return _CTYPE[dt](_half_bits(float(v), dt))
+        if dt in ("f8e4m3", "f8e5m2"):  # the library rounds as kernels do
+            slot = ctypes.c_uint64(0)
+            lib = _lib.lib()
+            lib.teeny_scalar_pack(ctypes.byref(slot), lib.teeny_dtype_parse(dt.encode()),
+                                  float(v))
+            return _CTYPE[dt](slot.value & 0xFF)
         return _CTYPE[dt](v)
 
 
@@ -332,10 +364,11 @@ def _grid(grid, meta):
 
 
 def _load_module(lib, compiled):
+    """The module of a compile result: its cubin when teenycd sent one for
+    this GPU (no JIT), else its PTX."""
     m = ctypes.c_void_p()
     err = ctypes.create_string_buffer(_ERR_LEN)
-    art = compiled.artifact()
-    rc = lib.teeny_module_load(ctypes.byref(art), ctypes.byref(m), err, _ERR_LEN)
+    rc = lib.teeny_module_load_result(compiled.result_ptr(), ctypes.byref(m), err, _ERR_LEN)
     if rc:
         raise CudaError(f"teenyc: {compiled.id}: {err.value.decode('utf-8', 'replace')}", rc,
                         _lib.text(lib.teeny_err_name(rc)))

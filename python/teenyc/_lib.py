@@ -35,7 +35,7 @@ class CompileReq(ctypes.Structure):
                 ("kernel", c_char_p), ("dtypes", ctypes.POINTER(DtypeBinding)),
                 ("ndtypes", c_size_t), ("consts", ctypes.POINTER(ConstBinding)),
                 ("nconsts", c_size_t), ("target", c_char_p), ("num_warps", ctypes.c_int),
-                ("compiler_version", c_char_p), ("num_stages", ctypes.c_int)]
+                ("compiler_version", c_char_p)]
 
 
 class Param(ctypes.Structure):
@@ -66,17 +66,58 @@ class Diags(ctypes.Structure):
 class Result(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int), ("error", c_char_p), ("art", Artifact),
                 ("cache", ctypes.c_int), ("mode", ctypes.c_int), ("compile_ms", ctypes.c_double),
-                ("diags", ctypes.POINTER(Diag)), ("ndiags", c_size_t)]
+                ("diags", ctypes.POINTER(Diag)), ("ndiags", c_size_t),
+                ("cubin", ctypes.c_void_p), ("cubin_len", c_size_t),
+                ("cubin_arch", c_char_p), ("cubin_toolchain", c_char_p)]
+
+
+class Grid(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
+
+
+class TuneConfig(ctypes.Structure):
+    _fields_ = [("consts", ctypes.POINTER(ConstBinding)), ("nconsts", c_size_t),
+                ("num_warps", ctypes.c_int)]
+
+
+class TuneBench(ctypes.Structure):
+    _fields_ = [("result", ctypes.c_void_p), ("config", ctypes.POINTER(TuneConfig)),
+                ("index", c_size_t), ("grid", Grid), ("stream", ctypes.c_void_p),
+                ("args", ctypes.POINTER(ctypes.c_void_p)), ("nargs", c_size_t),
+                ("warmup_ms", ctypes.c_int), ("rep_ms", ctypes.c_int)]
+
+
+# teeny_tune_grid_fn and teeny_tune_timer
+GRID_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(TuneConfig),
+                           ctypes.POINTER(Grid))
+TIMER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(TuneBench),
+                            ctypes.POINTER(ctypes.c_double), ctypes.c_void_p, c_size_t)
+
+
+class TuneReq(ctypes.Structure):
+    _fields_ = [("base", ctypes.POINTER(CompileReq)), ("configs", ctypes.POINTER(TuneConfig)),
+                ("nconfigs", c_size_t), ("problem", c_char_p), ("grid", GRID_FN),
+                ("grid_ctx", ctypes.c_void_p), ("args", ctypes.POINTER(ctypes.c_void_p)),
+                ("nargs", c_size_t), ("stream", ctypes.c_void_p), ("warmup_ms", ctypes.c_int),
+                ("rep_ms", ctypes.c_int), ("wait_ms", ctypes.c_int), ("timer", ctypes.c_void_p),
+                ("timer_ctx", ctypes.c_void_p), ("gpu", c_char_p), ("driver", c_char_p)]
+
+
+class TuneResult(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("error", c_char_p), ("index", c_size_t),
+                ("config", TuneConfig), ("best_ms", ctypes.c_double),
+                ("candidates", ctypes.c_uint32), ("source", ctypes.c_int),
+                ("times_ms", ctypes.POINTER(ctypes.c_double)), ("lookup_ms", ctypes.c_double)]
 
 
 class ClientOpts(ctypes.Structure):
     _fields_ = [("mode", ctypes.c_int), ("socket_path", c_char_p), ("cache_dir", c_char_p),
                 ("client_name", c_char_p), ("timeout_ms", ctypes.c_int),
-                ("memo_entries", ctypes.c_long)]
+                ("memo_entries", ctypes.c_long), ("restart_wait_ms", ctypes.c_int)]
 
 
 class GenericInfo(ctypes.Structure):
-    _fields_ = [("name", c_char_p), ("is_dtype", ctypes.c_bool),
+    _fields_ = [("name", c_char_p), ("is_dtype", ctypes.c_bool), ("const_dtype", ctypes.c_int),
                 ("allowed", ctypes.POINTER(ctypes.c_int)), ("nallowed", c_size_t)]
 
 
@@ -123,6 +164,7 @@ _PROTOTYPES = {
     "teeny_dtype_name": (c_char_p, [ctypes.c_int]),
     "teeny_dtype_parse": (ctypes.c_int, [c_char_p]),
     "teeny_dtype_size": (ctypes.c_int, [ctypes.c_int]),
+    "teeny_scalar_pack": (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_int, ctypes.c_double]),
     "teeny_strerror": (c_char_p, [ctypes.c_int]),
     "teeny_err_name": (c_char_p, [ctypes.c_int]),
     "teeny_version": (c_char_p, []),
@@ -132,6 +174,15 @@ _PROTOTYPES = {
                                          ctypes.POINTER(ctypes.c_void_p),
                                          ctypes.c_char_p, c_size_t]),
     "teeny_module_unload": (None, [ctypes.c_void_p]),
+    "teeny_module_load_result": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                                ctypes.c_char_p, c_size_t]),
+    "teeny_module_origin": (c_char_p, [ctypes.c_void_p]),
+    "teeny_client_set_arch": (ctypes.c_int, [ctypes.c_void_p, c_char_p]),
+    "teeny_client_arch": (c_char_p, [ctypes.c_void_p]),
+    "teeny_client_tune": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(TuneReq),
+                                         ctypes.POINTER(ctypes.c_void_p)]),
+    "teeny_tune_result_free": (None, [ctypes.c_void_p]),
+    "teeny_tune_source_name": (c_char_p, [ctypes.c_int]),
     "teeny_launch": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
                                     ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
                                     ctypes.c_char_p, c_size_t]),
@@ -142,7 +193,10 @@ EMIT_MLIR = 1 << 0
 EMIT_PTX = 1 << 1
 EMIT_SOURCE = 1 << 8
 CLIENT_FORCE = 1 << 16
+OPT_DEBUG = b"teeny.debug"  # TEENY_OPT_DEBUG: device_assert checks compiled in
+OPT_NUM_STAGES = b"teeny.num_stages"  # TEENY_OPT_NUM_STAGES: cp.async pipeline depth
 PARAM_POINTER = 1
+SIZE_MAX = ctypes.c_size_t(-1).value
 MODES = {"default": 0, "auto": 1, "daemon": 2, "embedded": 3, "offline": 4}
 
 

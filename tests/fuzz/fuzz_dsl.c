@@ -7,7 +7,9 @@
  * Besides crashes, sanitizer reports, leaks and hangs, it traps on broken
  * contracts: a stage that fails must have reported an error; one that
  * succeeds must have reported none; a resolved program must have every name
- * bound to something in range (the later stages index arrays with these).
+ * bound to something in range (the later stages index arrays with these),
+ * variables and fields inside their function's slots, break and continue
+ * a flag slot each.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -30,8 +32,9 @@ static void check_expr(const teeny_program *p, const teeny_func *f,
   if (!e)
     return;
   switch (e->sym) {
-  case SYM_VAR:
-    CHECK(e->sym_index >= 0 && e->sym_index < f->nvars);
+  case SYM_VAR: /* a variable, or a field of one: its slots */
+    CHECK(e->sym_index >= 0 && e->nslots >= 1 &&
+          e->sym_index + e->nslots <= f->nvars);
     break;
   case SYM_GENERIC:
     CHECK(e->sym_index >= 0 && e->sym_index < p->ngenerics);
@@ -45,6 +48,10 @@ static void check_expr(const teeny_program *p, const teeny_func *f,
     break;
   case SYM_DTYPE:
     CHECK(e->type != NULL);
+    break;
+  case SYM_OPTION: /* a trailing option name of a builtin call */
+    CHECK(e->kind == EX_NAME &&
+          teeny__option_info((teeny_option)e->sym_index) != NULL);
     break;
   case SYM_NONE: /* only the predefined float constants */
     CHECK(e->kind != EX_NAME || strcmp(e->name, "INFINITY") == 0 ||
@@ -63,9 +70,14 @@ static void check_stmt(const teeny_program *p, const teeny_func *f,
                        const teeny_stmt *st) {
   if (!st)
     return;
-  CHECK(st->kind != ST_BREAK && st->kind != ST_CONTINUE);
+  if (st->kind == ST_BREAK || st->kind == ST_CONTINUE)
+    CHECK(st->var >= f->nparams && st->var < f->nvars);
   if (st->kind == ST_DECL)
     CHECK(st->var >= f->nparams && st->var < f->nvars);
+  if (st->kind == ST_FOR || st->kind == ST_WHILE || st->kind == ST_DO) {
+    CHECK(st->brk_slot == -1 || (st->brk_slot >= 0 && st->brk_slot < f->nvars));
+    CHECK(st->cont_slot == -1 || (st->cont_slot >= 0 && st->cont_slot < f->nvars));
+  }
   for (int i = 0; i < st->nbody; i++)
     check_stmt(p, f, st->body[i]);
   check_expr(p, f, st->expr);

@@ -7,8 +7,9 @@ reference.  Tolerances (METHOD.md): f32 1e-5 (exact for element-wise), tf32
 matmul 2e-3, f16 5e-3, bf16 2e-2 (output rounding dominates).  Prints one
 line per case and exits 1 if any failed.
 
-    python3 tests/gpu/check.py [--quick]
+    python3 tests/gpu/check.py [--quick] [--only NAME]   (NAME: attention = check_attention)
 """
+import ctypes
 import math
 import os
 import subprocess
@@ -349,6 +350,102 @@ def check_dot_precision(drv, tc, quick):
             record(f"{k.id} {target} error / sum|ab|", err, bound)
 
 
+def check_fp8(drv, tc, quick):
+    """f8e4m3/f8e5m2: all 256 codes up to f32 bit for bit with torch; f32 down
+    (directly and through f16) bit for bit with Triton's .to(tl.float8e4nv /
+    tl.float8e5) (saturating), and with torch where torch does not overflow;
+    the quantize/dequantize example; an fp8 dot against f32 on the upcast
+    values."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def triton_down(x, out, n, E5: tl.constexpr, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = i < n
+        v = tl.load(x + i, mask=m)
+        if E5:
+            tl.store(out + i, v.to(tl.float8e5), mask=m)
+        else:
+            tl.store(out + i, v.to(tl.float8e4nv), mask=m)
+
+    formats = {"f8e4m3": (torch.float8_e4m3fn, 448.0), "f8e5m2": (torch.float8_e5m2, 57344.0)}
+    for name, (tdt, fmax) in formats.items():
+        up = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "up", {"F": name, "BLOCK": 256})
+        codes = torch.arange(256, device="cuda", dtype=torch.int32).to(torch.uint8)
+        out = poison(torch.empty(256, device="cuda"))
+        up((1,), codes, out, 256)
+        ref = codes.view(tdt).float()
+        torch.cuda.synchronize()
+        same = torch.equal(torch.isnan(out), torch.isnan(ref)) and torch.equal(
+            torch.nan_to_num(out), torch.nan_to_num(ref))
+        record(f"{up.id} all 256 codes up to f32 against torch", 0.0 if same else 1.0, 0.0)
+        down = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "down", {"F": name, "BLOCK": 1024})
+        n = 1 << 20
+        bits = torch.randint(-2**31, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
+        x = bits.view(torch.float32).clone()
+        vals = codes.view(tdt).float()
+        vals = vals[torch.isfinite(vals)].sort().values
+        mids = (vals[1:] + vals[:-1]) / 2  # ties, and a hair either side
+        near = torch.cat([mids, torch.nextafter(mids, torch.zeros_like(mids)),
+                          torch.nextafter(mids, torch.full_like(mids, float("inf"))), vals,
+                          torch.tensor([float("inf"), -float("inf"), float("nan"), fmax * 1.03,
+                                        fmax * 1.2, 1e-45, -0.0], device="cuda")])
+        x[:near.numel()] = near
+        x[near.numel():near.numel() + 65536] = torch.randn(65536, device="cuda") * fmax / 4
+        mine = torch.empty(n, device="cuda", dtype=torch.uint8)
+        mine16 = torch.empty_like(mine)
+        down((cdiv(n, 1024),), x, mine, mine16, n)
+        theirs = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x, theirs.view(tdt), n, E5=name == "f8e5m2", BLOCK=1024)
+        torch.cuda.synchronize()
+        nan_mine = torch.isnan(mine.view(tdt).float())
+        nan_theirs = torch.isnan(theirs.view(tdt).float())
+        diff = (mine != theirs) & ~(nan_mine & nan_theirs)
+        record(f"{down.id} f32 -> {name} bit for bit with Triton ({int(diff.sum())} of {n} differ)",
+               float(diff.sum()), 0.0)
+        x16 = x.half().float()  # what the f16 path rounds first
+        theirs16 = torch.empty_like(mine)
+        triton_down[(cdiv(n, 1024),)](x16, theirs16.view(tdt), n, E5=name == "f8e5m2",
+                                      BLOCK=1024)
+        torch.cuda.synchronize()
+        nan16 = torch.isnan(mine16.view(tdt).float()) & torch.isnan(theirs16.view(tdt).float())
+        diff16 = (mine16 != theirs16) & ~nan16
+        record(f"{down.id} f32 -> f16 -> {name} with Triton ({int(diff16.sum())} differ)",
+               float(diff16.sum()), 0.0)
+        inr = torch.isfinite(x) & (x.abs() <= fmax)
+        tref = x.to(tdt).view(torch.uint8)
+        dt_ = (mine != tref) & inr
+        record(f"{down.id} f32 -> {name} with torch in range ({int(inr.sum())} values)",
+               float(dt_.sum()), 0.0)
+        q = Kernel(drv, tc, K + "fp8_quant.c", "quantize_rows",
+                   {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        dq = Kernel(drv, tc, K + "fp8_quant.c", "dequantize_rows",
+                    {"D": "f16", "Q": name, "BLOCK_SIZE": 1024})
+        rows, cols = 333, 1000
+        xs = (torch.randn(rows, cols, device="cuda") * 3).half()
+        qs = torch.empty(rows, cols, device="cuda", dtype=torch.uint8)
+        sc = poison(torch.empty(rows, device="cuda"))
+        ys = poison(torch.empty(rows, cols, device="cuda", dtype=torch.float16))
+        q((rows,), xs, qs, sc, cols, cols, fmax)
+        dq((rows,), qs, sc, ys, cols, cols)
+        torch.cuda.synchronize()
+        amax = xs.float().abs().amax(dim=1, keepdim=True)
+        qref = (xs.float() * (fmax / amax)).to(tdt)
+        same_q = torch.equal(qs, qref.view(torch.uint8))
+        record(f"{q.id} {rows}x{cols} codes against torch", 0.0 if same_q else 1.0, 0.0)
+        yref = qref.float() * (amax / fmax)
+        record(f"{dq.id} round trip against torch", rel_err(ys, yref.half()), 2e-3)
+        for t in (32, 64):
+            dk = Kernel(drv, tc, "tests/gpu/kernels/fp8_conv.c", "dot8", {"F": name, "BLOCK": t})
+            a = torch.randn(t, t, device="cuda").to(tdt)
+            b = torch.randn(t, t, device="cuda").to(tdt)
+            c = poison(torch.empty(t, t, device="cuda"))
+            dk((1,), a.view(torch.uint8), b.view(torch.uint8), c)
+            torch.cuda.synchronize()
+            record(f"{dk.id} fp8 dot against f32", rel_err(c, a.float() @ b.float()), 1e-6)
+
+
 def check_matmul_bias_relu(drv, tc, quick):
     """matmul with a fused bias + relu epilogue (wgmma and mma.sync tiles), odd sizes."""
     for dt in ("f16", "bf16"):
@@ -407,19 +504,23 @@ def attention_ref(q, k, v, causal, scale):
     return o, torch.logsumexp(s, -1) / math.log(2.0)
 
 
-def check_attention(drv, tc, quick):
-    """examples/kernels/attention.c against SDPA (float64): odd sequence
-    lengths, causal and not, head_dim 64 and 128, f16 and bf16; Q, K, V, O
-    in different memory layouts ([Z, H, N, D], [Z, N, H, D], padded rows)."""
+def attention_ours(drv, tc, quick):
+    """examples/kernels/attention.c (the benchmarked kernel) against SDPA
+    (float64): odd sequence lengths, causal and not, head_dim 64 and 128,
+    f16 and bf16, the code generator's pipeline depth and num_stages 2 and
+    3; Q, K, V, O in different memory layouts ([Z, H, N, D], [Z, N, H, D],
+    padded rows)."""
     lengths = (1, 77, 1000) + (() if quick else (4096, 4099))
-    configs = ((128, 64, 8), (64, 64, 4), (128, 128, 8))
+    # (BLOCK_M, BLOCK_N, warps, num_stages; 0: the code generator's)
+    configs = ((128, 64, 8, 0), (64, 64, 4, 0), (128, 128, 8, 0), (128, 64, 8, 2),
+               (128, 64, 4, 3))
     for dt in ("f16", "bf16"):
         for d in (64, 128):
             for causal in (0, 1):
-                for bm, bn, warps in configs:
+                for bm, bn, warps, stages in configs:
                     k = kernel_or_skip(drv, tc, K + "attention.c", "attention",
                                        {"D": dt, "HEAD_DIM": d, "BLOCK_M": bm, "BLOCK_N": bn,
-                                        "CAUSAL": causal}, num_warps=warps)
+                                        "CAUSAL": causal}, num_warps=warps, num_stages=stages)
                     if k is None:
                         continue
                     for n in lengths:
@@ -435,11 +536,55 @@ def check_attention(drv, tc, quick):
                         torch.cuda.synchronize()
                         ref, ref_lse = attention_ref(q, kk, v, bool(causal), scale)
                         err = max(rel_err(o, ref), rel_err(lse.view(z, h, n), ref_lse))
-                        record(f"{k.id} w{warps} {z}x{h}x{n}", err, TOL[dt])
+                        record(f"{k.id} w{warps} s{stages or 'auto'} {z}x{h}x{n}", err,
+                               TOL[dt])
+
+
+def attention_tuple(drv, tc, quick):
+    """examples/kernels/attention_tuple.c, tutorial 06 as written (its inner
+    loop returns a struct), against torch's SDPA, causal and not, N_CTX not
+    a multiple of the blocks."""
+    shapes = [(2, 3, 1000, 64)] + ([] if quick else [(1, 4, 4096, 64), (2, 2, 777, 128)])
+    for dt in ("f16", "bf16"):
+        for causal in (True, False):
+            for z, h, n, d in shapes:
+                b = {"D": dt, "HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64,
+                     "STAGE": 3 if causal else 1}
+                k = Kernel(drv, tc, K + "attention_tuple.c", "attn_fwd", b, num_warps=8)
+                q, kk, v = (torch.randn(z, h, n, d, device="cuda").to(DT[dt]) for _ in range(3))
+                o = poison(torch.empty_like(q))
+                m = poison(torch.empty(z, h, n, device="cuda"))
+                scale = 1 / math.sqrt(d)
+                k((cdiv(n, 128), z * h), q, kk, v, o, m, (scale, ctypes.c_float), n)
+                torch.cuda.synchronize()
+                ref = torch.nn.functional.scaled_dot_product_attention(
+                    q.double(), kk.double(), v.double(), is_causal=causal, scale=scale)
+                s = (q.double() @ kk.double().transpose(-1, -2)) * scale
+                if causal:
+                    s = s.masked_fill(torch.ones(n, n, device="cuda").triu(1).bool(), -math.inf)
+                lse = torch.logsumexp(s, -1) / math.log(2)
+                err = max(rel_err(o, ref), rel_err(m, lse))
+                record(f"{k.id} {z}x{h}x{n}x{d}", err, TOL[dt])
+
+
+def check_attention(drv, tc, quick):
+    """Both attention kernels: examples/kernels/attention.c (ours, the one
+    bench/gpu.py times) and attention_tuple.c (tutorial 06 as written); a
+    failure of one does not hide the other (unless the context is gone)."""
+    for part in (attention_ours, attention_tuple):
+        try:
+            part(drv, tc, quick)
+        except Exception as e:
+            if "illegal" in str(e).lower():
+                raise
+            results.append(False)
+            print(f"FAIL  {part.__name__}: {type(e).__name__}: {e}", flush=True)
 
 
 def main():
     quick = "--quick" in sys.argv
+    # --only NAME: just check_NAME (tests/gpu/check.py --only attention)
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     tc = teenyc_path()
     torch.manual_seed(int(time.time()))
     drv = Driver()
@@ -448,7 +593,10 @@ def main():
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
-                  check_transpose, check_matmul, check_matmul_bias_relu, check_attention):
+                  check_fp8, check_transpose, check_matmul, check_matmul_bias_relu,
+                  check_attention):
+        if only and check.__name__ not in (only, "check_" + only):
+            continue
         try:
             check(drv, tc, quick)
         except Exception as e:  # a failed compile or launch fails the check, not the run

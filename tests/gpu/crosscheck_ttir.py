@@ -6,7 +6,15 @@ verifies and compiles that text itself (triton.compile of a .ttir file);
 the result runs on the same random inputs as teenyc's own PTX and torch.
 All three must agree (f32: max abs difference <= 1e-6 between Triton's
 build of our MLIR and ours; both against torch within 1e-5 relative).
-Runs on the GPU machine (scripts/gpu-check); exits 1 on any mismatch.
+
+Then the language of issue 13 (tests/lang/): every specialisation of
+tests/lang/lang.list (loops left by break/continue/return as scf.while
+with carried flags, reduce and scan over structs as multi-operand
+tt.reduce/tt.scan, typed constants, tt.print, tt.assert) must parse,
+verify and compile in Triton, and two of them run on Triton's build and
+ours: row_stats (a reduce of three operands) and scalar_exits (search
+loops).  Runs on the GPU machine (scripts/gpu-check); exits 1 on any
+mismatch.
 """
 import os
 import subprocess
@@ -25,6 +33,9 @@ K = "examples/kernels/"
 def ttir(tc, file, kernel, bindings):
     args = [tc, file, "--kernel", kernel, "--emit", "mlir"]
     for k, v in bindings.items():
+        if k == "teeny.debug":
+            args += ["--debug"]
+            continue
         args += ["--const" if isinstance(v, int) else "--dtype", f"{k}={v}"]
     text = subprocess.run(args, check=True, capture_output=True).stdout
     fd, path = tempfile.mkstemp(suffix=".ttir")
@@ -73,7 +84,84 @@ def main():
     ok &= good
     print(f"{'PASS' if good else 'FAIL'}  softmax f32 {rows}x{cols}: Triton(our MLIR) vs teenyc max diff {d:.1e}, vs torch rel {e:.1e}")
     os.unlink(path)
+    ok &= lang_parses(tc)
+    ok &= lang_runs(drv, tc)
     return 0 if ok else 1
+
+
+def lang_list():
+    """(file, kernel, bindings) of tests/lang/lang.list."""
+    out = []
+    with open("tests/lang/lang.list") as f:
+        for line in f:
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            b = {}
+            for kv in w[2:]:
+                k, v = kv.split("=", 1)
+                b[k] = int(v) if v.lstrip("-").isdigit() else v
+            out.append((f"tests/lang/{w[0]}.c", w[1], b))
+    return out
+
+
+def lang_parses(tc):
+    """Every tests/lang specialisation's MLIR through Triton's compiler, and
+    tutorial 06's attention (a struct carried through its loops)."""
+    ok = True
+    attn = ("examples/kernels/attention_tuple.c", "attn_fwd",
+            {"D": "f16", "HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64, "STAGE": 3})
+    for file, kernel, b in lang_list() + [attn]:
+        path = ttir(tc, file, kernel, b)
+        try:
+            triton.compile(path)
+            good, why = True, ""
+        except Exception as e:  # noqa: BLE001  (Triton raises many kinds)
+            good, why = False, str(e).splitlines()[0] if str(e) else type(e).__name__
+        os.unlink(path)
+        ok &= good
+        print(f"{'PASS' if good else 'FAIL'}  Triton compiles our MLIR of {kernel} {b} {why}")
+    return ok
+
+
+def lang_runs(drv, tc):
+    ok = True
+    f = "tests/lang/tuples.c"
+    rows, n = 37, 12
+    x = torch.randn(rows * n, device="cuda")
+    path = ttir(tc, f, "row_stats", {"BLOCK": 16})
+    tr = triton.compile(path)
+    os.unlink(path)
+    ours = Kernel(drv, tc, f, "row_stats", {"BLOCK": 16})
+    a = torch.full((rows * 4,), float("nan"), device="cuda")
+    b = torch.full_like(a, float("nan"))
+    tr[(rows, 1, 1)](x, a, n)
+    ours((rows,), x, b, n)
+    torch.cuda.synchronize()
+    v = x.view(rows, n).double()
+    ref = torch.stack([v.mean(1), v.var(1, unbiased=False), v.max(1).values * 10,
+                       v.argmax(1).double()], 1).flatten()
+    good = (a - b).abs().max().item() <= 1e-5 and rel_err(b, ref) <= 1e-5
+    ok &= good
+    print(f"{'PASS' if good else 'FAIL'}  row_stats (reduce over a struct): Triton(our MLIR) "
+          f"vs teenyc {(a - b).abs().max().item():.1e}, vs torch {rel_err(b, ref):.1e}")
+    f = "tests/lang/jumps.c"
+    n = 20
+    x = torch.arange(n, device="cuda", dtype=torch.float32)
+    path = ttir(tc, f, "scalar_exits", {"BLOCK": 16})
+    tr = triton.compile(path)
+    os.unlink(path)
+    ours = Kernel(drv, tc, f, "scalar_exits", {"BLOCK": 16})
+    a = torch.full((40,), -9, device="cuda", dtype=torch.int32)
+    b = torch.full_like(a, -9)
+    tr[(4, 1, 1)](x, a, n)
+    ours((4,), x, b, n)
+    torch.cuda.synchronize()
+    good = torch.equal(a, b)
+    ok &= good
+    print(f"{'PASS' if good else 'FAIL'}  scalar_exits (break/continue/return): Triton(our "
+          f"MLIR) and teenyc agree: {a.tolist()[:8]} ...")
+    return ok
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/integration/itest.h"
+#include "tests/integration/reliability.h"
 
 #define NOBODY 65534
 
@@ -285,21 +286,6 @@ static int send_slow_bs(tclient *c, const char *src, size_t n, const char *bs,
 
 /* The running compile finishes and is answered; a request after the
  * signal gets SHUTDOWN; then the daemon exits 0. */
-/* Wait until the daemon has taken its stop (it closes its listener then:
- * a new connection is refused), however slowly it runs (valgrind). */
-static bool stopped_listening(const char *sock, int timeout_ms) {
-  for (int waited = 0; waited < timeout_ms; waited += 10) {
-    tclient probe;
-    tc_init(&probe);
-    int rc = tc_connect(&probe, sock);
-    tc_close(&probe);
-    if (rc)
-      return true;
-    usleep(10000);
-  }
-  return false;
-}
-
 static int finish_on_sigterm(tdaemon *d, const char *src, size_t n) {
   tclient c;
   teeny_msg_reply rep;
@@ -310,7 +296,7 @@ static int finish_on_sigterm(tdaemon *d, const char *src, size_t n) {
     goto done;
   usleep(30000); /* the compile is running */
   kill(d->pid, SIGTERM);
-  if (!stopped_listening(d->sock, 10000) ||
+  if (!it_stopped_listening(d->sock, 10000) ||
       send_slow_bs(&c, src, n, "BLOCK_SIZE=512", 2))
     goto done;
   for (int i = 0; i < 2 && !tc_recv(&c, TEENY_OP_NONE, &rep, 20000); i++) {
@@ -474,6 +460,11 @@ int it_config_help(void) {
   CHECK_INT(run_cli(&d, "--help", &out), ==, 0);
   CHECK(out && strstr(out, "--max-size BYTES") && strstr(out, "default: 2G") &&
         strstr(out, "--admin-group") && strstr(out, "e.g. --workers 4"));
+  CHECK(strstr(out, "--sass HOW") && strstr(out, "--ptxas PATH") &&
+        strstr(out, "--sass-timeout TIME") && strstr(out, "--tune-timeout TIME"));
+  free(out);
+  CHECK_INT(run_cli(&d, "--sass bogus", &out), ==, 2);
+  CHECK(out && strstr(out, "bad value 'bogus' (auto, driver, ptxas, off)"));
   free(out);
   CHECK_INT(run_cli(&d, "--version", &out), ==, 0);
   CHECK(out && strstr(out, "teenycd " TEENY_VERSION_STRING));
@@ -501,6 +492,24 @@ int it_config_help(void) {
   const char *fargs[] = {"--config", conf, "--max-inflight", "5", NULL};
   CHECK(td_start(&d, fargs, NULL) == 0);
   CHECK_INT(hello_inflight(d.sock), ==, 5);
+  CHECK_INT(td_stop(&d), ==, 0);
+  /* issue 18's settings: in --help, in the file, checked together */
+  CHECK_INT(run_cli(&d, "--help", &out), ==, 0);
+  CHECK(out && strstr(out, "--memory-budget BYTES") && strstr(out, "default: 1G") &&
+        strstr(out, "--max-connections-per-uid N") &&
+        strstr(out, "--max-inflight-per-uid N") && strstr(out, "--store-workers N") &&
+        strstr(out, "--admin-workers N"));
+  free(out);
+  out = NULL;
+  CHECK(write_file(conf, "memory_budget = 64M\nmax_connections_per_uid = 8\n"
+                         "max_inflight_per_uid = 100\nstore_workers = 2\n"
+                         "admin_workers = 1\n") == 0);
+  CHECK(td_start(&d, cargs, NULL) == 0);
+  CHECK(rel_counter(d.sock, "memory_budget") == 64.0 * 1048576);
+  CHECK_INT(td_stop(&d), ==, 0);
+  snprintf(args, sizeof args, "--config '%s' --memory-budget 8M", conf);
+  CHECK_INT(run_cli(&d, args, &out), ==, 2);
+  CHECK(out && strstr(out, "must be at least twice max_frame"));
   failed = false;
 fail:
   free(out);

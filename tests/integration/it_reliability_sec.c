@@ -546,8 +546,11 @@ int it_slow_clients(void) {
   CHECK(stall != NULL);
   CHECK(td_init(&d) == 0);
   CHECK((src = tc_kernel_source("vector_add", &n)) != NULL);
+  /* all 262 connections are this process's uid: over the default
+   * per-uid share (256), which integration_uid_limits tests */
   const char *args[] = {"--read-timeout", "3s", "--idle-timeout", "4s",
-                        "--log-level", "info", NULL};
+                        "--log-level", "info", "--max-connections-per-uid",
+                        "1024", NULL};
   CHECK(td_start(&d, args, NULL) == 0);
   long rss0 = rel_status_kb(d.pid, "VmRSS");
   CHECK(tc_open(&c, d.sock) == 0);

@@ -1,7 +1,7 @@
 /*
  * tests/integration/itest_main.c — runs one integration test by name
- * (`teenycd_itest NAME`), or lists them (`teenycd_itest --list`).  Also the
- * helpers every test file shares.
+ * (`teenycd_itest NAME`), or lists them (`teenycd_itest --list`).  The
+ * helpers the test files share are in itest_util.c.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -40,58 +40,30 @@ static const it_test tests[] = {
     {"modes", it_modes},
     {"slow_clients", it_slow_clients},
     {"nonadmin", it_nonadmin},
+    {"store_fifo", it_store_fifo},
+    {"socket_successor", it_socket_successor},
+    {"tmp_cleanup", it_tmp_cleanup},
+    {"shutdown_reply", it_shutdown_reply},
+    {"paused_reader", it_paused_reader},
+    {"toobig_size", it_toobig_size},
+    {"socket_parent", it_socket_parent},
+    {"unknown_kernel", it_unknown_kernel},
+    {"refused_log", it_refused_log},
+    {"index_heal", it_index_heal},
+    {"list_paged", it_list_paged},
+    {"fair_lanes", it_fair_lanes},
+    {"memory_budget", it_memory_budget},
+    {"memcache_lru", it_memcache_lru},
+    {"uid_limits", it_uid_limits},
+    {"remote_single_flight", it_remote_single_flight},
+    {"remote_fifth_node", it_remote_fifth_node},
+    {"remote_redis_killed", it_remote_redis_killed},
+    {"remote_corrupt_entry", it_remote_corrupt_entry},
+    {"remote_silent", it_remote_silent},
+    {"sass_background", it_sass_background},
+    {"sass_arch", it_sass_arch},
+    {"sass_corrupt", it_sass_corrupt},
 };
-
-int it_compile(tclient *c, const char *src, size_t len, const char *kernel,
-               const char *const *bindings, unsigned flags, unsigned emit,
-               teeny_msg_reply *rep) {
-  tc_compile t;
-  tc_compile_init(&t, src, len, kernel, bindings);
-  t.req.u.compile.flags = flags;
-  if (emit)
-    t.req.u.compile.emit = emit;
-  return tc_call(c, &t.req, rep);
-}
-
-char *it_slow_kernel(int lines, size_t *len) {
-  teeny_buf b;
-  teeny__buf_init(&b);
-  teeny__buf_puts(&b, "#include <teeny/dsl.h>\n"
-                      "TEENY_DTYPE(D);\n"
-                      "TEENY_CONST(BLOCK_SIZE);\n"
-                      "TEENY_KERNEL(D, BLOCK_SIZE)\n"
-                      "void slow(ptr(D) x_ptr, ptr(D) out_ptr, i32 n)\n"
-                      "{\n"
-                      "    i32 pid = program_id(0);\n"
-                      "    tile(i32) offs = pid * BLOCK_SIZE + arange(0, "
-                      "BLOCK_SIZE);\n"
-                      "    tile(bool) mask = offs < n;\n"
-                      "    tile(D) x = load(x_ptr + offs, mask, 0);\n"
-                      "    tile(D) acc = x;\n");
-  for (int i = 0; i < lines; i++)
-    teeny__buf_puts(&b, "    acc = acc * x + sin(acc);\n");
-  teeny__buf_puts(&b, "    store(out_ptr + offs, acc, mask);\n}\n");
-  char *s = teeny__buf_take(&b, len); /* teeny__malloc memory: malloc */
-  char *copy = s ? strdup(s) : NULL;
-  teeny__free(s);
-  return copy;
-}
-
-const char *it_cache_name(teeny_msg_cache c) {
-  static const char *const names[] = {"miss", "memory", "disk", "joined"};
-  return (unsigned)c < 4 ? names[c] : "?";
-}
-
-int it_stats(const char *sock, teeny_msg_stats_reply *out) {
-  tclient c;
-  tc_init(&c);
-  int rc = tc_open(&c, sock);
-  if (rc)
-    return rc;
-  rc = tc_stats(&c, out);
-  tc_close(&c);
-  return rc;
-}
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);

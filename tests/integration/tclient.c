@@ -196,6 +196,11 @@ int tc_recv(tclient *c, teeny_proto_op op, teeny_msg_reply *rep,
 }
 
 int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep) {
+  return tc_call_timeout(c, req, rep, 60000);
+}
+
+int tc_call_timeout(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep,
+                    int timeout_ms) {
   req->id = 0;
   int rc = tc_send(c, req);
   if (rc) {
@@ -205,7 +210,7 @@ int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep) {
   for (;;) {
     const char *p;
     size_t n;
-    if ((rc = tc_recv_frame(c, 60000, &p, &n))) {
+    if ((rc = tc_recv_frame(c, timeout_ms, &p, &n))) {
       memset(rep, 0, sizeof *rep);
       return rc;
     }

@@ -57,6 +57,9 @@ int tc_recv(tclient *c, teeny_proto_op op, teeny_msg_reply *rep,
 /* Send req, then receive replies until the one with its id.  0 or an
  * error; rep->status is the server's status. */
 int tc_call(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep);
+/* tc_call waiting at most timeout_ms for each frame (tc_call: 60 s). */
+int tc_call_timeout(tclient *c, teeny_msg_request *req, teeny_msg_reply *rep,
+                    int timeout_ms);
 /* True when the server closed the connection within timeout_ms (pending
  * frames are skipped). */
 bool tc_closed(tclient *c, int timeout_ms);

@@ -9,6 +9,7 @@
  *
  * `client_itest NAME` runs one test (77: skipped), like teenycd_itest.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -20,10 +21,13 @@
 
 /* ---- helpers --------------------------------------------------------------------- */
 
-static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo) {
+/* A client of d in mode: memo entries memo (< 0: none), waiting up to
+ * wait_ms for a restarting daemon (< 0: not at all). */
+static teeny_client *mclient(const tdaemon *d, teeny_client_mode mode, long memo,
+                             int wait_ms) {
   teeny_client_opts o = {.mode = mode, .socket_path = d->sock, .cache_dir = d->cache,
                          .memo_entries = memo, .timeout_ms = 120000,
-                         .client_name = "client_itest/1"};
+                         .client_name = "client_itest/1", .restart_wait_ms = wait_ms};
   teeny_client *c = NULL;
   if (teeny_client_open(&c, &o)) {
     fprintf(stderr, "open: %s\n", teeny_client_errmsg(c));
@@ -31,6 +35,10 @@ static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo
     return NULL;
   }
   return c;
+}
+
+static teeny_client *dclient(const tdaemon *d, teeny_client_mode mode, long memo) {
+  return mclient(d, mode, memo, -1);
 }
 
 /* A request over one example kernel with one dtype and one const. */
@@ -314,6 +322,165 @@ fail:
   return td_fini(&d, failed) ? IT_FAIL : IT_PASS;
 }
 
+/* ---- riding out restarts (issue 18) ------------------------------------------------ */
+
+/* Start d after ms milliseconds (a thread: the daemon is restarting). */
+typedef struct later {
+  tdaemon *d;
+  int ms;
+  int rc;
+} later;
+
+static void *start_later(void *p) {
+  later *l = p;
+  usleep((useconds_t)l->ms * 1000);
+  l->rc = td_start(l->d, NULL, NULL);
+  return NULL;
+}
+
+static teeny_client *wclient(const tdaemon *d, teeny_client_mode mode, int wait_ms) {
+  return mclient(d, mode, -1, wait_ms);
+}
+
+/* daemon mode: a call made while teenycd restarts waits for it (within
+ * restart_wait_ms) instead of failing; one made during a longer outage
+ * fails once the wait is over. */
+static int it_client_restart_wait(void) {
+  tdaemon d;
+  teeny_client *c = NULL;
+  teeny_client_result *r = NULL;
+  req1 a = {0};
+  bool failed = true, started = false;
+  pthread_t th;
+  later l = {&d, 700, -1};
+  CHECK(td_init(&d) == 0 && td_start(&d, NULL, NULL) == 0);
+  CHECK(req1_init(&a, "vector_add", "f32", 256) == 0);
+  CHECK((c = wclient(&d, TEENY_MODE_DAEMON, 20000)) != NULL);
+  CHECK_INT(teeny_client_compile(c, &a.req, TEENY_EMIT_PTX, &r), ==, 0);
+  teeny_client_result_free(r);
+  r = NULL;
+  for (int round = 0; round < 2; round++) { /* SIGTERM, then kill -9 */
+    if (round == 0)
+      CHECK_INT(td_stop(&d), ==, 0);
+    else
+      td_kill(&d);
+    CHECK(pthread_create(&th, NULL, start_later, &l) == 0);
+    started = true;
+    int rc = teeny_client_compile(c, &a.req, TEENY_EMIT_PTX, &r);
+    if (rc)
+      fprintf(stderr, "during restart %d: %s\n", round, teeny_client_errmsg(c));
+    CHECK_INT(rc, ==, 0);
+    CHECK_INT(r->mode, ==, TEENY_MODE_DAEMON);
+    teeny_client_result_free(r);
+    r = NULL;
+    pthread_join(th, NULL);
+    started = false;
+    CHECK_INT(l.rc, ==, 0);
+  }
+  teeny_client_close(c);
+  /* longer than the wait: fails, after waiting */
+  CHECK((c = wclient(&d, TEENY_MODE_DAEMON, 300)) != NULL);
+  CHECK_INT(td_stop(&d), ==, 0);
+  uint64_t t0 = tc_now_us();
+  CHECK_INT(teeny_client_compile(c, &a.req, TEENY_EMIT_PTX, &r), ==, TEENY_E_CONNECT);
+  CHECK(tc_now_us() - t0 >= 300000);
+  CHECK(strstr(teeny_client_errmsg(c), "within 300 ms"));
+  failed = false;
+fail:
+  if (started)
+    pthread_join(th, NULL);
+  teeny_client_result_free(r);
+  teeny_client_close(c);
+  free(a.src);
+  return td_fini(&d, failed) ? IT_FAIL : IT_PASS;
+}
+
+/* A request that a stopping daemon refuses (SHUTDOWN) is sent again to the
+ * daemon that takes over the socket (here on another store, while the old
+ * one still drains a compile). */
+static int it_client_shutdown_retry(void) {
+  tdaemon a, b;
+  teeny_client *c = NULL;
+  teeny_client_result *r = NULL;
+  tclient slow;
+  req1 q = {0};
+  bool failed = true;
+  tc_init(&slow);
+  CHECK(td_init(&a) == 0 && td_init(&b) == 0);
+  snprintf(b.sock, sizeof b.sock, "%s", a.sock);
+  const char *args[] = {"--shutdown-timeout", "60s", NULL};
+  CHECK(td_start(&a, args, NULL) == 0);
+  CHECK(req1_init(&q, "vector_add", "f32", 256) == 0);
+  CHECK((c = wclient(&a, TEENY_MODE_DAEMON, 20000)) != NULL);
+  CHECK_INT(teeny_client_compile(c, &q.req, TEENY_EMIT_PTX, &r), ==, 0);
+  teeny_client_result_free(r);
+  r = NULL;
+  /* keep A draining: a slow compile in flight */
+  CHECK(tc_open(&slow, a.sock) == 0 && it_send_slow(&slow, 400, 7, 8192, 0) == 0);
+  usleep(200000);
+  kill(a.pid, SIGTERM);
+  for (int i = 0; i < 1000 && access(a.sock, F_OK) == 0; i++)
+    usleep(10000); /* A stopped listening (its socket is gone) */
+  CHECK(td_start(&b, NULL, NULL) == 0);
+  /* c's connection is still A's: A answers SHUTDOWN, c retries on B */
+  q.ct[0].value = 512;
+  int rc = teeny_client_compile(c, &q.req, TEENY_EMIT_PTX, &r);
+  if (rc)
+    fprintf(stderr, "after A's SIGTERM: %s\n", teeny_client_errmsg(c));
+  CHECK_INT(rc, ==, 0);
+  CHECK_INT(r->mode, ==, TEENY_MODE_DAEMON);
+  CHECK_INT(counter(&b, "compiles"), ==, 1); /* B compiled it */
+  failed = false;
+fail:
+  teeny_client_result_free(r);
+  teeny_client_close(c);
+  tc_close(&slow);
+  free(q.src);
+  failed = td_fini(&b, failed);
+  return td_fini(&a, failed) ? IT_FAIL : IT_PASS;
+}
+
+/* auto mode: in process while teenycd is down, back on it as soon as it
+ * answers again. */
+static int it_client_auto_return(void) {
+  tdaemon d;
+  teeny_client *c = NULL;
+  teeny_client_result *r = NULL;
+  req1 a = {0};
+  bool failed = true;
+  CHECK(td_init(&d) == 0 && td_start(&d, NULL, NULL) == 0);
+  CHECK(req1_init(&a, "vector_add", "f32", 256) == 0);
+  CHECK((c = wclient(&d, TEENY_MODE_AUTO, 0)) != NULL);
+  CHECK_INT(teeny_client_active_mode(c), ==, TEENY_MODE_DAEMON);
+  CHECK_INT(td_stop(&d), ==, 0);
+  CHECK_INT(teeny_client_compile(c, &a.req, TEENY_EMIT_PTX, &r), ==, 0);
+  CHECK_INT(r->mode, ==, TEENY_MODE_EMBEDDED);
+  teeny_client_result_free(r);
+  r = NULL;
+  CHECK(td_start(&d, NULL, NULL) == 0);
+  uint64_t t0 = tc_now_us();
+  int calls = 0;
+  teeny_client_mode m = TEENY_MODE_EMBEDDED;
+  while (m != TEENY_MODE_DAEMON && tc_now_us() - t0 < 20000000) {
+    CHECK_INT(teeny_client_compile(c, &a.req, TEENY_EMIT_PTX, &r), ==, 0);
+    m = r->mode;
+    calls++;
+    teeny_client_result_free(r);
+    r = NULL;
+    usleep(20000);
+  }
+  fprintf(stderr, "back on the daemon after %d calls, %.2f s\n", calls,
+          (double)(tc_now_us() - t0) / 1e6);
+  CHECK_INT(m, ==, TEENY_MODE_DAEMON);
+  CHECK_INT(teeny_client_active_mode(c), ==, TEENY_MODE_DAEMON);
+  failed = false;
+fail:
+  teeny_client_result_free(r);
+  teeny_client_close(c);
+  free(a.src);
+  return td_fini(&d, failed) ? IT_FAIL : IT_PASS;
+}
+
 /* ---- one store, a daemon and two embedded processes ------------------------------------- */
 
 #define NSPEC 24
@@ -432,6 +599,9 @@ static const it_test tests[] = {
     {"client_batch", it_client_batch},
     {"client_reconnect", it_client_reconnect},
     {"client_auto_fallback", it_client_auto_fallback},
+    {"client_restart_wait", it_client_restart_wait},
+    {"client_shutdown_retry", it_client_shutdown_retry},
+    {"client_auto_return", it_client_auto_return},
     {"client_embedded_concurrent", it_client_embedded_concurrent},
     {"client_teenyctl", it_client_teenyctl},
     {"client_thin_maps", it_client_thin_maps},
@@ -440,6 +610,10 @@ static const it_test tests[] = {
     {"client_auto_notice", it_client_auto_notice},
     {"client_embedded_root", it_client_embedded_root},
     {"client_damaged_store", it_client_damaged_store},
+    {"client_tune_single_flight", it_client_tune_single_flight},
+    {"client_tune_restart", it_client_tune_restart},
+    {"client_tune_tuner_dies", it_client_tune_tuner_dies},
+    {"client_cubin_arch", it_client_cubin_arch},
 };
 
 int main(int argc, char **argv) {

@@ -19,5 +19,9 @@ int it_client_socket_group(void);
 int it_client_auto_notice(void);
 int it_client_embedded_root(void);  /* test_client_store.c */
 int it_client_damaged_store(void);
+int it_client_tune_single_flight(void); /* test_client_tune.c */
+int it_client_tune_restart(void);
+int it_client_tune_tuner_dies(void);
+int it_client_cubin_arch(void);
 
 #endif /* TEENY_TESTS_TEST_CLIENT_H */

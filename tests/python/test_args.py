@@ -85,7 +85,7 @@ def test_argument_count_kinds_and_ranges(add):
         add[(1,)](a, a, a, 2**32, BLOCK_SIZE=64)
     with pytest.raises(teenyc.ArgumentError, match="wants an integer, got float"):
         add[(1,)](a, a, a, 8.0, BLOCK_SIZE=64)
-    with pytest.raises(teenyc.ArgumentError, match="BLOCK_SIZE is a TEENY_CONST and wants an int"):
+    with pytest.raises(teenyc.ArgumentError, match="BLOCK_SIZE is a TEENY_CONST of i32 and wants an int"):
         add[(1,)](a, a, a, 8, BLOCK_SIZE="64")
     with pytest.raises(teenyc.ArgumentError, match="dtype D is not bound"):
         teenyc.kernel("#include <teeny/dsl.h>\nTEENY_DTYPE(D);\nTEENY_KERNEL(D)\n"
@@ -112,3 +112,17 @@ def test_protocol_errors_name_the_parameter(add):
     bad = CudaArray((8,), "<f4", strides=(3,))  # not whole elements
     with pytest.raises(teenyc.ArgumentError, match="a_ptr: strides"):
         add[(1,)](bad, bad, bad, 8, BLOCK_SIZE=64)
+
+
+def test_fp8_scalars_round_as_kernels_do():
+    """An fp8 scalar is packed by the library's rounding: nearest even,
+    saturating at the largest finite value (docs/dsl.md)."""
+    k = teenyc.kernel("#include <teeny/dsl.h>\nTEENY_KERNEL()\n"
+                      "void k(f8e4m3 a, f8e5m2 b) {}\n", client=teenyc.Client(mode="offline"))
+    a, b = k.params
+    assert k._pack(a, 1.1, {}).value == 0x39      # 1.125
+    assert k._pack(a, 500.0, {}).value == 0x7E    # saturates at 448
+    assert k._pack(a, -1e30, {}).value == 0xFE
+    assert k._pack(b, 1.1, {}).value == 0x3C      # 1.0
+    assert k._pack(b, float("inf"), {}).value == 0x7B
+    assert k.params[0].describe().startswith("f8e4m3")

@@ -22,6 +22,32 @@ def test_signature_from_the_kernel_file(kernels):
     assert m.const_generics == ["BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"]
 
 
+def test_typed_consts_and_debug(kernels, tmp_path, monkeypatch):
+    """TEENY_CONST(N, T): floats and bools are bound as text, ints by value;
+    the id shows the value read; debug=True and num_stages change the key
+    only."""
+    monkeypatch.setenv("TEENYC_CACHE_DIR", str(tmp_path / "store"))
+    src = os.path.join(os.path.dirname(kernels), "..", "tests", "lang", "consts.c")
+    k = teenyc.kernel(src, client=teenyc.Client(mode="embedded"))
+    assert k.const_generics == ["BLOCK", "EPS", "SCALE", "IS_CAUSAL", "BIG", "HALF", "MASK"]
+    assert k.const_dtypes == {"BLOCK": "i32", "EPS": "f32", "SCALE": "f64", "IS_CAUSAL": "bool",
+                              "BIG": "i64", "HALF": "f16", "MASK": "u32"}
+    b = dict(BLOCK=16, EPS=1e-5, SCALE=0.1, IS_CAUSAL=True, BIG=5000000000, HALF=0.375,
+             MASK=0xf0f0f0f0)
+    r = k.compile(**b)
+    assert r.id == "typed_consts__16__1e-05__0.1__true__5000000000__0.375__4042322160"
+    assert k.compile(**dict(b, HALF=3)).id.endswith("__3__4042322160")  # an int for a float
+    assert k.compile(debug=True, **b).key != r.key
+    staged = k.compile(num_stages=3, **b)  # an option: the key, not the id
+    assert staged.key != r.key and staged.id == r.id
+    with pytest.raises(teenyc.CompileError, match="num_stages is 2 to 8"):
+        k.compile(num_stages=9, **b)
+    with pytest.raises(teenyc.ArgumentError, match="IS_CAUSAL is a TEENY_CONST of bool"):
+        k.compile(**dict(b, IS_CAUSAL=0.5))
+    with pytest.raises(teenyc.ArgumentError, match="BLOCK is a TEENY_CONST of i32 and wants an int"):
+        k.compile(**dict(b, BLOCK=16.0))
+
+
 def test_compile_through_teenycd(daemon, kernels):
     c = teenyc.Client(mode="daemon", socket=daemon.socket)
     assert c.mode == "daemon" and c.socket == daemon.socket

@@ -71,8 +71,9 @@ static teeny_spec *spec_of(const att_case *c) {
   snprintf(bind, sizeof bind, "D=%s,HEAD_DIM=%d,BLOCK_M=%d,BLOCK_N=%d,CAUSAL=%d", c->dt,
            c->head_dim, c->bm, c->bn, c->causal);
   teeny_dtype_binding dts[1] = {{"D", c->dt}};
-  teeny_const_binding cts[4] = {{"HEAD_DIM", c->head_dim}, {"BLOCK_M", c->bm},
-                                {"BLOCK_N", c->bn}, {"CAUSAL", c->causal}};
+  teeny_const_binding cts[5] = {{"HEAD_DIM", c->head_dim}, {"BLOCK_M", c->bm},
+                                {"BLOCK_N", c->bn}, {"CAUSAL", c->causal},
+                                {TEENY_OPT_NUM_STAGES, c->stages}};
   teeny_compile_req req;
   memset(&req, 0, sizeof req);
   req.source = src;
@@ -82,10 +83,9 @@ static teeny_spec *spec_of(const att_case *c) {
   req.dtypes = dts;
   req.ndtypes = 1;
   req.consts = cts;
-  req.nconsts = 4;
+  req.nconsts = c->stages ? 5 : 4;
   req.target = c->target;
   req.num_warps = c->warps;
-  req.num_stages = c->stages;
   teeny_diags d;
   teeny_diags_init(&d);
   teeny_spec *s = NULL;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consts.teeny.h"
 #include "matmul.teeny.h"
 #include "scale.teeny.h"
 #include "vector_add.teeny.h"
@@ -51,6 +52,19 @@ START_TEST(named_consts) {
   ck_assert_int_ne(vector_add_init(&v, TEENY_DT_U8, (vector_add_consts){.block_size = 64}), 0);
   ck_assert_ptr_nonnull(strstr(v.base.err, "f32, f16, bf16"));
   vector_add_close(&v);
+}
+END_TEST
+
+START_TEST(typed_const_fields) {
+  /* a const's field has its dtype; float ones are bound as text */
+  typed_consts_kernel k;
+  typed_consts_consts c = {.block = 16, .eps = 1e-5f, .scale = 0.1, .is_causal = true,
+                           .big = INT64_C(5000000000), .half = 0.375f, .mask = 0xf0f0f0f0u};
+  ck_assert_int_eq(typed_consts_init(&k, c), 0);
+  ck_assert_str_eq(k.id, "typed_consts__16__1e-05__0.1__true__5000000000__0.375__4042322160");
+  ck_assert_ptr_nonnull(strstr(k.source, "TEENY_BIND(EPS, 1e-05);"));
+  ck_assert(k.is_causal);
+  typed_consts_close(&k);
 }
 END_TEST
 
@@ -124,6 +138,7 @@ int main(void) {
   TCase *t = tcase_create("generated");
   tcase_add_test(t, dispatch_checks_dtypes);
   tcase_add_test(t, named_consts);
+  tcase_add_test(t, typed_const_fields);
   tcase_add_test(t, compile_and_launch_without_cuda);
   tcase_add_test(t, inspect_a_kernel_file);
   suite_add_tcase(s, t);

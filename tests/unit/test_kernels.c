@@ -462,6 +462,87 @@ END_TEST
 
 /* ---- the interpreter catches over-reads ------------------------------------------------------ */
 
+/* ---- attention (tutorial 06) ------------------------------------------------------------ */
+
+/* softmax(q k^T * scale, causal or not) v and the log2-sum-exp of each row,
+ * in float64, for one (batch, head). */
+static void attention_ref(const double *q, const double *k, const double *v, int n, int d,
+                          double scale, bool causal, double *o, double *lse) {
+  double *p = malloc(sizeof(double) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    double mx = -INFINITY, den = 0;
+    int last = causal ? i : n - 1;
+    for (int j = 0; j <= last; j++) {
+      p[j] = 0;
+      for (int c = 0; c < d; c++)
+        p[j] += q[i * d + c] * k[j * d + c] * scale;
+      mx = fmax(mx, p[j]);
+    }
+    for (int j = 0; j <= last; j++)
+      den += p[j] = exp(p[j] - mx);
+    for (int c = 0; c < d; c++) {
+      o[i * d + c] = 0;
+      for (int j = 0; j <= last; j++)
+        o[i * d + c] += p[j] / den * v[j * d + c];
+    }
+    lse[i] = (mx + log(den)) / log(2.0);
+  }
+  free(p);
+}
+
+static void check_attention(const char *dtname, int stage, int zh, int n, int d, int bm,
+                            int bn) {
+  teeny_dtype dt = teeny_dtype_parse(dtname);
+  char b[128];
+  snprintf(b, sizeof b, "D=%s,HEAD_DIM=%d,BLOCK_M=%d,BLOCK_N=%d,STAGE=%d", dtname, d, bm, bn,
+           stage);
+  teeny_spec *s = spec_for("attention_tuple", "attn_fwd", b);
+  size_t es = (size_t)teeny_dtype_size(dt), elems = (size_t)zh * (size_t)n * (size_t)d;
+  void *q = random_buf(dt, elems, 1), *k = random_buf(dt, elems, 1), *v = random_buf(dt, elems, 1);
+  void *o = poisoned(elems * es), *m = poisoned(sizeof(float) * (size_t)(zh * n));
+  double scale = 1.0 / sqrt((double)d);
+  teeny_interp_arg args[7] = {buf_arg(q, elems * es), buf_arg(k, elems * es),
+                              buf_arg(v, elems * es), buf_arg(o, elems * es),
+                              buf_arg(m, sizeof(float) * (size_t)(zh * n)), float_arg(scale),
+                              int_arg(n)};
+  run(s, (unsigned)((n + bm - 1) / bm), (unsigned)zh, args, 7);
+  size_t per = (size_t)n * (size_t)d;
+  double *dq = malloc(sizeof(double) * per * 4), *dk = dq + per, *dv = dk + per, *got = dv + per;
+  double *want = malloc(sizeof(double) * (per + (size_t)n * 2)), *lse = want + per,
+         *glse = lse + n;
+  for (int h = 0; h < zh; h++) {
+    for (size_t i = 0; i < per; i++) {
+      dq[i] = ku_get(q, dt, h * per + i);
+      dk[i] = ku_get(k, dt, h * per + i);
+      dv[i] = ku_get(v, dt, h * per + i);
+      got[i] = ku_get(o, dt, h * per + i);
+    }
+    for (int i = 0; i < n; i++)
+      glse[i] = ((const float *)m)[h * n + i];
+    attention_ref(dq, dk, dv, n, d, scale, stage == 3, want, lse);
+    double err = ku_rel_err(got, want, per), lerr = ku_rel_err(glse, lse, (size_t)n);
+    double tol = dt == TEENY_DT_F32 ? 2e-3 : 1e-2; /* tf32 / half operands of dot */
+    ck_assert_msg(err <= tol && lerr <= tol, "%s n=%d head %d: rel err %g, lse %g (tol %g)", b,
+                  n, h, err, lerr, tol);
+  }
+  free(dq);
+  free(want);
+  free(q);
+  free(k);
+  free(v);
+  free(o);
+  free(m);
+  teeny_spec_destroy(s);
+}
+
+START_TEST(attention_matches) {
+  check_attention("f16", 3, 2, 37, 16, 32, 16);  /* causal, N_CTX not a multiple */
+  check_attention("f16", 1, 2, 37, 16, 32, 16);  /* not causal */
+  check_attention("f32", 3, 1, 80, 32, 32, 16);
+  check_attention("bf16", 3, 1, 64, 16, 16, 16); /* BLOCK_M == BLOCK_N */
+}
+END_TEST
+
 START_TEST(short_buffer_is_a_runtime_error) {
   teeny_spec *s = spec_for("vector_add", "vector_add", "D=f32,BLOCK_SIZE=128");
   float x[100] = {0}, y[99] = {0}, out[100];
@@ -500,6 +581,7 @@ int main(void) {
   tcase_add_test(tc, absmax_matches);
   tcase_add_test(tc, cumsum_matches);
   tcase_add_test(tc, histogram_matches);
+  tcase_add_test(tc, attention_matches);
   tcase_add_test(tc, short_buffer_is_a_runtime_error);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -398,7 +398,6 @@ START_TEST(rt_compile_full) {
   r->nconsts = 3;
   r->target = "sm_80";
   r->num_warps = 8;
-  r->num_stages = 4;
   q.u.compile.flags = TEENY_MSG_FORCE;
   q.u.compile.emit = TEENY_MSG_EMIT_PTX | TEENY_MSG_EMIT_MLIR |
                      TEENY_MSG_EMIT_SOURCE;
@@ -419,7 +418,6 @@ START_TEST(rt_compile_full) {
   ck_assert(o->consts[2].value == INT64_MIN);
   ck_assert_str_eq(o->target, "sm_80");
   ck_assert_int_eq(o->num_warps, 8);
-  ck_assert_int_eq(o->num_stages, 4);
   ck_assert_ptr_null(o->compiler_version);
   ck_assert_uint_eq(d.u.compile.flags, TEENY_MSG_FORCE);
   ck_assert_uint_eq(d.u.compile.emit, q.u.compile.emit);
@@ -444,7 +442,6 @@ START_TEST(rt_compile_minimal_defaults) {
   ck_assert_ptr_null(o->dtypes);
   ck_assert_ptr_null(o->consts);
   ck_assert_int_eq(o->num_warps, 0);
-  ck_assert_int_eq(o->num_stages, 0);
   ck_assert_uint_eq(d.u.compile.emit, 0);
   teeny_msg_request_free(&d);
   /* a hand-made minimal request: emit defaults to ptx, source may be a str */
@@ -1202,7 +1199,6 @@ static const fspec compile_req[] = {
     {"consts", RAW("\x81\xa1" "B\xcc\x80"), OK(K_MAP), false, 0},
     {"target", S("sm_90a"), OK(K_STR), false, 0},
     {"num_warps", U(4), OK(K_POS), false, 0},
-    {"num_stages", U(3), OK(K_POS), false, 0},
     {"flags", U(1), 0, false, 0}, /* 7 has unknown bits */
     {"emit", RAW("\x92\xa3ptx\xa4mlir"), 0, false, 0},
 };

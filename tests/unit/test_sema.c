@@ -19,11 +19,22 @@
   "{\n"
 #define PREFIX_LINES 6
 
+/* A struct and helpers over it, then a kernel body (a whole source). */
+#define SDEF                                                                   \
+  "#include <teeny/dsl.h>\n"                                                   \
+  "typedef struct { f32 a; i32 b; } pair;\n"                                   \
+  "pair pick(pair x, pair y) { return x.a > y.a ? x : y; }\n"                   \
+  "f32 wrong(pair x, pair y) { return x.a; }\n"                                 \
+  "TEENY_KERNEL()\n"                                                           \
+  "void k(ptr(f32) x, i32 n)\n"                                                \
+  "{\n"
+
 typedef struct sema_case {
   const char *body;     /* kernel body, or a whole source if whole is set */
   const char *bindings; /* NULL: D=f32,B=128 */
   const char *message;  /* expected substring of the first error */
-  int whole;            /* body is a complete source */
+  int whole;            /* 1: body is a complete source; 2: it has its own
+                           prefix (SDEF) but no closing brace */
 } sema_case;
 
 static const sema_case bad[] = {
@@ -55,6 +66,9 @@ static const sema_case bad[] = {
     {"    tile(i32) r = arange(0, 16);\n    tile(i32) v = load(@r);\n", 0, "needs a pointer", 0},
     {"    ptr(D) p = x @* 2;\n", 0, "not defined on pointers", 0},
     {"    ptr(D) p = x @+ 1.5;\n", 0, "offsets must be integers", 0},
+    {"    ptr(i32) p = @(ptr(i32)) n;\n", 0, "only an i64 or u64 address can become a pointer, not i32", 0},
+    {"    i32 a = @(i32) x;\n", 0, "a pointer converts to i64 or u64 only, not i32", 0},
+    {"    i64 a = @x;\n", 0, "cannot initialise 'a' (i64) with a pointer", 0},
     {"    tile(f32) z = zeros(f32, 16);\n    f32 s = sum(z, @1);\n", 0, "out of range", 0},
     {"    i32 p = program_id(@3);\n", 0, "grid axis", 0},
     {"    store(x, @x);\n", 0, "stores numbers", 0},
@@ -66,7 +80,6 @@ static const sema_case bad[] = {
     {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = trans(@z);\n", 0, "2-D", 0},
     {"    tile(f32) z = zeros(f32, 16);\n    tile(f32) t = @reshape(z, 32);\n", 0,
      "element count", 0},
-    {"    @for (i32 i = 0; ; i++) { }\n", 0, "needs a condition", 0},
     {"    tile(i32) r = arange(0, 16);\n    tile(i32) w = where(@r, r, r);\n", 0,
      "condition must be bool", 0},
     {"    tile(f32) t = @(tile(f32))1.0f;\n", 0, "cannot cast a scalar to a tile", 0},
@@ -106,6 +119,60 @@ static const sema_case bad[] = {
      "    store(x + arange(0, 16), pick(n));\n"
      "}\n",
      "", "shape mismatch", 1},
+    /* device_print, device_assert, static_assert (docs/dsl.md §5) */
+    {"    device_print(@\"n %y\", n);\n", 0, "bad format for device_print: unknown conversion '%y'", 0},
+    {"    device_print(@\"%d and %d\", n);\n", 0, "has 2 conversions, but 1 value follows", 0},
+    {"    device_print(\"%d\", n, @n);\n", 0, "has 1 conversion, but 2 values follow", 0},
+    {"    device_print(\"%d\", @1.5f);\n", 0, "'%d' prints an integer or bool, but this value is f32", 0},
+    {"    device_print(\"%f\", @n);\n", 0, "'%f' prints a float (cast it: (f32)x), but this value is i32", 0},
+    {"    device_print(@\"%ld\", n);\n", 0, "length modifiers are not needed", 0},
+    {"    device_print(@\"%s\", n);\n", 0, "kernels have no strings to print", 0},
+    {"    device_print(@\"%*d\", n);\n", 0, "'*' widths are not supported", 0},
+    {"    device_print(\"%p\", @n);\n", 0, "'%p' prints a pointer", 0},
+    {"    device_print(\"%d\", zeros(f32, 16) @+ 1.0f);\n", 0, "but this value is tile(f32)[16]", 0},
+    {"    @device_print(\"%d %d\", arange(0, 16), arange(0, 32));\n", 0,
+     "the tiles device_print prints do not broadcast", 0},
+    {"    static_assert(B @< 100, \"B is too big\");\n", 0, "static assertion failed: B is too big", 0},
+    {"    static_assert(n @> 0, \"positive\");\n", 0, "static_assert needs a condition known at compile time", 0},
+    {"    device_assert(@x, \"a pointer\");\n", 0, "device_assert's condition must be a bool or a number", 0},
+    {"    device_assert(n > 0, \"%f\", @n);\n", 0, "'%f' prints a float", 0},
+    {"    device_assert(n > 0, \"%f\", @n);\n", "D=f32,B=128,teeny.debug=1", "'%f' prints a float", 0},
+    /* structs (tuples) */
+    {SDEF "    pair p = {1.0f, 2, @3};\n", "", "too many initializers for pair (2 fields)", 2},
+    {SDEF "    pair p = {.a = 1.0f, .q = @2};\n", "", "pair has no field 'q'", 2},
+    {SDEF "    pair p = {.b = 1, .a = 1.0f, .b = @2};\n", "", "field 'b' of pair is initialised twice", 2},
+    {SDEF "    tile(pair) p = @{.b = arange(0, 16)};\n", "",
+     "field 'a' of pair needs a value: a tile's shape has no zero here", 2},
+    {SDEF "    pair p;\n    f32 y = p@.a;\n", "", "'p.a' is used before it is assigned", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    pair q = @p + p;\n", "", "a struct value (pair) cannot be used here", 2},
+    {SDEF "    pair p;\n    p @= 1.0f;\n", "", "cannot assign to 'p' (pair) with f32", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    p @+= p;\n", "", "'p' is a struct (pair): only '=' assigns one", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    i32 k = 3;\n    k @= p;\n", "",
+     "cannot assign to 'k' (i32) with a value of pair", 2},
+    {SDEF "    pair p = {1.0f, @1.5f};\n", "", "dtype mismatch", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    f32 s = reduce(@p, 0, pick);\n", "",
+     "reduce needs tiles, but field 'a' of pair is f32", 2},
+    {SDEF "    tile(pair) t = {zeros(f32, 16), arange(0, 16)};\n"
+     "    pair r = reduce(t, 0, @wrong);\n", "", "combine function 'wrong' must return pair, not f32", 2},
+    {SDEF "    tile(pair) t = {zeros(f32, 16), arange(0, 16)};\n    tile(i32) r = arange(0, 16);\n"
+     "    tile(pair) u = r > 3 @? t : t;\n", "", "'?:' between structs needs a scalar condition", 2},
+    {SDEF "    pair p = {1.0f, 2};\n    pair q = p@.a;\n", "", "cannot initialise 'q' (pair) with f32", 2},
+    /* a value returned inside a loop is carried out of it: what is
+     * returned after the loop must have its shape */
+    {"#include <teeny/dsl.h>\n"
+     "tile(f32) pick(ptr(f32) x, i32 n)\n"
+     "{\n"
+     "    for (i32 i = 0; i < n; i++) {\n"
+     "        if (load(x + i) > 0.0f) { return zeros(f32, 16); }\n"
+     "    }\n"
+     "    return @zeros(f32, 32);\n"
+     "}\n"
+     "TEENY_KERNEL()\n"
+     "void k(ptr(f32) x, i32 n)\n"
+     "{\n"
+     "    store(x + arange(0, 16), pick(x, n));\n"
+     "}\n",
+     "", "shape mismatch", 1},
     {"#include <teeny/dsl.h>\n"
      "tile(f32) twice(tile(f32) t) { return t + t; }\n"
      "TEENY_KERNEL()\n"
@@ -120,7 +187,7 @@ static const sema_case bad[] = {
 static char *case_source(const sema_case *c, int *line, int *col) {
   size_t n = strlen(PREFIX) + strlen(c->body) + 8;
   char *src = malloc(n);
-  snprintf(src, n, "%s%s%s", c->whole ? "" : PREFIX, c->body, c->whole ? "" : "}\n");
+  snprintf(src, n, "%s%s%s", c->whole ? "" : PREFIX, c->body, c->whole == 1 ? "" : "}\n");
   char *at = strchr(src, '@');
   ck_assert_msg(at != NULL, "case without marker: %s", c->body);
   *line = 1;

@@ -27,7 +27,6 @@ typedef struct req_opts {
   const char *target;
   int num_warps;
   const char *version;
-  int num_stages;
 } req_opts;
 
 /* Build a request from o (defaults: vector_add, D=f32, BLOCK_SIZE=1024). */
@@ -63,7 +62,6 @@ static int make(const req_opts *o, teeny_spec **s, teeny_diags *d) {
   r.nconsts = nc;
   r.target = o->target;
   r.num_warps = o->num_warps;
-  r.num_stages = o->num_stages;
   r.compiler_version = o->version;
   return teeny_spec_create(&r, s, d);
 }
@@ -126,17 +124,32 @@ START_TEST(key_changes_with_everything_that_matters) {
   req_opts v = {.version = "99.0.0"};
   key_of(&v, k);
   ck_assert_str_ne(base, k);
-  req_opts st = {.num_stages = 4};
+  /* num_stages, an option bound under its reserved name */
+  req_opts st = {.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=4"};
   key_of(&st, k);
   ck_assert_str_ne(base, k);
-  req_opts st2 = {.num_stages = 2};
   char k2[65];
+  req_opts st2 = {.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=2"};
   key_of(&st2, k2);
   ck_assert_str_ne(k, k2);
+  ck_assert_str_ne(base, k2);
   /* the defaults are explicit values: naming them changes nothing */
   req_opts same = {.target = "sm_90a", .num_warps = 4, .version = TEENY_VERSION_STRING};
   key_of(&same, k);
   ck_assert_str_eq(base, k);
+  req_opts st0 = {.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=0"}; /* automatic */
+  key_of(&st0, k);
+  ck_assert_str_eq(base, k);
+  /* the option is in the header of the generated source, not in the id */
+  teeny_spec *s;
+  teeny_diags dg;
+  teeny_diags_init(&dg);
+  ck_assert_int_eq(make(&st, &s, &dg), 0);
+  ck_assert_int_eq(teeny_spec_num_stages(s), 4);
+  ck_assert_str_eq(teeny_spec_id(s), "vector_add__f32__1024");
+  ck_assert_ptr_nonnull(strstr(teeny_spec_source(s, NULL), " * num_stages: 4\n */\n"));
+  teeny_spec_destroy(s);
+  teeny_diags_close(&dg);
 }
 END_TEST
 
@@ -219,6 +232,52 @@ START_TEST(negative_const_in_id) {
 }
 END_TEST
 
+START_TEST(typed_consts_in_id_source_and_key) {
+  /* typed consts: the id and the TEENY_BIND lines show the value read, so
+   * two spellings of it share a key; an int binding of a float const is
+   * its value; the debug option is in the source (so in the key) only
+   * when set */
+  static const char src[] = "#include <teeny/dsl.h>\nTEENY_CONST(EPS, f32);\n"
+                            "TEENY_CONST(ON, bool);\nTEENY_CONST(BIG, i64);\n"
+                            "TEENY_CONST(H, f16);\nTEENY_KERNEL(EPS, ON, BIG, H)\n"
+                            "void k(ptr(f32) x)\n{\n    store(x, EPS);\n}\n";
+  teeny_spec *s;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  req_opts o = {.src = src, .kernel = "k", .bindings = "EPS=1e-5,ON=true,BIG=5000000000,H=0.1"};
+  ck_assert_int_eq(make(&o, &s, &d), 0);
+  ck_assert_str_eq(teeny_spec_id(s), "k__1e-05__true__5000000000__0.1");
+  const char *gen = teeny_spec_source(s, NULL);
+  ck_assert_ptr_nonnull(strstr(gen, "TEENY_BIND(EPS, 1e-05);\nTEENY_BIND(ON, true);\n"
+                                    "TEENY_BIND(BIG, 5000000000);\nTEENY_BIND(H, 0.1);\n"));
+  ck_assert_ptr_null(strstr(gen, "debug"));
+  teeny_spec_destroy(s);
+  char a[65], b[65], c[65];
+  key_of(&o, a);
+  req_opts o2 = {.src = src, .kernel = "k", .bindings = "EPS=0.00001,ON=1,BIG=5000000000,H=0.09998"};
+  key_of(&o2, b); /* 0.1 and 0.09998 are one f16 */
+  ck_assert_str_eq(a, b);
+  req_opts o3 = {.src = src, .kernel = "k", .bindings = "EPS=2e-5,ON=1,BIG=5000000000,H=0.1"};
+  key_of(&o3, c);
+  ck_assert_str_ne(a, c);
+  req_opts o4 = {.src = src, .kernel = "k", .bindings = "EPS=2,ON=false,BIG=-1,H=-0x1p-3"};
+  ck_assert_int_eq(make(&o4, &s, &d), 0);
+  ck_assert_str_eq(teeny_spec_id(s), "k__2__false__-1__-0.125");
+  teeny_spec_destroy(s);
+  req_opts o5 = {.src = src, .kernel = "k",
+                 .bindings = "EPS=1e-5,ON=true,BIG=5000000000,H=0.1,teeny.debug=1"};
+  ck_assert_int_eq(make(&o5, &s, &d), 0);
+  ck_assert_ptr_nonnull(strstr(teeny_spec_source(s, NULL), "debug: on"));
+  ck_assert_str_ne(teeny_spec_key(s), a);
+  teeny_spec_destroy(s);
+  req_opts o6 = {.src = src, .kernel = "k",
+                 .bindings = "EPS=1e-5,ON=true,BIG=5000000000,H=0.1,teeny.debug=0"};
+  key_of(&o6, c); /* off is the default: the same key */
+  ck_assert_str_eq(a, c);
+  teeny_diags_close(&d);
+}
+END_TEST
+
 /* ---- bad requests ------------------------------------------------------------------- */
 
 typedef struct bad_req {
@@ -231,21 +290,51 @@ static const char list_src[] = "#include <teeny/dsl.h>\nTEENY_DTYPE(D, f32, f16)
                                "TEENY_KERNEL(D, B)\nvoid k(ptr(D) x)\n{\n    store(x, B);\n}\n"
                                "i32 helper(i32 a) { return a; }\n";
 
+static const char typed_src[] = "#include <teeny/dsl.h>\nTEENY_CONST(EPS, f32);\n"
+                                "TEENY_CONST(ON, bool);\nTEENY_CONST(W, i8);\n"
+                                "TEENY_CONST(BIG, i64);\nTEENY_KERNEL(EPS, ON, W, BIG)\n"
+                                "void k(ptr(f32) x)\n{\n    store(x, EPS);\n}\n";
+
 static const bad_req bad_reqs[] = {
     {{.bindings = "BLOCK_SIZE=1024"}, TEENY_E_BINDING, "generic 'D' of kernel 'vector_add' is not bound"},
     {{.bindings = "D=f32,BLOCK_SIZE=1024,E=f16"}, TEENY_E_BINDING, "declares no generic named 'E'"},
-    {{.bindings = "D=f32,BLOCK_SIZE=f16"}, TEENY_E_BINDING, "is a const generic"},
+    {{.bindings = "D=f32,BLOCK_SIZE=f16"}, TEENY_E_BINDING,
+     "binding BLOCK_SIZE=f16: 'f16' is not an integer of i32 (TEENY_CONST(BLOCK_SIZE))"},
     {{.bindings = "D=4,BLOCK_SIZE=1024"}, TEENY_E_BINDING, "is a dtype generic"},
+    {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=1"}, TEENY_E_BINDING,
+     "option teeny.num_stages=1: num_stages is 2 to 8 (or 0: the code generator's choice)"},
+    {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=9"}, TEENY_E_BINDING,
+     "option teeny.num_stages=9: num_stages is 2 to 8"},
+    {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.stages=3"}, TEENY_E_BINDING,
+     "binding 'teeny.stages': unknown option (the options are teeny.debug, teeny.num_stages)"},
     {{.bindings = "D=f33,BLOCK_SIZE=1024"}, TEENY_E_BINDING, "'f33' is not a dtype"},
     {{.bindings = "D=f32,BLOCK_SIZE=1024,D=f16"}, TEENY_E_BINDING, "given twice"},
     {{.bindings = "D=f32,BLOCK_SIZE=4294967296"}, TEENY_E_BINDING, "does not fit in i32"},
     {{.src = list_src, .kernel = "k", .bindings = "D=bf16,B=1"}, TEENY_E_BINDING,
      "accepts only f32, f16"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=abc,ON=1,W=3,BIG=1"}, TEENY_E_BINDING,
+     "binding EPS=abc: 'abc' is not a number of f32 (TEENY_CONST(EPS, f32))"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1e39,ON=1,W=3,BIG=1"}, TEENY_E_BINDING,
+     "'1e39' is out of the range of f32"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=16777217,ON=1,W=3,BIG=1"},
+     TEENY_E_BINDING, "binding EPS=16777217 is not exactly representable in f32; bind it as text"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=2,W=3,BIG=1"}, TEENY_E_BINDING,
+     "binding ON=2 does not fit in bool"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=yes,W=3,BIG=1"}, TEENY_E_BINDING,
+     "'yes' is not true, false, 1 or 0, as a value of bool"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=1,W=300,BIG=1"}, TEENY_E_BINDING,
+     "binding W=300 does not fit in i8"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=1,W=0x80,BIG=1"}, TEENY_E_BINDING,
+     "'0x80' does not fit in i8"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=1,W=1,BIG=1.5"}, TEENY_E_BINDING,
+     "'1.5' is not an integer of i64"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=1,W=1,BIG=1,teeny.debug=2"},
+     TEENY_E_BINDING, "option teeny.debug=2: it is 0 (off) or 1 (on)"},
+    {{.src = typed_src, .kernel = "k", .bindings = "EPS=1,ON=1,W=1,BIG=1,teeny.fast=1"},
+     TEENY_E_BINDING, "binding 'teeny.fast': unknown option"},
     {{.target = "sm_70"}, TEENY_E_INVAL, "unknown target"},
     {{.num_warps = 3}, TEENY_E_INVAL, "num_warps must be"},
     {{.num_warps = 64}, TEENY_E_INVAL, "num_warps must be"},
-    {{.num_stages = 1}, TEENY_E_INVAL, "num_stages must be 2 to 8"},
-    {{.num_stages = 9}, TEENY_E_INVAL, "num_stages must be 2 to 8"},
     {{.kernel = "../../etc/passwd"}, TEENY_E_INVAL, "invalid kernel name"},
     {{.kernel = "vector_sub"}, TEENY_E_NOTFOUND, "no kernel named 'vector_sub' (kernels here: vector_add)"},
     {{.src = list_src, .kernel = "helper", .bindings = "D=f32,B=1"}, TEENY_E_NOTFOUND,
@@ -327,6 +416,7 @@ int main(void) {
   tcase_add_test(tc, id_entry_params_and_source);
   tcase_add_test(tc, generated_source_is_host_c);
   tcase_add_test(tc, negative_const_in_id);
+  tcase_add_test(tc, typed_consts_in_id_source_and_key);
   tcase_add_loop_test(tc, bad_requests, 0, (int)(sizeof bad_reqs / sizeof *bad_reqs));
   tcase_add_test(tc, oversized_source_refused);
   tcase_add_test(tc, out_of_memory_is_reported_not_fatal);

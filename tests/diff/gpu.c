@@ -1,0 +1,84 @@
+/*
+ * tests/diff/gpu.c — the GPU engine: a case's spec compiled to PTX,
+ * loaded and launched through libteenyc-client's CUDA driver wrapper
+ * (include/teeny/client.h, libcuda opened with dlopen), on device copies
+ * of the same host buffers the interpreter got, copied back afterwards.
+ * Scalars are passed as their C values (f16/bf16 as their bits).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "teeny/client.h"
+#include "tests/diff/run.h"
+
+const char *dfz_gpu_target(char *buf, size_t size) {
+  if (teeny_cuda_target(buf, size, NULL, 0) != 0)
+    return NULL;
+  return buf;
+}
+
+static void scalar_bits(const dfz_param *p, uint64_t *slot) {
+  *slot = 0;
+  if (dfz_is_float(p->dt))
+    dfz_put(p->dt, slot, 0, p->fval);
+  else if (p->dt == TEENY_DT_BOOL)
+    dfz_put_bits(p->dt, slot, 0, p->ival != 0);
+  else
+    dfz_put_bits(p->dt, slot, 0, (uint64_t)p->ival);
+}
+
+dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, char *err,
+                       size_t errsz) {
+  teeny_artifact *a = NULL;
+  teeny_module *m = NULL;
+  teeny_dptr dp[DFZ_MAX_PARAMS];
+  uint64_t slots[DFZ_MAX_PARAMS];
+  void *argv[DFZ_MAX_PARAMS];
+  dfz_status st = DFZ_OK;
+  memset(dp, 0, sizeof dp);
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_compile(spec, TEENY_EMIT_PTX, &a, &d);
+  if (rc) {
+    int off = snprintf(err, errsz, "ptx: %s: ", teeny_strerror(rc));
+    dfz_diags_text(&d, err + off, errsz > (size_t)off ? errsz - (size_t)off : 0);
+    teeny_diags_close(&d);
+    return rc == TEENY_E_UNSUPPORTED ? DFZ_UNSUPPORTED : DFZ_CODEGEN_ERROR;
+  }
+  teeny_diags_close(&d);
+  if (teeny_module_load(a, &m, err, errsz)) {
+    st = DFZ_CODEGEN_ERROR;
+    goto out;
+  }
+  for (int i = 0; i < c->nparams; i++) {
+    const dfz_param *p = &c->params[i];
+    if (!p->is_ptr) {
+      scalar_bits(p, &slots[i]);
+      argv[i] = &slots[i];
+      continue;
+    }
+    size_t bytes = b->bytes[i] ? b->bytes[i] : 1;
+    if (teeny_cuda_alloc(&dp[i], bytes, err, errsz) ||
+        teeny_cuda_to_device(dp[i], b->data[i], b->bytes[i], err, errsz)) {
+      st = DFZ_ENGINE_ERROR;
+      goto out;
+    }
+    argv[i] = &dp[i];
+  }
+  if (teeny_launch(m, c->grid, NULL, argv, err, errsz) || teeny_cuda_sync(err, errsz)) {
+    st = DFZ_ENGINE_ERROR;
+    goto out;
+  }
+  for (int i = 0; i < c->nparams; i++)
+    if (c->params[i].is_ptr && teeny_cuda_to_host(b->data[i], dp[i], b->bytes[i], err, errsz)) {
+      st = DFZ_ENGINE_ERROR;
+      goto out;
+    }
+out:
+  for (int i = 0; i < c->nparams; i++)
+    if (c->params[i].is_ptr)
+      teeny_cuda_free(dp[i]);
+  teeny_module_unload(m);
+  teeny_artifact_destroy(a);
+  return st;
+}

@@ -1,0 +1,613 @@
+/*
+ * tests/unit/test_lang.c — the language of issue 13 (tuples, early exits,
+ * typed constants, dtype introspection, device_print/device_assert,
+ * builtin names as user names) through the real compiler: each kernel of
+ * tests/lang/ runs in the interpreter, whose buffers are checked against
+ * plain C, and then on the host emulator of the generated code (sm_90a
+ * and sm_80, 1 and 4 warps), whose buffers must equal the interpreter's
+ * bit for bit.  The kernel files are also host-checked as C11
+ * (tests/host) and their MLIR parsed by mlir-opt-19.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel_util.h"
+
+#define MAXP 8
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool is_float_dt(teeny_dtype dt) {
+  return dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64;
+}
+
+/* Initial contents of a pointer argument. */
+enum { F_ZERO, F_IOTA, F_SMALL, F_RANDOM };
+
+typedef struct lang_case lang_case;
+struct lang_case {
+  const char *file;        /* tests/lang/FILE.c */
+  const char *kernel;
+  const char *bindings;    /* "BLOCK=16,D=f32" (ku_spec_src) */
+  unsigned grid;           /* programs along axis 0 */
+  long n[MAXP];            /* elements of each pointer argument, in order */
+  int fill[MAXP];          /* F_* of each pointer argument */
+  double scalars[MAXP];    /* each scalar argument, in order */
+  /* The interpreter's buffers (by pointer argument) against plain C. */
+  void (*check)(const lang_case *c, void *const *bufs);
+  double tol;              /* f32 buffers: emulator vs interpreter, relative
+                              and absolute (reductions in another order);
+                              0: bit for bit */
+};
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct launch {
+  teeny_spec *spec;
+  size_t np;                 /* parameters */
+  teeny_interp_arg args[MAXP];
+  void *bufs[MAXP];          /* by pointer argument */
+  size_t bytes[MAXP];
+  teeny_dtype dts[MAXP];     /* their dtypes */
+  int nbufs;
+} launch;
+
+static double initial(int fill, long i, uint64_t *rng) {
+  switch (fill) {
+  case F_IOTA: return (double)i;
+  case F_SMALL: return (double)(i % 7 - 3);
+  case F_RANDOM: {
+    ku_rng r = {*rng};
+    double v = ku_uniform(&r);
+    *rng = r.s;
+    return v;
+  }
+  default: return 0;
+  }
+}
+
+static teeny_spec *spec_for(const lang_case *c, const char *target, int warps) {
+  char rel[256]; /* tests/lang/FILE.c, or a path from the source tree's root */
+  snprintf(rel, sizeof rel, strchr(c->file, '/') ? "%s.c" : "tests/lang/%s.c", c->file);
+  size_t len;
+  char *src = ku_read_source(rel, &len);
+  teeny_diags d;
+  teeny_diags_init(&d);
+  teeny_spec *s = NULL;
+  int rc = ku_spec_for(src, len, rel, c->kernel, c->bindings, target, warps, &s, &d);
+  if (rc)
+    ku_print_diags(&d);
+  teeny_diags_close(&d);
+  free(src);
+  ck_assert_msg(rc == 0, "%s/%s: spec: %s", c->file, c->kernel, teeny_strerror(rc));
+  return s;
+}
+
+/* Buffers and scalars of c for spec s (the same contents every time). */
+static void launch_init(launch *l, const lang_case *c, teeny_spec *s) {
+  memset(l, 0, sizeof *l);
+  l->spec = s;
+  l->np = teeny_spec_nparams(s);
+  ck_assert_uint_le(l->np, MAXP);
+  uint64_t rng = 0x5eed;
+  int si = 0;
+  for (size_t i = 0; i < l->np; i++) {
+    const teeny_param *p = teeny_spec_param(s, i);
+    if (p->kind == TEENY_PARAM_POINTER) {
+      int b = l->nbufs++;
+      l->dts[b] = p->dtype;
+      l->bytes[b] = (size_t)c->n[b] * (size_t)teeny_dtype_size(p->dtype);
+      l->bufs[b] = calloc(1, l->bytes[b] + 8);
+      for (long e = 0; e < c->n[b]; e++)
+        ku_put(l->bufs[b], p->dtype, (size_t)e, initial(c->fill[b], e, &rng));
+      l->args[i].data = l->bufs[b];
+      l->args[i].bytes = l->bytes[b];
+    } else if (is_float_dt(p->dtype)) {
+      l->args[i].v.f = c->scalars[si++];
+    } else {
+      l->args[i].v.i = (int64_t)c->scalars[si++];
+    }
+  }
+}
+
+static void launch_close(launch *l) {
+  for (int b = 0; b < l->nbufs; b++)
+    free(l->bufs[b]);
+  teeny_spec_destroy(l->spec);
+}
+
+typedef int (*runner)(const teeny_spec *, const unsigned[3], const teeny_interp_arg *,
+                      size_t, teeny_diags *);
+
+static int run(launch *l, const lang_case *c, runner fn) {
+  unsigned grid[3] = {c->grid ? c->grid : 1, 1, 1};
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = fn(l->spec, grid, l->args, l->np, &d);
+  if (rc)
+    ku_print_diags(&d);
+  teeny_diags_close(&d);
+  return rc;
+}
+
+/* Buffer b of two runs: bit for bit, or f32 within tol. */
+static bool same_buffer(const launch *a, const launch *b, int k, double tol) {
+  if (tol == 0 || a->dts[k] != TEENY_DT_F32)
+    return memcmp(a->bufs[k], b->bufs[k], a->bytes[k]) == 0;
+  const float *x = a->bufs[k], *y = b->bufs[k];
+  for (size_t i = 0; i < a->bytes[k] / 4; i++)
+    if (fabs((double)x[i] - (double)y[i]) > tol * (1 + fabs((double)x[i]))) {
+      fprintf(stderr, "element %zu: %.9g vs %.9g\n", i, (double)x[i], (double)y[i]);
+      return false;
+    }
+  return true;
+}
+
+/* run(), with what the kernel writes to stderr (device_print's lines)
+ * returned in *text (caller frees). */
+static int run_captured(launch *l, const lang_case *c, runner fn, char **text) {
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *tmp = tmpfile();
+  ck_assert(saved >= 0 && tmp);
+  dup2(fileno(tmp), 2);
+  int rc = run(l, c, fn);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  long n = ftell(tmp);
+  *text = calloc(1, (size_t)(n > 0 ? n : 0) + 1);
+  rewind(tmp);
+  if (n > 0)
+    ck_assert_int_eq(fread(*text, 1, (size_t)n, tmp), (size_t)n);
+  fclose(tmp);
+  return rc;
+}
+
+static int cmp_lines(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* text's device_print lines (those starting "pid ("; a sanitizer may add
+ * its own), sorted, joined again: the GPU's threads print in an order of
+ * their own, but every line must still be there once. */
+static char *sorted_lines(const char *text) {
+  char *copy = strdup(text);
+  size_t n = 0, cap = 16;
+  char **v = malloc(sizeof *v * cap);
+  for (char *t = strtok(copy, "\n"); t; t = strtok(NULL, "\n")) {
+    if (strncmp(t, "pid (", 5) != 0)
+      continue;
+    if (n == cap)
+      v = realloc(v, sizeof *v * (cap *= 2));
+    v[n++] = t;
+  }
+  qsort(v, n, sizeof *v, cmp_lines);
+  char *out = calloc(1, strlen(text) + 2);
+  for (size_t i = 0; i < n; i++) {
+    strcat(out, v[i]);
+    strcat(out, "\n");
+  }
+  free(v);
+  free(copy);
+  return out;
+}
+
+/* Interpreter, check, then every emulated configuration against it. */
+static void run_case(const lang_case *c) {
+  launch ref;
+  launch_init(&ref, c, spec_for(c, NULL, 4));
+  ck_assert_msg(run(&ref, c, teeny_spec_interpret) == 0, "%s: interpreter failed", c->kernel);
+  if (c->check)
+    c->check(c, ref.bufs);
+  static const struct {
+    const char *target;
+    int warps;
+  } cfg[] = {{"sm_90a", 4}, {"sm_80", 1}, {"sm_90a", 1}, {"sm_80", 4}};
+  for (size_t k = 0; k < NELEM(cfg); k++) {
+    launch emu;
+    launch_init(&emu, c, spec_for(c, cfg[k].target, cfg[k].warps));
+    ck_assert_msg(run(&emu, c, teeny_spec_emulate) == 0, "%s %s w%d: emulator failed",
+                  c->kernel, cfg[k].target, cfg[k].warps);
+    for (int b = 0; b < ref.nbufs; b++)
+      ck_assert_msg(same_buffer(&ref, &emu, b, c->tol),
+                    "%s %s w%d: buffer %d differs from the interpreter's", c->kernel,
+                    cfg[k].target, cfg[k].warps, b);
+    launch_close(&emu);
+  }
+  launch_close(&ref);
+}
+
+/* ---- jumps.c: break, continue, return in loops ---------------------------------- */
+
+static void check_scalar_exits(const lang_case *c, void *const *bufs) {
+  const int32_t *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (int pid = 0; pid < (int)c->grid; pid++) {
+    int first = -1;
+    for (int i = 0; i < n; i++)
+      if ((float)i > (float)pid * 2.5f) {
+        first = i;
+        break;
+      }
+    ck_assert_int_eq(out[pid], first);
+    int count = 0, k = 0;
+    while (k < n) {
+      k++;
+      if (k % 3 == 0)
+        continue;
+      if (k > 10 + pid)
+        break;
+      count += k;
+    }
+    ck_assert_int_eq(out[8 + pid], count);
+    int d = 0, steps = 0;
+    do {
+      d += 2;
+      if (d % 4 == 0)
+        continue;
+      steps++;
+      if (steps == pid + 2)
+        break;
+    } while (d < 40);
+    ck_assert_int_eq(out[16 + pid], d * 100 + steps);
+    int pairs = 0;
+    for (int a = 0; a < 6; a++)
+      for (int b = 0; b < 6; b++) {
+        if (b > a)
+          break;
+        if ((a + b + pid) % 2 == 0)
+          continue;
+        pairs += a * 10 + b;
+      }
+    ck_assert_int_eq(out[24 + pid], pairs);
+    int m = pid + 1, trips = 0;
+    for (;;) {
+      trips++;
+      if (m == 1)
+        break;
+      m = m % 2 == 0 ? m / 2 : 3 * m + 1;
+    }
+    ck_assert_int_eq(out[32 + pid], trips);
+  }
+}
+
+#define BLK 16
+
+static void check_tile_exits(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  int rows = (int)c->scalars[0];
+  for (int pid = 0; pid < (int)c->grid; pid++) {
+    float acc[BLK] = {0};
+    for (int r = 0; r < rows; r++) {
+      if (r % 2 == 1)
+        continue;
+      float s = 0;
+      for (int e = 0; e < BLK; e++) {
+        acc[e] += x[r * BLK + e];
+        s += acc[e];
+      }
+      if (s > (float)(pid * 40))
+        break;
+    }
+    for (int e = 0; e < BLK; e++)
+      ck_assert_float_eq(out[pid * 2 * BLK + e], acc[e]);
+    int hit = -1;
+    for (int r = 0; r < rows && hit < 0; r++) {
+      float s = 0;
+      for (int e = 0; e < BLK; e++)
+        s += x[r * BLK + e];
+      if (s > (float)pid * 30.0f)
+        hit = r;
+    }
+    for (int e = 0; e < BLK; e++)
+      ck_assert_float_eq(out[(pid * 2 + 1) * BLK + e],
+                         hit < 0 ? -1.0f : x[hit * BLK + e] * (float)hit);
+  }
+}
+
+static void check_early_kernel_return(const lang_case *c, void *const *bufs) {
+  const int32_t *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (int pid = 0; pid < (int)c->grid; pid++) {
+    int stop = pid + 3 < n ? pid + 3 : n;
+    for (int i = 0; i < 15; i++)
+      ck_assert_int_eq(out[pid * 16 + i], i < stop ? i + 1 : 0);
+    ck_assert_int_eq(out[pid * 16 + 15], pid + 3 < n ? 0 : -7);
+  }
+}
+
+static const lang_case jump_cases[] = {
+    {"jumps", "scalar_exits", "BLOCK=16", 4, {20, 40}, {F_IOTA, F_ZERO}, {20},
+     check_scalar_exits, 0},
+    {"jumps", "tile_exits", "BLOCK=16", 4, {6 * BLK, 8 * BLK}, {F_IOTA, F_ZERO}, {6},
+     check_tile_exits, 0},
+    {"jumps", "early_kernel_return", "BLOCK=16", 4, {5, 64}, {F_IOTA, F_ZERO}, {5},
+     check_early_kernel_return, 0},
+};
+
+START_TEST(jumps) { run_case(&jump_cases[_i]); }
+END_TEST
+
+/* ---- shadow.c: user names shadow builtins ------------------------------------------ */
+
+static void check_shadow(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  for (unsigned pid = 0; pid < c->grid; pid++) {
+    float m = -INFINITY;
+    for (int e = 0; e < BLK; e++)
+      m = fmaxf(m, x[pid * BLK + e] * 2.0f + 1.0f);
+    for (int e = 0; e < BLK; e++)
+      ck_assert_float_eq(out[pid * BLK + e], x[pid * BLK + e] * 2.0f + 1.0f + m);
+  }
+}
+
+static const lang_case shadow_case = {"shadow", "shadow", "sum=16", 3, {3 * BLK, 3 * BLK},
+                                      {F_RANDOM, F_ZERO}, {0}, check_shadow, 0};
+
+START_TEST(shadow) { run_case(&shadow_case); }
+END_TEST
+
+/* ---- consts.c: typed compile-time constants --------------------------------------- */
+
+static void check_typed_consts(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *y = bufs[1];
+  const int64_t *z = bufs[2];
+  const double *w = bufs[3];
+  const int8_t *q = bufs[4];
+  const float eps = 1e-5f;
+  for (long i = 0; i < c->n[0]; i++) {
+    float r = x[i] / sqrtf(x[i] * x[i] + eps) + 1.0f; /* IS_CAUSAL=true */
+    ck_assert_msg(y[i] == r + 0.375f, "y[%ld] = %.9g, want %.9g", i, y[i], r + 0.375f);
+    ck_assert_int_eq(z[i], (int64_t)i * INT64_C(5000000000) + 0xf0);
+    ck_assert_double_eq(w[i], (double)x[i] * 0.1);
+    ck_assert_int_eq(q[i], (int8_t)(i + 16));
+  }
+}
+
+static const lang_case const_case = {
+    "consts", "typed_consts",
+    "BLOCK=16,EPS=1e-5,SCALE=0.1,IS_CAUSAL=true,BIG=5000000000,HALF=0.375,MASK=0xf0f0f0f0", 4,
+    {4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK, 4 * BLK}, {F_RANDOM, F_ZERO, F_ZERO, F_ZERO, F_ZERO},
+    {0}, check_typed_consts, 0};
+
+START_TEST(typed_consts) { run_case(&const_case); }
+END_TEST
+
+/* ---- debug.c: introspection, static_assert, device_print, device_assert ----------- */
+
+static void check_introspect(const lang_case *c, void *const *bufs) {
+  const float *out = bufs[1];
+  bool f16 = strstr(c->bindings, "D=f16") != NULL;
+  ck_assert_float_eq(out[0], f16 ? 5000 + 100 + 20 : 200 + 40 + 1);
+  for (int e = 0; e < BLK; e++) /* x is iota */
+    ck_assert_float_eq(out[1 + e], f16 ? ku_f16_to_f32(ku_f32_to_f16(sqrtf((float)e)))
+                                       : 2.0f * (float)e);
+}
+
+static const lang_case introspect_cases[] = {
+    {"debug", "introspect", "D=f16,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
+     check_introspect, 0},
+    {"debug", "introspect", "D=i32,BLOCK=16", 1, {BLK, BLK + 1}, {F_IOTA, F_ZERO}, {0},
+     check_introspect, 0},
+};
+
+START_TEST(introspect) { run_case(&introspect_cases[_i]); }
+END_TEST
+
+/* got == want, or a failure naming the first line that differs. */
+static void same_text(const char *got, const char *want, const char *who) {
+  size_t i = 0, line = 1;
+  while (got[i] && got[i] == want[i])
+    line += got[i++] == '\n';
+  if (!got[i] && !want[i])
+    return;
+  size_t from = i;
+  while (from > 0 && want[from - 1] != '\n')
+    from--;
+  ck_abort_msg("%s: line %zu differs: got \"%.80s\", want \"%.80s\"", who, line, got + from,
+               want + from);
+}
+
+/* The lines `prints` must give, in the interpreter's order. */
+static char *expected_prints(int grid, int n) {
+  char *out = calloc(1, 1 << 16), *p = out;
+  for (int pid = 0; pid < grid; pid++) {
+    for (int e = 0; e < 4; e++) {
+      int o = pid * 4 + e;
+      float v = o < n ? (float)o : -1.0f;
+      p += sprintf(p, "pid (%d, 0, 0) idx (%d) x[%d] = %8.3f as f16 %g\n", pid, e, o, v,
+                   (double)v);
+    }
+    p += sprintf(p, "pid (%d, 0, 0) pid %d of %d: n=%u, big=%llx, 100%%\n", pid, pid, grid,
+                 (unsigned)n, (unsigned long long)n << 33);
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 4; j++) {
+        int m = i * 10 + j;
+        p += sprintf(p, "pid (%d, 0, 0) idx (%d, %d) m=%3d neg=%i small=%d flag=%d\n", pid, i,
+                     j, m, -m, m - 20, m > 12);
+      }
+    p += sprintf(p, "pid (%d, 0, 0) third %.10f\n", pid, (double)pid / 3.0);
+  }
+  return out;
+}
+
+static const lang_case prints_case = {"debug", "prints", "BLOCK=4", 3, {10}, {F_IOTA}, {10},
+                                      NULL, 0};
+
+START_TEST(prints) {
+  const lang_case *c = &prints_case;
+  launch ref;
+  launch_init(&ref, c, spec_for(c, NULL, 4));
+  char *got;
+  ck_assert_int_eq(run_captured(&ref, c, teeny_spec_interpret, &got), 0);
+  char *want = expected_prints(3, 10);
+  same_text(got, want, "interpreter");
+  char *sorted = sorted_lines(got);
+  static const struct {
+    const char *target;
+    int warps;
+  } cfg[] = {{"sm_90a", 4}, {"sm_80", 1}};
+  for (size_t k = 0; k < NELEM(cfg); k++) {
+    launch emu;
+    launch_init(&emu, c, spec_for(c, cfg[k].target, cfg[k].warps));
+    char *e;
+    ck_assert_int_eq(run_captured(&emu, c, teeny_spec_emulate, &e), 0);
+    char *es = sorted_lines(e);
+    same_text(es, sorted, cfg[k].target);
+    free(es);
+    free(e);
+    launch_close(&emu);
+  }
+  free(sorted);
+  free(want);
+  free(got);
+  launch_close(&ref);
+}
+END_TEST
+
+/* device_assert: without the debug option nothing is checked (x holds
+ * negative values, and the kernel runs to the end); with it, both the
+ * interpreter and the emulator stop with the failing values. */
+START_TEST(asserts) {
+  lang_case c = {"debug", "checks", "BLOCK=16", 2, {20}, {F_SMALL}, {20}, NULL, 0};
+  run_case(&c); /* off: interpreter and emulator agree, buffers updated */
+  c.bindings = "BLOCK=16,teeny.debug=1";
+  c.fill[0] = F_IOTA;
+  run_case(&c); /* on, and true everywhere */
+  c.fill[0] = F_SMALL;
+  const char *want = "device_assert failed: x[0] = -3 is negative (pid (0, 0, 0) idx (0))";
+  runner fns[2] = {teeny_spec_interpret, teeny_spec_emulate};
+  for (int k = 0; k < 2; k++) {
+    launch l;
+    launch_init(&l, &c, spec_for(&c, NULL, 4));
+    unsigned grid[3] = {2, 1, 1};
+    teeny_diags d;
+    teeny_diags_init(&d);
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    dup2(null, 2); /* the GPU-style line the emulator prints */
+    int rc = fns[k](l.spec, grid, l.args, l.np, &d);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(null);
+    ck_assert_int_eq(rc, TEENY_E_RUNTIME);
+    ck_assert_uint_ge(d.nerrors, 1);
+    ck_assert_msg(strstr(d.v[0].message, want), "%s: %s", k ? "emulator" : "interpreter",
+                  d.v[0].message);
+    ck_assert_int_eq(d.v[0].line, 61);
+    teeny_diags_close(&d);
+    launch_close(&l);
+  }
+}
+END_TEST
+
+/* ---- tuples.c: structs as tuples ------------------------------------------------------ */
+
+static void check_row_stats(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (unsigned r = 0; r < c->grid; r++) {
+    const float *v = x + r * (unsigned)n;
+    double mean = 0, var = 0;
+    int arg = 0;
+    for (int i = 0; i < n; i++) {
+      mean += v[i] / (double)n;
+      if (v[i] > v[arg])
+        arg = i;
+    }
+    for (int i = 0; i < n; i++)
+      var += (v[i] - mean) * (v[i] - mean) / n;
+    ck_assert_double_eq_tol(out[r * 4], mean, 1e-6);
+    ck_assert_double_eq_tol(out[r * 4 + 1], var, 1e-6);
+    ck_assert_float_eq(out[r * 4 + 2], v[arg] * 10.0f);
+    ck_assert_float_eq(out[r * 4 + 3], (float)arg);
+  }
+}
+
+static void check_online_softmax(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  int n = (int)c->scalars[0];
+  for (unsigned r = 0; r < c->grid; r++) {
+    const float *v = x + r * (unsigned)n;
+    double m = -INFINITY, l = 0;
+    for (int i = 0; i < n; i++)
+      m = fmax(m, v[i]);
+    for (int i = 0; i < n; i++)
+      l += exp(v[i] - m);
+    ck_assert_float_eq(out[r * 3], (float)m);
+    ck_assert_double_eq_tol(out[r * 3 + 1], l, 1e-5 * l);
+    ck_assert_float_eq(out[r * 3 + 2], (float)n);
+  }
+}
+
+static void check_running_argmax(const lang_case *c, void *const *bufs) {
+  const int32_t *x = bufs[0], *out = bufs[1];
+  int best = 0, first = -1;
+  for (int i = 0; i < (int)c->n[0]; i++) {
+    if (x[i] >= x[best])
+      best = i;
+    if (first < 0 && x[i] > 2)
+      first = i;
+    ck_assert_int_eq(out[i], x[best]);
+    ck_assert_int_eq(out[c->n[0] + i], best);
+  }
+  ck_assert_int_ge(first, 0); /* x is i % 7 - 3: 3 at i = 6 */
+  ck_assert_int_eq(out[2 * c->n[0]], x[first]);
+  ck_assert_int_eq(out[2 * c->n[0] + 1], first);
+  ck_assert_int_eq(out[2 * c->n[0] + 2], -1);
+}
+
+static const lang_case tuple_cases[] = {
+    {"tuples", "row_stats", "BLOCK=16", 3, {36, 12}, {F_RANDOM, F_ZERO}, {12},
+     check_row_stats, 1e-5},
+    {"tuples", "online_softmax", "BLOCK=16", 2, {100, 6}, {F_RANDOM, F_ZERO}, {50},
+     check_online_softmax, 1e-5},
+    {"tuples", "running_argmax", "BLOCK=16", 1, {16, 35}, {F_SMALL, F_ZERO}, {0},
+     check_running_argmax, 0},
+};
+
+START_TEST(tuples) { run_case(&tuple_cases[_i]); }
+END_TEST
+
+/* Tutorial 06's fused attention (examples/kernels/attention_tuple.c: a struct
+ * returned by its inner loop, typed-constant stages), emulator against
+ * interpreter; test_kernels checks the interpreter against float64. */
+static const lang_case attention_case = {
+    "examples/kernels/attention_tuple", "attn_fwd", "D=f16,HEAD_DIM=16,BLOCK_M=32,BLOCK_N=16,STAGE=3",
+    2, {37 * 16, 37 * 16, 37 * 16, 37 * 16, 37}, {F_RANDOM, F_RANDOM, F_RANDOM, F_ZERO, F_ZERO},
+    {0.25, 37}, NULL, 2e-3};
+
+START_TEST(attention) { run_case(&attention_case); }
+END_TEST
+
+/* ---- the suite ------------------------------------------------------------------------ */
+
+static Suite *lang_suite(void) {
+  Suite *s = suite_create("lang");
+  TCase *tc = tcase_create("jumps");
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, jumps, 0, (int)NELEM(jump_cases));
+  tcase_add_test(tc, shadow);
+  tcase_add_test(tc, typed_consts);
+  tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
+  tcase_add_test(tc, prints);
+  tcase_add_test(tc, asserts);
+  tcase_add_loop_test(tc, tuples, 0, (int)NELEM(tuple_cases));
+  tcase_add_test(tc, attention);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(lang_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
