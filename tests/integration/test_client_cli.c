@@ -5,7 +5,8 @@
  *     all printing the CMake project version and the protocol version;
  *   - one size/duration parser: 5GB, 1.5G, 512MiB, 90min, 1.5h on teenycd's
  *     flags and config file, teenyctl's purge options, clear errors;
- *   - teenyctl config (the daemon's resolved settings, human and JSON);
+ *   - teenyctl config (the daemon's resolved settings, human and JSON; no
+ *     remote password);
  *   - show by key prefix, id or kernel name; ambiguous: candidates, exit 6;
  *   - list: '…' instead of silent truncation, --wide, --sort by every
  *     column and --reverse (orders checked by python3 over --json);
@@ -353,6 +354,26 @@ fail:
   return -1;
 }
 
+/* config on a daemon with a remote tier: the URL's password is not shown. */
+static int config_secret(cli *c) {
+  tdaemon d2;
+  const tdaemon *d1 = c->d;
+  bool failed = true;
+  CHECK(td_init(&d2) == 0);
+  const char *args[] = {"--remote", "redis://alice:s3cret@127.0.0.1:1/0", NULL};
+  CHECK(td_start(&d2, args, NULL) == 0);
+  c->d = &d2;
+  CHECK_INT(ctl(c, "config"), ==, 0);
+  CHECK(strstr(c->out, "remote                   = redis://alice:***@127.0.0.1:1/0\n"));
+  CHECK(!strstr(c->out, "s3cret"));
+  CHECK_INT(ctl(c, "--json config"), ==, 0);
+  CHECK(!strstr(c->out, "s3cret") && strstr(c->out, "alice:***@"));
+  failed = false;
+fail:
+  c->d = d1;
+  return td_fini(&d2, failed) ? -1 : 0;
+}
+
 int it_client_teenyctl_cli(void); /* run by test_client.c's main */
 int it_client_teenyctl_cli(void) {
   tdaemon d;
@@ -379,6 +400,7 @@ int it_client_teenyctl_cli(void) {
   CHECK(versions(&c) == 0);
   CHECK(compile_all(&d) == 0);
   CHECK(config(&c, conf) == 0);
+  CHECK(config_secret(&c) == 0);
   CHECK(show(&c) == 0);
   CHECK(list_wide(&c) == 0);
   CHECK(list_sorts(&c) == 0);
