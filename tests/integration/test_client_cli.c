@@ -10,7 +10,8 @@
  *   - show by key prefix, id or kernel name; ambiguous: candidates, exit 6;
  *   - list: '…' instead of silent truncation, --wide, --sort by every
  *     column and --reverse (orders checked by python3 over --json);
- *   - --json that is valid UTF-8 ("Größe" stays "Größe");
+ *   - --json that is valid UTF-8 ("Größe" stays "Größe"; bytes that are not
+ *     UTF-8 become U+FFFD);
  *   - stats: store path, max size, write errors; --prometheus with the
  *     compile-time and hit-latency histograms (every line checked against
  *     the text format's grammar).
@@ -96,19 +97,25 @@ static int compile(teeny_client *t, const char *src, const char *kernel, const c
 
 static const char long_src[] = "#include <teeny/dsl.h>\nTEENY_KERNEL()\n"
                                "void " LONG_NAME "(ptr(f32) x) { store(x, 2.0f); }\n";
+static const char badutf_src[] = "#include <teeny/dsl.h>\n// not UTF-8: \xff\xc3 (cut)\n"
+                                 "TEENY_KERNEL()\nvoid badutf(ptr(f32) x) { store(x, 4.0f); }\n";
 static const char gross_src[] = "#include <teeny/dsl.h>\n// Größe: the size, in German\n"
                                 "TEENY_KERNEL()\nvoid gross(ptr(f32) x) { store(x, 3.0f); }\n";
 
 /* vector_add for f32 and f16 (one name, two ids), softmax, a long name and
  * the UTF-8 comment; then one repeat (a memory hit).  6 compiles asked, 5
- * compiled. */
-static int compile_all(const tdaemon *d) {
+ * compiled.  With late, only the kernel whose source is not UTF-8. */
+static int compile_all(const tdaemon *d, bool late) {
   teeny_client_opts o = {.mode = TEENY_MODE_DAEMON, .socket_path = d->sock,
                          .memo_entries = -1};
   teeny_client *t = NULL;
   size_t len;
   char *va = tc_kernel_source("vector_add", &len), *sm = tc_kernel_source("softmax", &len);
   int rc = va && sm ? teeny_client_open(&t, &o) : -1;
+  if (!rc && late) {
+    rc = compile(t, badutf_src, "badutf", NULL, 0);
+    goto done;
+  }
   if (!rc)
     rc = compile(t, va, "vector_add", "f32", 1024);
   if (!rc)
@@ -121,6 +128,7 @@ static int compile_all(const tdaemon *d) {
     rc = compile(t, gross_src, "gross", NULL, 0);
   if (!rc)
     rc = compile(t, va, "vector_add", "f32", 1024); /* a hit */
+done:
   teeny_client_close(t);
   free(va);
   free(sm);
@@ -297,6 +305,13 @@ static int utf8(cli *c) {
               "d = json.loads(raw.decode('utf-8', 'strict'))\n"
               "assert 'Größe' in d['source'], d['source'][:200]\n"
               "assert d['entry']['name'] == 'gross'\n"));
+  /* bytes that are not UTF-8 (texts need not be): U+FFFD, still valid */
+  CHECK(compile_all(c->d, true) == 0);
+  CHECK_INT(ctl(c, "--json show badutf --source"), ==, 0);
+  CHECK(py(c, "import json, sys\n"
+              "raw = open(sys.argv[1], 'rb').read()\n"
+              "d = json.loads(raw.decode('utf-8', 'strict'))\n"
+              "assert '// not UTF-8: \\ufffd\\ufffd (cut)' in d['source'], d['source'][:200]\n"));
   return 0;
 fail:
   return -1;
@@ -398,14 +413,14 @@ int it_client_teenyctl_cli(void) {
                         "--cache-dir", store, NULL};
   CHECK(td_start(&d, args, NULL) == 0);
   CHECK(versions(&c) == 0);
-  CHECK(compile_all(&d) == 0);
+  CHECK(compile_all(&d, false) == 0);
   CHECK(config(&c, conf) == 0);
   CHECK(config_secret(&c) == 0);
   CHECK(show(&c) == 0);
   CHECK(list_wide(&c) == 0);
   CHECK(list_sorts(&c) == 0);
-  CHECK(utf8(&c) == 0);
   CHECK(stats(&c) == 0);
+  CHECK(utf8(&c) == 0); /* adds a sixth entry */
   CHECK(bad_units(&c) == 0);
   failed = false;
 fail:
