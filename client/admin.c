@@ -1,7 +1,8 @@
 /*
  * client/admin.c — teeny_client_admin: ping, stats, list, show (with its
  * cubins), purge, verify, shutdown, and the tuning records' tuned and
- * tuned_purge, through teenycd (PROTOCOL.md §4.2, §4.4-§4.9, §4.12-§4.13).
+ * tuned_purge, and config, through teenycd (PROTOCOL.md §4.2, §4.4-§4.9,
+ * §4.12-§4.14).
  *
  * The reply handed out keeps the decoded protocol reply alive and points
  * into it; only the arrays whose public element type differs from the
@@ -28,6 +29,8 @@ void teeny_admin_reply_free(teeny_admin_reply *r) {
   teeny__free(r->problems);
   teeny__free(r->cubins);
   teeny__free(r->tuned);
+  teeny__free(r->histograms);
+  teeny__free(r->settings);
   teeny_msg_reply_free(&a->reply);
   teeny__free(a);
 }
@@ -46,7 +49,7 @@ static const teeny_proto_op op_of[] = {
     [TEENY_ADMIN_LIST] = TEENY_OP_LIST,     [TEENY_ADMIN_SHOW] = TEENY_OP_SHOW,
     [TEENY_ADMIN_PURGE] = TEENY_OP_PURGE,   [TEENY_ADMIN_VERIFY] = TEENY_OP_VERIFY,
     [TEENY_ADMIN_SHUTDOWN] = TEENY_OP_SHUTDOWN, [TEENY_ADMIN_TUNED] = TEENY_OP_TUNED,
-    [TEENY_ADMIN_TUNED_PURGE] = TEENY_OP_TUNED_PURGE};
+    [TEENY_ADMIN_TUNED_PURGE] = TEENY_OP_TUNED_PURGE, [TEENY_ADMIN_CONFIG] = TEENY_OP_CONFIG};
 
 static void to_msg(const teeny_admin_req *a, teeny_msg_request *m) {
   memset(m, 0, sizeof *m);
@@ -107,6 +110,23 @@ static int stats_counters(teeny_admin_reply *p, const teeny_msg_stats_reply *s) 
   for (size_t i = 0; i < s->nextra; i++)
     p->counters[nf + i] = (teeny_counter){s->extra[i].name, s->extra[i].value};
   p->ncounters = nf + s->nextra;
+  p->store = s->store;
+  if (s->nhists && !(p->histograms = teeny__calloc(s->nhists, sizeof *p->histograms)))
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < s->nhists; i++) {
+    const teeny_msg_hist *h = &s->hists[i];
+    p->histograms[i] = (teeny_histogram){h->name, h->le, h->counts, h->nle, h->sum, h->count};
+  }
+  p->nhistograms = s->nhists;
+  return 0;
+}
+
+static int settings_of(teeny_admin_reply *p, const teeny_msg_config_reply *c) {
+  if (c->nsettings && !(p->settings = teeny__calloc(c->nsettings, sizeof *p->settings)))
+    return TEENY_E_NOMEM;
+  for (size_t i = 0; i < c->nsettings; i++)
+    p->settings[i] = (teeny_setting){c->settings[i].key, c->settings[i].value};
+  p->nsettings = c->nsettings;
   return 0;
 }
 
@@ -220,6 +240,8 @@ static int body_of(admin_reply *a) {
   case TEENY_OP_TUNED_PURGE:
     p->removed = r->u.tuned_purge.removed;
     return 0;
+  case TEENY_OP_CONFIG:
+    return settings_of(p, &r->u.config);
   default:
     return 0;
   }
@@ -229,7 +251,7 @@ static int check_admin(teeny_client *c, const teeny_admin_req *req) {
   if (c->active == TEENY_MODE_DEFAULT)
     return TEENY_E_INVAL;
   teeny__client_maybe_return(c);
-  if (!req || (unsigned)req->op > TEENY_ADMIN_TUNED_PURGE ||
+  if (!req || (unsigned)req->op > TEENY_ADMIN_CONFIG ||
       (req->op == TEENY_ADMIN_TUNED_PURGE && !req->all && !req->name))
     return teeny__seterr(c->err, sizeof c->err, TEENY_E_INVAL, "invalid admin request");
   if (c->active != TEENY_MODE_DAEMON)

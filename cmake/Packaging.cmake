@@ -18,7 +18,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6, libuv1, libsqlite3-0, libssl3, libmsgpackc2, libllvm19, libhiredis0.14, python3")
+    "libc6, libuv1, libsqlite3-0, libssl3, libmsgpackc2, libllvm19, libhiredis0.14, libjansson4, python3")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-torch | python3-cupy, redis-server | valkey-server")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/deb-postinst.in ${CMAKE_BINARY_DIR}/deb/postinst @ONLY)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/deb/postinst)

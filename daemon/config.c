@@ -21,6 +21,7 @@
 #include "daemon/log.h"
 #include "daemon/sass.h"
 #include "store/store.h"
+#include "teeny/units.h"
 
 #define LINE_MAX_LEN 4096
 #define SUN_PATH_MAX 107 /* sizeof(sockaddr_un.sun_path) - 1 */
@@ -46,6 +47,12 @@ typedef struct opt {
   const char *def;     /* the default, as shown */
   const char *example; /* an example value */
 } opt;
+
+/* A unit for showing values: its suffix and what one is worth. */
+typedef struct unit_name {
+  const char *name; /* "G", "min" */
+  uint64_t mul;     /* bytes or milliseconds */
+} unit_name;
 
 #define F(field) offsetof(teeny_config, field)
 static const opt opts[] = {
@@ -207,74 +214,25 @@ void teeny__config_close(teeny_config *c) {
 
 /* ---- value parsers ------------------------------------------------------- */
 
-/* A decimal number followed by an optional unit; *unit points at it. */
-static int parse_number(const char *s, uint64_t *v, const char **unit) {
+/* A plain decimal count. */
+static int parse_count(const char *s, uint64_t *out) {
   if (!isdigit((unsigned char)*s))
     return TEENY_E_INVAL;
   errno = 0;
   char *end;
   unsigned long long x = strtoull(s, &end, 10);
-  if (errno)
-    return TEENY_E_INVAL;
   while (*end == ' ')
     end++;
-  *v = x;
-  *unit = end;
+  if (errno || *end)
+    return TEENY_E_INVAL;
+  *out = x;
   return 0;
-}
-
-static int scale(uint64_t v, uint64_t mul, uint64_t *out) {
-  if (mul && v > UINT64_MAX / mul)
-    return TEENY_E_INVAL;
-  *out = v * mul;
-  return 0;
-}
-
-int teeny__parse_size(const char *s, uint64_t *out) {
-  static const struct {
-    const char *unit; /* accepted spellings (case-insensitive) */
-    uint64_t mul;     /* bytes */
-  } units[] = {{"", 1},          {"b", 1},          {"k", 1ull << 10},
-               {"kib", 1ull << 10}, {"m", 1ull << 20}, {"mib", 1ull << 20},
-               {"g", 1ull << 30}, {"gib", 1ull << 30}, {"t", 1ull << 40},
-               {"tib", 1ull << 40}};
-  uint64_t v;
-  const char *u;
-  if (parse_number(s, &v, &u))
-    return TEENY_E_INVAL;
-  for (size_t i = 0; i < TEENY_ARRAY_LEN(units); i++)
-    if (strcasecmp(u, units[i].unit) == 0)
-      return scale(v, units[i].mul, out);
-  return TEENY_E_INVAL;
-}
-
-int teeny__parse_duration_ms(const char *s, uint64_t *out) {
-  static const struct {
-    const char *unit; /* accepted spellings */
-    uint64_t mul;     /* milliseconds */
-  } units[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000},
-               {"min", 60000}, {"h", 3600000}};
-  uint64_t v;
-  const char *u;
-  if (parse_number(s, &v, &u))
-    return TEENY_E_INVAL;
-  for (size_t i = 0; i < TEENY_ARRAY_LEN(units); i++)
-    if (strcmp(u, units[i].unit) == 0)
-      return scale(v, units[i].mul, out);
-  return TEENY_E_INVAL;
 }
 
 static int parse_mode(const char *s, uint64_t *out) {
   if (!*s || strspn(s, "01234567") != strlen(s) || strlen(s) > 4)
     return TEENY_E_INVAL;
   *out = strtoull(s, NULL, 8);
-  return 0;
-}
-
-static int parse_count(const char *s, uint64_t *out) {
-  const char *u;
-  if (parse_number(s, out, &u) || *u)
-    return TEENY_E_INVAL;
   return 0;
 }
 
@@ -304,11 +262,13 @@ static int set_string(char **field, const char *value) {
   return 0;
 }
 
-static int parse_typed(const opt *o, const char *value, uint64_t *v) {
+/* Sizes and durations through the parser teenyctl shares (teeny/units.h):
+ * its message, naming what is accepted, goes to err. */
+static int parse_typed(const opt *o, const char *value, uint64_t *v, char *err) {
   switch (o->type) {
-  case T_SIZE: return teeny__parse_size(value, v);
+  case T_SIZE: return teeny_size_parse(value, v, err, TEENY_CONFIG_ERR_LEN);
   case T_COUNT: return parse_count(value, v);
-  case T_MS: return teeny__parse_duration_ms(value, v);
+  case T_MS: return teeny_duration_parse(value, v, err, TEENY_CONFIG_ERR_LEN);
   case T_MODE: return parse_mode(value, v);
   default: return TEENY_E_INVAL;
   }
@@ -362,13 +322,75 @@ int teeny__config_set(teeny_config *c, const char *key, const char *value,
     return 0;
   }
   uint64_t v;
-  if (parse_typed(o, value, &v) || v < o->min || v > o->max) {
-    snprintf(err, TEENY_CONFIG_ERR_LEN, "%s: bad value '%.64s' (e.g. %s)",
-             o->key, value, o->example);
+  char why[TEENY_CONFIG_ERR_LEN] = "";
+  if (parse_typed(o, value, &v, why) || v < o->min || v > o->max) {
+    if (*why)
+      snprintf(err, TEENY_CONFIG_ERR_LEN, "%s: %.400s", o->key, why);
+    else
+      snprintf(err, TEENY_CONFIG_ERR_LEN, "%s: bad value '%.64s' (e.g. %s)",
+               o->key, value, o->example);
     return TEENY_E_INVAL;
   }
   store_number(c, o, v);
   return 0;
+}
+
+/* ---- showing a value (teenyctl config) ----------------------------------- */
+
+/* The largest unit that divides v exactly: 2G, 1536K, 100. */
+static void format_unit(uint64_t v, const unit_name *units, size_t n, char *out,
+                        size_t size) {
+  size_t i = 0;
+  while (i + 1 < n && v && v % units[i].mul != 0)
+    i++;
+  snprintf(out, size, "%" PRIu64 "%s", v ? v / units[i].mul : 0, v ? units[i].name : "");
+}
+
+/* redis://user:secret@host -> redis://user:***@host */
+static void format_url(const char *url, char *out, size_t size) {
+  const char *at = strchr(url, '@'), *scheme = strstr(url, "://");
+  const char *colon = scheme && at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+  if (!colon) {
+    snprintf(out, size, "%s", url);
+    return;
+  }
+  snprintf(out, size, "%.*s***%s", (int)(colon + 1 - url), url, at);
+}
+
+void teeny__config_value(const teeny_config *c, size_t i, char *out, size_t size) {
+  static const unit_name sizes[] = {{"T", 1ull << 40}, {"G", 1ull << 30}, {"M", 1ull << 20},
+                                    {"K", 1ull << 10}, {"", 1}};
+  static const unit_name times[] = {{"d", 86400000}, {"h", 3600000}, {"min", 60000},
+                                    {"s", 1000},     {"ms", 1}};
+  const opt *o = &opts[i];
+  const char *field = (const char *)c + o->off;
+  uint64_t v = 0;
+  if (o->type == T_COUNT || o->type == T_MODE)
+    v = o->type == T_MODE || o->off == offsetof(teeny_config, workers) ||
+                o->off == offsetof(teeny_config, store_workers) ||
+                o->off == offsetof(teeny_config, admin_workers)
+            ? *(const unsigned *)(const void *)field
+            : *(const uint64_t *)(const void *)field;
+  else if (o->type == T_SIZE || o->type == T_MS)
+    v = *(const uint64_t *)(const void *)field;
+  switch (o->type) {
+  case T_STR: {
+    const char *str = *(char *const *)(const void *)field;
+    if (str && o->off == offsetof(teeny_config, remote))
+      format_url(str, out, size);
+    else
+      snprintf(out, size, "%s", str ? str : "");
+    return;
+  }
+  case T_SIZE: format_unit(v, sizes, TEENY_ARRAY_LEN(sizes), out, size); return;
+  case T_MS: format_unit(v, times, TEENY_ARRAY_LEN(times), out, size); return;
+  case T_MODE: snprintf(out, size, "%04" PRIo64, v); return;
+  case T_LEVEL: snprintf(out, size, "%s", teeny__log_level_name(c->log_level)); return;
+  case T_SASS:
+    snprintf(out, size, "%s", teeny__sass_mode_name((teeny_sass_mode)c->sass));
+    return;
+  default: snprintf(out, size, "%" PRIu64, v); return;
+  }
 }
 
 /* ---- the file ------------------------------------------------------------ */

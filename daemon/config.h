@@ -98,14 +98,17 @@ size_t teeny__config_count(void);
 const char *teeny__config_flag(size_t i);
 const char *teeny__config_key(size_t i);
 
+/* Setting i's value in c as the config file would spell it ("2G", "60s",
+ * "0660", "info"; "" for an unset string), into out[size].  A password in
+ * the remote URL is shown as "***". */
+#define TEENY_CONFIG_VALUE_LEN 4096
+void teeny__config_value(const teeny_config *c, size_t i, char *out, size_t size);
+
 /* The options part of --help: every setting with its argument, meaning,
  * default and an example. */
 void teeny__config_help(FILE *out);
 
-/* Parse helpers, shared with tests: "2G", "512MiB", "4096" -> bytes;
- * "10s", "250ms", "2m", "3" (seconds) -> milliseconds.  0 or
- * TEENY_E_INVAL. */
-int teeny__parse_size(const char *s, uint64_t *out);
-int teeny__parse_duration_ms(const char *s, uint64_t *out);
+/* Sizes and durations are parsed by teeny_size_parse and
+ * teeny_duration_parse (teeny/units.h), the parser teenyctl uses too. */
 
 #endif /* TEENY_DAEMON_CONFIG_H */

@@ -106,8 +106,9 @@ static void do_stats(op_job *o, teeny_store *st) {
   }
   teeny_msg_reply rep;
   teeny_msg_counter extra[TEENY_STATS_NEXTRA];
+  teeny_stats_hists hists;
   memset(&rep, 0, sizeof rep);
-  teeny__stats_reply(&o->snap, &ss, &rep.u.stats, extra);
+  teeny__stats_reply(&o->snap, &ss, &rep.u.stats, extra, &hists);
   encode(o, &rep);
 }
 

@@ -31,6 +31,7 @@
 typedef struct waiter {
   teeny_conn *conn;    /* held (teeny__conn_hold) until answered */
   uint64_t id;         /* the request's id */
+  uint64_t t0_ns;      /* when it was added (hit latency, stats.h) */
   struct waiter *next; /* next waiter, in arrival order */
 } waiter;
 
@@ -190,6 +191,7 @@ static int add_waiter(teeny_resolution *r, teeny_conn *c, uint64_t id) {
     return TEENY_E_NOMEM;
   w->conn = c;
   w->id = id;
+  w->t0_ns = teeny__now_ns();
   teeny__conn_hold(c);
   *r->wtail = w;
   r->wtail = &w->next;
@@ -286,6 +288,11 @@ static void finish_error(teeny_resolution *r, int rc, const char *msg) {
   resolution_free(r);
 }
 
+/* A hit answered now that was asked at t0_ns (teeny__now_ns). */
+static void observe_hit(teeny_sched *s, uint64_t t0_ns) {
+  teeny__stats_observe(s->stats, TEENY_HIST_HIT, (double)(teeny__now_ns() - t0_ns) / 1e9);
+}
+
 static void finish_disk(teeny_resolution *r) {
   teeny_sched *s = r->s;
   teeny_artifact v;
@@ -295,6 +302,7 @@ static void finish_disk(teeny_resolution *r) {
   for (waiter *w = r->waiters; w; w = w->next) {
     rep.id = w->id;
     teeny__conn_reply(w->conn, &rep);
+    observe_hit(s, w->t0_ns);
     s->stats->disk_hits++;
     s->stats->saved_ms_total += r->rec.compile_ms;
     teeny__sched_touch(s, r->rec.key);
@@ -348,6 +356,7 @@ static void finish_remote(teeny_resolution *r, const teeny_artifact *art,
   for (waiter *w = r->waiters; w; w = w->next) {
     rep.id = w->id;
     teeny__conn_reply(w->conn, &rep);
+    observe_hit(s, w->t0_ns);
     s->stats->remote_hits++;
     s->stats->saved_ms_total += (double)art->compile_ns / 1e6;
   }
@@ -512,6 +521,7 @@ static void compile_done(teeny_job *j, int status) {
   if (status != UV_ECANCELED) {
     s->stats->compiles++;
     s->stats->compile_ms_total += c->ms;
+    teeny__stats_observe(s->stats, TEENY_HIST_COMPILE, c->ms / 1000);
     s->stats->compile_timeouts += c->what.timed_out;
     s->stats->compiler_deaths += c->what.died;
   }
@@ -646,7 +656,7 @@ static void reply_now(teeny_conn *c, uint64_t id, int rc, const char *msg) {
 }
 
 static bool memory_hit(teeny_sched *s, teeny_conn *c, uint64_t id,
-                       const teeny_reqkey *k) {
+                       const teeny_reqkey *k, uint64_t t0_ns) {
   teeny_mc_hit hit;
   if (!teeny__memcache_get(s->mc, k, &hit))
     return false;
@@ -654,6 +664,7 @@ static bool memory_hit(teeny_sched *s, teeny_conn *c, uint64_t id,
   s->stats->saved_ms_total += hit.compile_ms;
   teeny__sched_touch(s, hit.key);
   teeny__conn_send_hit(c, &hit, id);
+  observe_hit(s, t0_ns);
   return true;
 }
 
@@ -692,12 +703,13 @@ static void resolve(teeny_sched *s, teeny_conn *c, teeny_msg_request *req,
 void teeny__sched_compile(teeny_sched *s, teeny_conn *c,
                           teeny_msg_request *req) {
   teeny_reqkey k;
+  uint64_t t0_ns = teeny__now_ns();
   bool force = (req->u.compile.flags & TEENY_MSG_FORCE) != 0;
   if (teeny__reqkey_build(&req->u.compile, &s->scratch, &k)) {
     reply_now(c, req->id, TEENY_E_NOMEM, NULL);
     goto done;
   }
-  if (!force && memory_hit(s, c, req->id, &k))
+  if (!force && memory_hit(s, c, req->id, &k, t0_ns))
     goto done;
   teeny_resolution *r = force ? NULL : find_resolution(s, &k);
   if (r) {

@@ -608,6 +608,8 @@ static void snapshot(const teeny_server *s, teeny_stats_snap *snap) {
   snap->tunings = tc.tunings;
   snap->tune_hits = tc.hits;
   snap->tune_joins = tc.joins;
+  snap->max_bytes = s->cfg->max_size;
+  snap->store = s->cfg->cache_dir;
 }
 
 /* stats with zero: counters restart from 0 (uptime does not). */
@@ -628,6 +630,33 @@ static void do_shutdown_op(teeny_conn *c, const teeny_msg_request *req) {
   teeny__server_stop(c->srv, why);
 }
 
+/* config: every setting as resolved, answered on the loop (no I/O). */
+static void do_config_op(teeny_conn *c, const teeny_msg_request *req) {
+  size_t n = teeny__config_count() + 1;
+  teeny_msg_setting *v = teeny__calloc(n, sizeof *v);
+  char (*text)[TEENY_CONFIG_VALUE_LEN] = teeny__calloc(n, sizeof *text);
+  if (!v || !text) {
+    reply_error(c, req->id, TEENY_E_NOMEM, NULL);
+    goto done;
+  }
+  for (size_t i = 0; i + 1 < n; i++) {
+    teeny__config_value(c->srv->cfg, i, text[i], sizeof text[i]);
+    v[i] = (teeny_msg_setting){teeny__config_key(i), text[i]};
+  }
+  snprintf(text[n - 1], sizeof text[n - 1], "%s",
+           c->srv->cfg->config_file ? c->srv->cfg->config_file : "");
+  v[n - 1] = (teeny_msg_setting){"config", text[n - 1]};
+  teeny_msg_reply rep;
+  memset(&rep, 0, sizeof rep);
+  rep.op = TEENY_OP_CONFIG;
+  rep.id = req->id;
+  rep.u.config = (teeny_msg_config_reply){v, n};
+  teeny__conn_reply(c, &rep);
+done:
+  teeny__free(v);
+  teeny__free(text);
+}
+
 static void reply_busy_uid(teeny_conn *c, uint64_t id) {
   char msg[128];
   snprintf(msg, sizeof msg,
@@ -644,6 +673,8 @@ static void dispatch(teeny_conn *c, teeny_msg_request *req) {
   teeny_stats_snap snap;
   if (req->op == TEENY_OP_PING)
     reply_ok(c, TEENY_OP_PING, req->id);
+  else if (req->op == TEENY_OP_CONFIG)
+    do_config_op(c, req);
   else if (req->op == TEENY_OP_HELLO)
     reply_error(c, req->id, TEENY_E_PROTO, "hello was already done");
   else if (req->op == TEENY_OP_SHUTDOWN)

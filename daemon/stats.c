@@ -1,9 +1,47 @@
 /*
- * daemon/stats.c — counters to the stats reply (see stats.h).
+ * daemon/stats.c — counters and histograms to the stats reply (see
+ * stats.h).  The bucket bounds are fixed here, in seconds, so every
+ * scrape of every daemon has the same buckets (Prometheus sums them).
  */
 #include <string.h>
 
 #include "daemon/stats.h"
+
+/* Compiles take milliseconds to a minute; hits microseconds (memory) to
+ * milliseconds (disk, a busy loop). */
+static const double compile_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                        0.25,  0.5,    1,     2.5,  5,     10,   30, 60};
+static const double hit_bounds[] = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+                                    0.001,   0.0025,   0.005,   0.01,   0.025,   0.1, 1};
+
+static const struct {
+  const char *name;     /* on the wire */
+  const double *bounds; /* ascending */
+  size_t n;             /* <= TEENY_HIST_MAX_BOUNDS */
+} hist_defs[TEENY_HIST__COUNT] = {
+    [TEENY_HIST_COMPILE] = {"compile_seconds", compile_bounds, TEENY_ARRAY_LEN(compile_bounds)},
+    [TEENY_HIST_HIT] = {"hit_seconds", hit_bounds, TEENY_ARRAY_LEN(hit_bounds)}};
+
+void teeny__stats_observe(teeny_stats *s, teeny_hist_id id, double seconds) {
+  teeny_hist *h = &s->hists[id];
+  size_t i = 0, n = hist_defs[id].n;
+  while (i < n && seconds > hist_defs[id].bounds[i])
+    i++;
+  h->counts[i == n ? TEENY_HIST_MAX_BOUNDS : i]++;
+  h->sum += seconds > 0 ? seconds : 0;
+  h->count++;
+}
+
+/* The reply's view of s's histograms: n + 1 counts each. */
+static void hists_reply(const teeny_stats *s, teeny_stats_hists *out) {
+  for (int id = 0; id < TEENY_HIST__COUNT; id++) {
+    size_t n = hist_defs[id].n;
+    memcpy(out->counts[id], s->hists[id].counts, n * sizeof(uint64_t));
+    out->counts[id][n] = s->hists[id].counts[TEENY_HIST_MAX_BOUNDS];
+    out->v[id] = (teeny_msg_hist){hist_defs[id].name, hist_defs[id].bounds, out->counts[id],
+                                  n, s->hists[id].sum, s->hists[id].count};
+  }
+}
 
 void teeny__stats_init(teeny_stats *s) {
   memset(s, 0, sizeof *s);
@@ -12,7 +50,8 @@ void teeny__stats_init(teeny_stats *s) {
 
 void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
                         teeny_msg_stats_reply *out,
-                        teeny_msg_counter extra[TEENY_STATS_NEXTRA]) {
+                        teeny_msg_counter extra[TEENY_STATS_NEXTRA],
+                        teeny_stats_hists *hists) {
   const teeny_stats *s = &snap->s;
   memset(out, 0, sizeof *out);
   out->requests = s->requests;
@@ -74,6 +113,11 @@ void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *s
   extra[34] = (teeny_msg_counter){"tunings", (double)snap->tunings};
   extra[35] = (teeny_msg_counter){"tune_hits", (double)snap->tune_hits};
   extra[36] = (teeny_msg_counter){"tune_joins", (double)snap->tune_joins};
+  extra[37] = (teeny_msg_counter){"max_bytes", (double)snap->max_bytes};
   out->extra = extra;
   out->nextra = TEENY_STATS_NEXTRA;
+  out->store = snap->store;
+  hists_reply(s, hists);
+  out->hists = hists->v;
+  out->nhists = TEENY_HIST__COUNT;
 }

@@ -16,7 +16,12 @@
  * remote_lease_takeovers, remote_wait_timeouts, remote_rejected,
  * remote_uploads, remote_uploads_dropped, remote_unavailable, remote_up;
  * cubins, cubin_bytes, sass_made, sass_failed, sass_queued,
- * sass_ms_total; tuned, tunings, tune_hits, tune_joins).
+ * sass_ms_total; tuned, tunings, tune_hits, tune_joins; max_bytes).
+ * Two histograms go with them (`stats --prometheus`): compile_seconds, the
+ * wall time of each compile, and hit_seconds, each cache hit's latency
+ * from the decoded request to its reply queued (memory, disk and remote
+ * hits); fixed buckets (stats.c), observed on the loop thread like the
+ * counters and zeroed with them.
  * "errors" counts failed replies and store write failures (a compile
  * answered but not cached) together; store_errors counts the latter alone.
  * "hits" is memory + disk + remote hits; remote_hits counts replies, the
@@ -32,6 +37,23 @@
 #include "daemon/sass.h"
 #include "proto/msg.h"
 #include "store/store.h"
+
+/* Buckets of a histogram: counts[i] holds values <= the i-th bound (and
+ * above the one before), counts[TEENY_HIST_MAX_BOUNDS] those above every
+ * bound of that histogram (its own count may be lower: stats.c). */
+#define TEENY_HIST_MAX_BOUNDS 16
+typedef struct teeny_hist {
+  uint64_t counts[TEENY_HIST_MAX_BOUNDS + 1]; /* per bucket, not cumulative */
+  double sum;                                 /* of the values, seconds */
+  uint64_t count;                             /* observations */
+} teeny_hist;
+
+/* The histograms a stats reply carries, in this order. */
+typedef enum teeny_hist_id {
+  TEENY_HIST_COMPILE = 0, /* "compile_seconds" */
+  TEENY_HIST_HIT,         /* "hit_seconds" */
+  TEENY_HIST__COUNT
+} teeny_hist_id;
 
 typedef struct teeny_stats {
   uint64_t requests;       /* requests answered (every op) */
@@ -50,10 +72,11 @@ typedef struct teeny_stats {
   double compile_ms_total; /* wall time of all compiles */
   double saved_ms_total;   /* stored compile_ms of every hit */
   uint64_t start_ns;       /* teeny__now_ns() at startup */
+  teeny_hist hists[TEENY_HIST__COUNT]; /* compile time, hit latency */
 } teeny_stats;
 
 /* Extra counters beyond the required ones. */
-#define TEENY_STATS_NEXTRA 37
+#define TEENY_STATS_NEXTRA 38
 
 /* A snapshot for one stats reply: the counters plus what the loop knows
  * about memory and connections; the store fills entries/bytes later. */
@@ -72,14 +95,27 @@ typedef struct teeny_stats_snap {
   uint64_t tunings;          /* tune requests answered "tune" */
   uint64_t tune_hits;        /* ... answered with a record */
   uint64_t tune_joins;       /* ... that waited on another's tuning */
+  uint64_t max_bytes;        /* --max-size (0: no cap) */
+  const char *store;         /* the store's root (the config's string,
+                                alive while the daemon runs) */
 } teeny_stats_snap;
+
+/* Storage for one stats reply's histograms (the reply points into it). */
+typedef struct teeny_stats_hists {
+  teeny_msg_hist v[TEENY_HIST__COUNT]; /* what the reply carries */
+  uint64_t counts[TEENY_HIST__COUNT][TEENY_HIST_MAX_BOUNDS + 1]; /* trimmed */
+} teeny_stats_hists;
 
 void teeny__stats_init(teeny_stats *s);
 
-/* Fill out (and extra[TEENY_STATS_NEXTRA], which out points at) from snap
- * and the store's entries, bytes, cubins and tuning records. */
+/* Count one observation of seconds in histogram id of s. */
+void teeny__stats_observe(teeny_stats *s, teeny_hist_id id, double seconds);
+
+/* Fill out (and extra[TEENY_STATS_NEXTRA] and hists, which out points at)
+ * from snap and the store's entries, bytes, cubins and tuning records. */
 void teeny__stats_reply(const teeny_stats_snap *snap, const teeny_store_stats *ss,
                         teeny_msg_stats_reply *out,
-                        teeny_msg_counter extra[TEENY_STATS_NEXTRA]);
+                        teeny_msg_counter extra[TEENY_STATS_NEXTRA],
+                        teeny_stats_hists *hists);
 
 #endif /* TEENY_DAEMON_STATS_H */

@@ -171,6 +171,17 @@ int teeny__decode_tune_reply(teeny__dec *d, const msgpack_object *root,
                              teeny_msg_reply *r);
 /* Validate an ok reply's body and count its fields; -1: invalid. */
 int teeny__tune_reply_fields(const teeny_msg_reply *r);
+/* msg_admin.c: the stats reply's optional store and histograms, and the
+ * config reply.  *_fields: how many map fields the body adds, -1 if
+ * invalid. */
+int teeny__decode_stats_more(teeny__dec *d, const msgpack_object *root,
+                             teeny_msg_stats_reply *s);
+int teeny__stats_more_fields(const teeny_msg_stats_reply *s);
+void teeny__put_stats_more(teeny__enc *e, const teeny_msg_stats_reply *s);
+int teeny__decode_config_reply(teeny__dec *d, const msgpack_object *root,
+                               teeny_msg_config_reply *c);
+int teeny__config_reply_fields(const teeny_msg_config_reply *c);
+void teeny__put_config_reply(teeny__enc *e, const teeny_msg_config_reply *c);
 void teeny__put_tune_reply(teeny__enc *e, const teeny_msg_reply *r);
 
 #endif /* TEENY_PROTO_MP_H */

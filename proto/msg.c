@@ -22,6 +22,7 @@ static const char *const op_names[TEENY_OP__COUNT] = {
     [TEENY_OP_VERIFY] = "verify",    [TEENY_OP_SHUTDOWN] = "shutdown",
     [TEENY_OP_TUNE] = "tune",        [TEENY_OP_TUNE_DONE] = "tune_done",
     [TEENY_OP_TUNED] = "tuned",      [TEENY_OP_TUNED_PURGE] = "tuned_purge",
+    [TEENY_OP_CONFIG] = "config",
 };
 
 static const char *const sort_names[] = {"used", "size", "hits"};
@@ -358,7 +359,7 @@ static int decode_body(teeny__dec *d, const msgpack_object *root,
   case TEENY_OP_TUNED_PURGE:
     return teeny__decode_tune_request(d, root, req);
   default:
-    return 0; /* ping, shutdown: no fields */
+    return 0; /* ping, shutdown, config: no fields */
   }
 }
 

@@ -32,7 +32,7 @@
 
 /* ---- limits (PROTOCOL.md §5) ------------------------------------------------ */
 
-#define TEENY_PROTO_VERSION 1                    /* the one version spoken */
+#define TEENY_PROTO_VERSION TEENY_PROTOCOL_VERSION /* the one version spoken (teeny/version.h) */
 #define TEENY_PROTO_MAX_SOURCE TEENY_MAX_SOURCE_BYTES /* compile source, 1 MiB */
 #define TEENY_PROTO_MAX_INFLIGHT 64   /* default unanswered requests/connection */
 #define TEENY_PROTO_MAX_NAME 255      /* kernel/binding/target/op names, globs */
@@ -42,6 +42,9 @@
 #define TEENY_PROTO_MAX_DEPTH 16      /* nesting of maps and arrays */
 #define TEENY_PROTO_MAX_VALUES (1u << 20) /* msgpack values in one message */
 #define TEENY_PROTO_ERR_LEN 256       /* size of the err buffers below */
+#define TEENY_PROTO_MAX_HISTS 8       /* histograms in a stats reply */
+#define TEENY_PROTO_MAX_BOUNDS 64     /* bucket bounds of one histogram */
+#define TEENY_PROTO_MAX_SETTINGS 256  /* settings in a config reply */
 
 /* ---- ops ----------------------------------------------------------------------- */
 
@@ -60,6 +63,7 @@ typedef enum teeny_proto_op {
   TEENY_OP_TUNE_DONE, /* "tune_done": record (or abandon) a tuning */
   TEENY_OP_TUNED,     /* "tuned": list tuning records */
   TEENY_OP_TUNED_PURGE, /* "tuned_purge" (admin) */
+  TEENY_OP_CONFIG,    /* "config": the server's resolved settings */
   TEENY_OP__COUNT
 } teeny_proto_op;
 
@@ -258,6 +262,18 @@ typedef struct teeny_msg_counter {
   double value;     /* its value */
 } teeny_msg_counter;
 
+/* A histogram of a stats reply (PROTOCOL.md §4.4): counts per bucket, not
+ * cumulative; bucket i holds values <= le[i] (and > le[i-1]), the last one
+ * (counts[nle]) those above every bound. */
+typedef struct teeny_msg_hist {
+  const char *name;       /* "compile_seconds", "hit_seconds" */
+  const double *le;       /* nle upper bounds, finite, strictly ascending */
+  const uint64_t *counts; /* nle + 1 counts */
+  size_t nle;             /* 1..TEENY_PROTO_MAX_BOUNDS */
+  double sum;             /* of every observed value (>= 0) */
+  uint64_t count;         /* observations: the sum of counts */
+} teeny_msg_hist;
+
 typedef struct teeny_msg_stats_reply {
   uint64_t requests;      /* requests answered */
   uint64_t hits;          /* compile requests answered from the cache */
@@ -275,7 +291,23 @@ typedef struct teeny_msg_stats_reply {
   uint64_t uptime_s;      /* seconds since the daemon started */
   teeny_msg_counter *extra; /* further counters, in wire order */
   size_t nextra;            /* how many */
+  const char *store;        /* the store's root directory; NULL: not sent
+                               (older servers) */
+  teeny_msg_hist *hists;    /* histograms; NULL, 0: not sent */
+  size_t nhists;            /* how many (<= TEENY_PROTO_MAX_HISTS) */
 } teeny_msg_stats_reply;
+
+/* One resolved setting of a config reply: its config-file key and its
+ * value as that file would spell it ("2G", "60s", "0660"). */
+typedef struct teeny_msg_setting {
+  const char *key;   /* "max_size" (a name) */
+  const char *value; /* "2G"; "" for an unset string (a text) */
+} teeny_msg_setting;
+
+typedef struct teeny_msg_config_reply {
+  teeny_msg_setting *settings; /* in the server's order */
+  size_t nsettings;            /* <= TEENY_PROTO_MAX_SETTINGS */
+} teeny_msg_config_reply;
 
 /* One cache entry as list and show describe it. */
 typedef struct teeny_msg_entry {
@@ -392,6 +424,7 @@ typedef struct teeny_msg_reply {
     teeny_msg_tune_reply tune;
     teeny_msg_tuned_reply tuned;
     teeny_msg_purge_reply tuned_purge; /* removed (bytes unused) */
+    teeny_msg_config_reply config;
   } u;                /* by op, only when status == 0 */
   teeny_msg_mem *mem; /* decoded: owned memory; encoding: ignored */
 } teeny_msg_reply;

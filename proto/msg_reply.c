@@ -425,7 +425,7 @@ static int decode_stats(teeny__dec *d, const msgpack_object *root,
     if (!(seen & (1u << k)))
       return teeny__dec_fail(d, TEENY_E_PROTO, "missing field 'counters.%s'",
                              counters[k].name);
-  return 0;
+  return teeny__decode_stats_more(d, root, s);
 }
 
 static int decode_list(teeny__dec *d, const msgpack_object *root,
@@ -535,6 +535,8 @@ static int decode_body(teeny__dec *d, const msgpack_object *root,
     return decode_compile(d, root, &r->u.compile);
   case TEENY_OP_STATS:
     return decode_stats(d, root, &r->u.stats);
+  case TEENY_OP_CONFIG:
+    return teeny__decode_config_reply(d, root, &r->u.config);
   case TEENY_OP_LIST:
     return decode_list(d, root, &r->u.list);
   case TEENY_OP_SHOW:
@@ -743,6 +745,7 @@ static void put_stats(teeny__enc *e, const teeny_msg_stats_reply *s) {
     teeny__put_str(e, s->extra[i].name);
     put_number(e, s->extra[i].value);
   }
+  teeny__put_stats_more(e, s);
 }
 
 static bool list_ok(const teeny_msg_list_reply *l) {
@@ -846,8 +849,12 @@ static int body_fields(const teeny_msg_reply *r) {
                ? 11 + (a->ptx != NULL) + (a->mlir != NULL) + (a->source != NULL) +
                      3 * (r->u.compile.cubin != NULL)
                : -1;
-  case TEENY_OP_STATS:
-    return stats_ok(&r->u.stats) ? 1 : -1;
+  case TEENY_OP_STATS: {
+    int more = teeny__stats_more_fields(&r->u.stats);
+    return stats_ok(&r->u.stats) && more >= 0 ? 1 + more : -1;
+  }
+  case TEENY_OP_CONFIG:
+    return teeny__config_reply_fields(&r->u.config);
   case TEENY_OP_LIST:
     return list_ok(&r->u.list) ? 1 + (r->u.list.next != NULL) : -1;
   case TEENY_OP_SHOW:
@@ -878,6 +885,9 @@ static void put_body(teeny__enc *e, const teeny_msg_reply *r) {
     break;
   case TEENY_OP_STATS:
     put_stats(e, &r->u.stats);
+    break;
+  case TEENY_OP_CONFIG:
+    teeny__put_config_reply(e, &r->u.config);
     break;
   case TEENY_OP_LIST:
     put_list(e, &r->u.list);

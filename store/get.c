@@ -310,17 +310,19 @@ static int cursor_parse(const char *c, teeny_store_sort sort, int64_t *v,
 
 static int prepare_list(teeny_store *s, const teeny_store_query *q,
                         bool paged, sqlite3_stmt **st, char *err) {
-  char sql[512];
+  char sql[1024];
   const char *e = orders[q->sort].expr;
   char after[192] = "";
   if (paged) /* (e, key) < (?3, ?4), spelt so that an index on an
                * expression serves it as a range too */
     snprintf(after, sizeof after, " AND %s <= ?3 AND (%s < ?3 OR key < ?4)",
              e, e);
-  snprintf(sql, sizeof sql,
-           "SELECT " TEENY__STORE_ROW_COLS ", " TEENY__STORE_CUBIN_COLS
-           " FROM entries WHERE 1%s%s ORDER BY %s DESC, key DESC LIMIT ?2",
-           q->name_glob ? " AND name GLOB ?1" : "", after, e);
+  int len = snprintf(sql, sizeof sql,
+                     "SELECT " TEENY__STORE_ROW_COLS ", " TEENY__STORE_CUBIN_COLS
+                     " FROM entries WHERE 1%s%s ORDER BY %s DESC, key DESC LIMIT ?2",
+                     q->name_glob ? " AND name GLOB ?1" : "", after, e);
+  if (len < 0 || (size_t)len >= sizeof sql)
+    return teeny__store_fail(err, TEENY_E_INTERNAL, "the list query is too long");
   return teeny__store_prepare(s, sql, st, err);
 }
 

@@ -52,6 +52,7 @@ static const char usage_text[] =
     "  -n, --name STEM    base name of the generated files and of the\n"
     "                     STEM_file_source symbol (a C identifier)\n"
     "  -h, --help         show this help\n"
+    "  -V, --version      show the version\n"
     "\n"
     "Per kernel K: K_consts, K_kernel, K_args, K_init, K_compile, K_launch,\n"
     "K_close, and K_dispatch where a dtype generic lists its dtypes or K has a\n"
@@ -671,14 +672,18 @@ int main(int argc, char **argv) {
   static const struct option longopts[] = {{"output", required_argument, NULL, 'o'},
                                            {"name", required_argument, NULL, 'n'},
                                            {"help", no_argument, NULL, 'h'},
+                                           {"version", no_argument, NULL, 'V'},
                                            {NULL, 0, NULL, 0}};
   const char *dir = NULL, *name = NULL;
   int c;
-  while ((c = getopt_long(argc, argv, "o:n:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "o:n:hV", longopts, NULL)) != -1) {
     switch (c) {
     case 'o': dir = optarg; break;
     case 'n': name = optarg; break;
     case 'h': fputs(usage_text, stdout); return 0;
+    case 'V':
+      printf("teenyc-gen %s (protocol %d)\n", TEENY_VERSION_STRING, TEENY_PROTOCOL_VERSION);
+      return 0;
     default: fputs("Try 'teenyc-gen --help'.\n", stderr); return EXIT_USAGE;
     }
   }

@@ -78,7 +78,7 @@ static const char usage_text[] =
     "                        /var/cache/teenyc)\n"
     "  -f, --force           compile even if the kernel is cached\n"
     "  -h, --help            show this help\n"
-    "  -V, --version         show the version of teenyc and LLVM\n"
+    "  -V, --version         show the version of teenyc, its protocol and LLVM\n"
     "\n"
     "Diagnostics go to standard error as file:line:col: error: message, with the\n"
     "source line and a caret.  --emit info also says where the result came from\n"
@@ -218,7 +218,8 @@ static int parse_args(int argc, char **argv, options *o) {
     case 'a': o->arch = optarg; break;
     case 'h': fputs(usage_text, stdout); exit(0);
     case 'V':
-      printf("teenyc %s (LLVM %s)\n", teeny_version(), teeny_llvm_version());
+      printf("teenyc %s (protocol %d, LLVM %s)\n", TEENY_VERSION_STRING, TEENY_PROTOCOL_VERSION,
+             teeny_llvm_version());
       exit(0);
     default: return usage_error("%s", "bad option");
     }

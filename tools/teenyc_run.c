@@ -67,6 +67,7 @@ static const char usage_text[] =
     "      --debug           check device_assert (compiled in; part of the key)\n"
     "  -q, --quiet           print nothing on success\n"
     "  -h, --help            show this help\n"
+    "  -V, --version         show the version\n"
     "\n"
     "Without --out, each pointer argument is summarised on standard output.\n"
     "Exit status: 0 ok, 1 the kernel or its run failed (diagnostics on\n"
@@ -155,6 +156,7 @@ static int parse(int argc, char **argv, run_opts *o) {
       {"engine", required_argument, NULL, 'e'}, {"out", required_argument, NULL, 'o'},
       {"target", required_argument, NULL, 't'}, {"num-warps", required_argument, NULL, 'w'},
       {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, 'V'},
       {"tol", required_argument, NULL, 'T'},    {"atol", required_argument, NULL, 'A'},
       {"no-compare", required_argument, NULL, 'N'},
       {"debug", no_argument, NULL, 'G'},        {NULL, 0, NULL, 0}};
@@ -163,7 +165,7 @@ static int parse(int argc, char **argv, run_opts *o) {
   o->engine = "interp";
   int c, rc;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "k:d:c:g:a:f:e:o:t:w:qh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "k:d:c:g:a:f:e:o:t:w:qhV", longopts, NULL)) != -1) {
     char *v;
     switch (c) {
     case 'k': o->req.kernel = optarg; break;
@@ -224,6 +226,10 @@ static int parse(int argc, char **argv, run_opts *o) {
       break;
     }
     case 'h': fputs(usage_text, stdout); exit(0);
+    case 'V':
+      printf("teenyc run %s (protocol %d, LLVM %s)\n", TEENY_VERSION_STRING,
+             TEENY_PROTOCOL_VERSION, teeny_llvm_version());
+      exit(0);
     default: return usage("%s", "unknown option");
     }
   }

@@ -1,15 +1,19 @@
 /*
  * tools/teenyctl.c — administer teenycd's cache: stats, list, show, purge,
- * verify, ping, shutdown, and its autotuning records (tuned).  A thin tool over libteenyc-client's public API
- * (teeny_client_admin); every command prints an aligned table with units
- * for people, or with --json one JSON value for programs.
+ * verify, ping, shutdown, config, and its autotuning records (tuned).  A
+ * thin tool over libteenyc-client's public API (teeny_client_admin); every
+ * command prints an aligned table with units for people, with --json one
+ * JSON value for programs (teenyctl_json.c), and stats also Prometheus
+ * text (teenyctl_prom.c).
  *
  * Exit status: 0 ok; 1 the daemon answered with an error (or verify found
- * problems, with --repair: problems it did not repair); 2 usage; 3 cannot
- * reach the daemon (no socket answers); 4 permission denied by the daemon
- * (purge, verify --repair, stats --zero and shutdown are for root, the
- * daemon's user and its admin group); 5 not allowed to connect (the
- * socket's permissions: join its group).
+ * problems, with --repair: problems it did not repair; or show found no
+ * entry); 2 usage; 3 cannot reach the daemon (no socket answers); 4
+ * permission denied by the daemon (purge, verify --repair, stats --zero
+ * and shutdown are for root, the daemon's user and its admin group); 5 not
+ * allowed to connect (the socket's permissions: join its group); 6 show's
+ * key prefix, id or name matches more than one entry (the candidates are
+ * listed).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -22,10 +26,12 @@
 #include <time.h>
 
 #include "teeny/client.h"
+#include "teeny/units.h"
+#include "tools/teenyctl.h"
 
 enum {
   EXIT_OK = 0, EXIT_REPLY = 1, EXIT_USAGE = 2, EXIT_CONNECT = 3, EXIT_PERM = 4,
-  EXIT_SOCKET_PERM = 5
+  EXIT_SOCKET_PERM = 5, EXIT_AMBIGUOUS = 6
 };
 
 static const char usage_text[] =
@@ -34,21 +40,33 @@ static const char usage_text[] =
     "Administer the teenycd kernel cache.\n"
     "\n"
     "commands:\n"
-    "  stats [--zero]                 counters: requests, hits, compiles, ...\n"
-    "                                 (--zero: then reset them; admin)\n"
-    "  list [--name GLOB] [--limit N] [--sort used|size|hits]\n"
-    "                                 cached kernels, most recently used first\n"
-    "  show HASH-PREFIX [--source|--mlir|--ptx|--cubin ARCH]\n"
-    "                                 one entry by 4 to 64 hex digits of its key\n"
-    "                                 (an ambiguous prefix lists the candidates),\n"
-    "                                 its cubins, or one of its artifacts (the\n"
-    "                                 cubin for ARCH, e.g. sm_90, as binary)\n"
+    "  stats [--zero] [--prometheus]  counters: requests, hits, compiles, errors\n"
+    "                                 (store write failures), store path and size\n"
+    "                                 cap; --prometheus: text exposition with the\n"
+    "                                 compile-time and hit-latency histograms;\n"
+    "                                 --zero: then reset them (admin)\n"
+    "  list [--name GLOB] [--limit N] [--sort COLUMN] [--reverse] [--wide]\n"
+    "                                 cached kernels, most recently used first;\n"
+    "                                 COLUMN: key, name, id, target, warps, size,\n"
+    "                                 cubins, hits, used, created, compile (text\n"
+    "                                 A-Z, numbers largest first, times newest\n"
+    "                                 first; --reverse flips); long names end in\n"
+    "                                 '…', --wide shows every value whole\n"
+    "  show KEY-PREFIX|ID|NAME [--source|--mlir|--ptx|--cubin ARCH]\n"
+    "                                 one entry by 4 to 64 hex digits of its key,\n"
+    "                                 by its id (vector_add__f32__1024) or by its\n"
+    "                                 kernel name; more than one match lists the\n"
+    "                                 candidates (exit 6); with an option, one of\n"
+    "                                 its artifacts (the cubin for ARCH, e.g.\n"
+    "                                 sm_90, as binary)\n"
     "  purge --all | --older-than DUR | --name GLOB | --to-size SIZE\n"
     "                                 remove entries and print them (admin);\n"
     "                                 --name and --older-than combine\n"
     "  verify [--repair]              re-hash every artifact; --repair drops\n"
     "                                 broken entries and orphan files (admin)\n"
-    "  tuned [--name GLOB]            autotuning records: the winner per kernel,\n"
+    "  config                         the daemon's resolved settings, as lines of\n"
+    "                                 its config file (teenycd --config)\n"
+    "  tuned [--name GLOB] [--wide]   autotuning records: the winner per kernel,\n"
     "                                 problem key, GPU and driver\n"
     "  tuned --purge --all | --purge --name GLOB\n"
     "                                 remove tuning records (admin): the next\n"
@@ -60,36 +78,62 @@ static const char usage_text[] =
     "  -s, --socket PATH   teenycd's socket (default: the first that answers\n"
     "                      of $TEENYCD_SOCKET, $XDG_RUNTIME_DIR/teenycd.sock\n"
     "                      and /run/teenycd/teenycd.sock)\n"
-    "  -j, --json          print JSON (one value; errors too, as\n"
+    "  -j, --json          print JSON (one value, UTF-8; errors too, as\n"
     "                      {\"status\", \"error\", \"message\"})\n"
     "  -h, --help          show this help\n"
+    "  -V, --version       show the version and the protocol version\n"
     "\n"
-    "DUR is a number with s, m, h, d or w (7d, 12h; plain: seconds).  SIZE is\n"
-    "a number with K, M, G or T (powers of 1024: 1G, 500M; plain: bytes).\n"
+    "DUR is a number and ms, s, min (or m), h, d or w: 90min, 1.5h, 7d (plain:\n"
+    "seconds).  SIZE is a number and B, K, M, G or T, powers of 1024 (KB, KiB\n"
+    "alike): 512MiB, 1.5G, 5GB (plain: bytes).  teenycd reads them alike.\n"
     "\n"
     "exit status: 0 ok, 1 error reply (or verify found problems; with --repair,\n"
-    "problems left unrepaired), 2 usage, 3 cannot reach the daemon, 4 permission\n"
-    "denied by the daemon, 5 not allowed to connect to its socket.\n"
+    "problems left unrepaired; or show found nothing), 2 usage, 3 cannot reach\n"
+    "the daemon, 4 permission denied by the daemon, 5 not allowed to connect to\n"
+    "its socket, 6 show matched more than one entry.\n"
     "\n"
     "examples:\n"
     "  teenyctl stats\n"
     "  teenyctl --json stats | python3 -m json.tool\n"
+    "  teenyctl stats --prometheus > /var/lib/node_exporter/teenycd.prom.$$ &&\n"
+    "    mv /var/lib/node_exporter/teenycd.prom.$$ /var/lib/node_exporter/teenycd.prom\n"
     "  teenyctl list --name 'matmul*' --sort size --limit 10\n"
+    "  teenyctl list --sort name --reverse --wide\n"
+    "  teenyctl show vector_add__f32__1024\n"
     "  teenyctl show 3fa9 --ptx > kernel.ptx\n"
     "  teenyctl show 3fa9 --cubin sm_90 > kernel.cubin\n"
+    "  teenyctl config\n"
     "  teenyctl tuned --name 'matmul*'\n"
     "  teenyctl purge --older-than 7d\n"
-    "  teenyctl purge --to-size 1G\n"
+    "  teenyctl purge --to-size 1.5G\n"
     "  teenyctl verify --repair\n";
+
+/* The columns list sorts by: the name, and the order without --reverse. */
+typedef enum sort_col {
+  COL_USED, COL_SIZE, COL_HITS, /* the daemon's own orders (teeny_admin_sort) */
+  COL_KEY, COL_NAME, COL_ID, COL_TARGET, COL_WARPS, COL_CUBINS, COL_CREATED, COL_COMPILE
+} sort_col;
+
+static const struct {
+  const char *name;  /* --sort NAME */
+  sort_col col;      /* the column */
+} sort_names[] = {{"used", COL_USED},       {"last_used", COL_USED}, {"size", COL_SIZE},
+                  {"hits", COL_HITS},       {"key", COL_KEY},        {"name", COL_NAME},
+                  {"id", COL_ID},           {"target", COL_TARGET},  {"warps", COL_WARPS},
+                  {"num_warps", COL_WARPS}, {"cubins", COL_CUBINS},  {"created", COL_CREATED},
+                  {"compile", COL_COMPILE}, {"compile_ms", COL_COMPILE}};
 
 typedef struct cli {
   const char *socket;   /* --socket */
   bool json;            /* --json */
+  bool prometheus;      /* stats --prometheus */
+  bool wide;            /* list, purge, tuned --wide */
+  bool reverse;         /* list --reverse */
+  sort_col sort;        /* list --sort */
   const char *command;  /* the command word */
   teeny_admin_req req;  /* what to send */
-  const char *dur;      /* purge --older-than as given */
-  const char *size;     /* purge --to-size as given */
   const char *cubin;    /* show --cubin ARCH */
+  const char *what;     /* show: the key prefix, id or name as given */
 } cli;
 
 static int usage(const char *fmt, const char *arg) {
@@ -99,177 +143,29 @@ static int usage(const char *fmt, const char *arg) {
   return EXIT_USAGE;
 }
 
-/* ---- units --------------------------------------------------------------------- */
+/* ---- stats ---------------------------------------------------------------------- */
 
-/* "7d" -> 604800.  -1 if malformed. */
-static int64_t parse_duration(const char *s) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0)
-    return -1;
-  static const struct { const char *u; double mul; } units[] = {
-      {"", 1}, {"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800}};
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-    if (strcmp(end, units[i].u) == 0 && v * units[i].mul < 9e18)
-      return (int64_t)(v * units[i].mul);
-  return -1;
-}
-
-/* "1G", "500MiB", "123" -> bytes.  -1 if malformed. */
-static int64_t parse_size(const char *s) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || v < 0)
-    return -1;
-  static const char *const units[] = {"", "K", "M", "G", "T"};
-  double mul = 1;
-  for (size_t i = 0; i < sizeof units / sizeof *units; i++, mul *= 1024) {
-    size_t n = strlen(units[i]);
-    if (strncasecmp(end, units[i], n) != 0)
-      continue;
-    const char *rest = end + n;
-    if ((!*rest || strcasecmp(rest, "B") == 0 || (n && strcasecmp(rest, "iB") == 0)) &&
-        v * mul < 9e18)
-      return (int64_t)(v * mul);
+static void stats_store(const teeny_admin_reply *r) {
+  char a[32], b[32];
+  double bytes = teeny_admin_counter(r, "bytes"), cap = teeny_admin_counter(r, "max_bytes");
+  printf("%-18s %14.0f\n", "entries", teeny_admin_counter(r, "entries"));
+  ctl_fmt_bytes(a, sizeof a, bytes);
+  if (!isnan(cap) && cap > 0) {
+    ctl_fmt_bytes(b, sizeof b, cap);
+    printf("%-18s %14s   of max size %s (%.1f%%)\n", "stored", a, b, 100.0 * bytes / cap);
+  } else {
+    printf("%-18s %14s   %s\n", "stored", a, isnan(cap) ? "" : "(max size: no cap)");
   }
-  return -1;
+  if (r->store)
+    printf("%-18s %14s   %s\n", "store", "", r->store);
 }
-
-static void fmt_bytes(char *out, size_t size, double b) {
-  static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (b >= 1024 && i < 4) {
-    b /= 1024;
-    i++;
-  }
-  snprintf(out, size, i ? "%.1f %s" : "%.0f %s", b, u[i]);
-}
-
-static void fmt_ms(char *out, size_t size, double ms) {
-  if (ms < 1000)
-    snprintf(out, size, "%.3f ms", ms);
-  else if (ms < 120000)
-    snprintf(out, size, "%.2f s", ms / 1000);
-  else
-    snprintf(out, size, "%.1f min", ms / 60000);
-}
-
-static void fmt_duration(char *out, size_t size, double s) {
-  if (s < 60)
-    snprintf(out, size, "%.0fs", s);
-  else if (s < 3600)
-    snprintf(out, size, "%.0fm %02.0fs", floor(s / 60), fmod(s, 60));
-  else if (s < 86400)
-    snprintf(out, size, "%.0fh %02.0fm", floor(s / 3600), floor(fmod(s, 3600) / 60));
-  else
-    snprintf(out, size, "%.0fd %02.0fh", floor(s / 86400), floor(fmod(s, 86400) / 3600));
-}
-
-static void fmt_ago(char *out, size_t size, int64_t t) {
-  char d[32];
-  int64_t now = (int64_t)time(NULL);
-  fmt_duration(d, sizeof d, (double)(now > t ? now - t : 0));
-  snprintf(out, size, "%s ago", d);
-}
-
-/* ---- JSON ------------------------------------------------------------------------ */
-
-static void json_str(const char *s) {
-  putchar('"');
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\')
-      printf("\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", stdout);
-    else if (*p == '\t')
-      fputs("\\t", stdout);
-    else if (*p < 0x20 || *p == 0x7f)
-      printf("\\u%04x", *p);
-    else
-      putchar(*p); /* bytes >= 0x80 pass through (UTF-8 stays UTF-8) */
-  }
-  putchar('"');
-}
-
-/* s[0..n) as a JSON string: also invalid UTF-8 and NULs escaped. */
-static void json_blob(const char *s, size_t n) {
-  putchar('"');
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\')
-      printf("\\%c", c);
-    else if (c == '\n')
-      fputs("\\n", stdout);
-    else if (c < 0x20 || c >= 0x7f)
-      printf("\\u%04x", c);
-    else
-      putchar(c);
-  }
-  putchar('"');
-}
-
-static void json_num(double v) {
-  if (!isfinite(v))
-    fputs("null", stdout);
-  else if (v == floor(v) && fabs(v) < 9e15)
-    printf("%.0f", v);
-  else
-    printf("%.6g", v);
-}
-
-static void json_entry(const teeny_cache_entry *e) {
-  printf("{\"key\": ");
-  json_str(e->key);
-  printf(", \"name\": ");
-  json_str(e->name);
-  printf(", \"id\": ");
-  json_str(e->id);
-  printf(", \"target\": ");
-  json_str(e->target);
-  printf(", \"num_warps\": %d, \"size\": %" PRIu64 ", \"created\": %" PRId64
-         ", \"last_used\": %" PRId64 ", \"hits\": %" PRIu64 ", \"cubins\": %" PRIu32
-         ", \"cubin_bytes\": %" PRIu64 ", \"compile_ms\": ",
-         e->num_warps, e->size, e->created, e->last_used, e->hits, e->cubins,
-         e->cubin_bytes);
-  json_num(e->compile_ms);
-  putchar('}');
-}
-
-static void json_entries(const teeny_cache_entry *v, size_t n) {
-  putchar('[');
-  for (size_t i = 0; i < n; i++) {
-    printf(i ? ",\n  " : "\n  ");
-    json_entry(&v[i]);
-  }
-  printf(n ? "\n]" : "]");
-}
-
-/* ---- tables ------------------------------------------------------------------------ */
-
-static void entries_table(const teeny_cache_entry *v, size_t n) {
-  printf("%-14s %-16s %-32s %-7s %5s %10s %6s %7s %14s %11s\n", "KEY", "NAME", "ID",
-         "TARGET", "WARPS", "SIZE", "CUBINS", "HITS", "LAST USED", "COMPILE");
-  for (size_t i = 0; i < n; i++) {
-    const teeny_cache_entry *e = &v[i];
-    char size[32], ago[48], ms[32];
-    fmt_bytes(size, sizeof size, (double)e->size);
-    fmt_ago(ago, sizeof ago, e->last_used);
-    fmt_ms(ms, sizeof ms, e->compile_ms);
-    printf("%-14.12s %-16.16s %-32.32s %-7s %5d %10s %6" PRIu32 " %7" PRIu64 " %14s %11s\n",
-           e->key, e->name, e->id, e->target, e->num_warps, size, e->cubins, e->hits, ago,
-           ms);
-  }
-}
-
-/* ---- commands --------------------------------------------------------------------- */
 
 static void stats_human(const teeny_admin_reply *r) {
   double req = teeny_admin_counter(r, "requests"), hits = teeny_admin_counter(r, "hits");
   double mem = teeny_admin_counter(r, "memory_hits"), disk = teeny_admin_counter(r, "disk_hits");
   double miss = teeny_admin_counter(r, "misses"), comp = teeny_admin_counter(r, "compiles");
   double cms = teeny_admin_counter(r, "compile_ms_total");
+  double werr = teeny_admin_counter(r, "store_errors");
   double lookups = hits + miss;
   char a[32], b[32], c[32];
   printf("%-18s %14.0f\n", "requests", req);
@@ -278,18 +174,19 @@ static void stats_human(const teeny_admin_reply *r) {
   printf("%-18s %14.0f\n", "misses", miss);
   printf("%-18s %14.0f   single-flight joins %.0f\n", "compiles", comp,
          teeny_admin_counter(r, "joins"));
-  printf("%-18s %14.0f\n", "errors", teeny_admin_counter(r, "errors"));
-  fmt_ms(a, sizeof a, cms);
-  fmt_ms(b, sizeof b, comp > 0 ? cms / comp : 0);
+  printf("%-18s %14.0f", "errors", teeny_admin_counter(r, "errors"));
+  if (!isnan(werr))
+    printf("   of which store write errors %.0f (answered, not cached)", werr);
+  putchar('\n');
+  ctl_fmt_ms(a, sizeof a, cms);
+  ctl_fmt_ms(b, sizeof b, comp > 0 ? cms / comp : 0);
   printf("%-18s %14s   %s per compile\n", "compile time", a, b);
-  fmt_ms(c, sizeof c, teeny_admin_counter(r, "saved_ms_total"));
+  ctl_fmt_ms(c, sizeof c, teeny_admin_counter(r, "saved_ms_total"));
   printf("%-18s %14s   compile time hits did not spend\n", "time saved", c);
-  printf("%-18s %14.0f\n", "entries", teeny_admin_counter(r, "entries"));
-  fmt_bytes(a, sizeof a, teeny_admin_counter(r, "bytes"));
-  printf("%-18s %14s\n", "stored", a);
+  stats_store(r);
   double cubins = teeny_admin_counter(r, "cubins");
   if (!isnan(cubins)) { /* a daemon that makes cubins */
-    fmt_bytes(b, sizeof b, teeny_admin_counter(r, "cubin_bytes"));
+    ctl_fmt_bytes(b, sizeof b, teeny_admin_counter(r, "cubin_bytes"));
     printf("%-18s %14.0f   %s (in stored), %.0f made, %.0f failed, %.0f queued\n",
            "cubins", cubins, b, teeny_admin_counter(r, "sass_made"),
            teeny_admin_counter(r, "sass_failed"), teeny_admin_counter(r, "sass_queued"));
@@ -299,26 +196,44 @@ static void stats_human(const teeny_admin_reply *r) {
            teeny_admin_counter(r, "tune_joins"));
   }
   printf("%-18s %14.0f\n", "evictions", teeny_admin_counter(r, "evictions"));
-  fmt_duration(a, sizeof a, teeny_admin_counter(r, "uptime_s"));
+  ctl_fmt_duration(a, sizeof a, teeny_admin_counter(r, "uptime_s"));
   printf("%-18s %14s\n", "uptime", a);
-  for (size_t i = 14; i < r->ncounters; i++) /* the daemon's extra counters */
-    printf("%-18s %14.6g\n", r->counters[i].name, r->counters[i].value);
+  for (size_t i = 14; i < r->ncounters; i++) { /* the daemon's extra counters */
+    double v = r->counters[i].value;
+    printf(v == floor(v) && fabs(v) < 9e15 ? "%-22s %10.0f\n" : "%-22s %10.6g\n",
+           r->counters[i].name, v);
+  }
 }
 
 static int cmd_stats(const cli *o, const teeny_admin_reply *r) {
-  if (o->json) {
-    putchar('{');
-    for (size_t i = 0; i < r->ncounters; i++) {
-      printf(i ? ",\n " : "\n ");
-      json_str(r->counters[i].name);
-      printf(": ");
-      json_num(r->counters[i].value);
-    }
-    printf("\n}\n");
-  } else {
+  if (o->prometheus)
+    ctl_prom_stats(r, stdout);
+  else if (o->json)
+    ctl_json_stats(r);
+  else {
     stats_human(r);
     if (o->req.zero)
       printf("(counters reset to zero)\n");
+  }
+  return EXIT_OK;
+}
+
+/* ---- config -------------------------------------------------------------------- */
+
+/* key = value, quoted where the file would need it. */
+static int cmd_config(const cli *o, const teeny_admin_reply *r) {
+  if (o->json) {
+    ctl_json_config(r);
+    return EXIT_OK;
+  }
+  printf("# teenycd's resolved settings (teenycd --config FILE reads these lines)\n");
+  for (size_t i = 0; i < r->nsettings; i++) {
+    const char *v = r->settings[i].value;
+    bool quote = !*v || strpbrk(v, " \t#\"") != NULL;
+    if (strcmp(r->settings[i].key, "config") == 0) /* where they came from */
+      printf("# read from: %s\n", *v ? v : "(no config file)");
+    else
+      printf(quote ? "%-24s = \"%s\"\n" : "%-24s = %s\n", r->settings[i].key, v);
   }
   return EXIT_OK;
 }
@@ -386,29 +301,92 @@ static int list_all(teeny_client *c, const teeny_admin_req *q, listing *out,
   }
 }
 
+static int cmp_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : ""); }
+static int cmp_num(double a, double b) { return a < b ? -1 : a > b; }
+
+/* Ascending order of column col (the default order is its reverse for
+ * numbers and times: largest, newest first). */
+static int cmp_col(const teeny_cache_entry *x, const teeny_cache_entry *y, sort_col col) {
+  switch (col) {
+  case COL_KEY: return cmp_text(x->key, y->key);
+  case COL_NAME: return cmp_text(x->name, y->name);
+  case COL_ID: return cmp_text(x->id, y->id);
+  case COL_TARGET: return cmp_text(x->target, y->target);
+  case COL_WARPS: return cmp_num(x->num_warps, y->num_warps);
+  case COL_SIZE: return cmp_num((double)x->size, (double)y->size);
+  case COL_CUBINS: return cmp_num(x->cubins, y->cubins);
+  case COL_HITS: return cmp_num((double)x->hits, (double)y->hits);
+  case COL_CREATED: return cmp_num((double)x->created, (double)y->created);
+  case COL_COMPILE: return cmp_num(x->compile_ms, y->compile_ms);
+  default: return cmp_num((double)x->last_used, (double)y->last_used);
+  }
+}
+
+static bool col_is_text(sort_col col) {
+  return col == COL_KEY || col == COL_NAME || col == COL_ID || col == COL_TARGET;
+}
+
+static sort_col sort_by;   /* qsort's context: the column ... */
+static bool sort_reversed; /* ... and --reverse */
+
+static int by_column(const void *a, const void *b) {
+  const teeny_cache_entry *x = a, *y = b;
+  int c = cmp_col(x, y, sort_by);
+  if (!col_is_text(sort_by))
+    c = -c; /* largest, newest first */
+  if (sort_reversed)
+    c = -c;
+  return c ? c : strcmp(x->key, y->key); /* one order for equal values */
+}
+
+/* Whether the daemon can sort this way itself (and so apply --limit). */
+static bool daemon_sorts(const cli *o) {
+  return !o->reverse && (o->sort == COL_USED || o->sort == COL_SIZE || o->sort == COL_HITS);
+}
+
+/* The entries list shows: sorted by the daemon, or fetched whole and
+ * sorted here, then cut to --limit. */
+static int list_sorted(const cli *o, teeny_client *c, listing *l, teeny_admin_reply **bad) {
+  teeny_admin_req q = o->req;
+  if (daemon_sorts(o))
+    return list_all(c, &q, l, bad);
+  q.limit = 0;
+  q.sort = TEENY_ADMIN_SORT_USED;
+  int rc = list_all(c, &q, l, bad);
+  if (rc)
+    return rc;
+  sort_by = o->sort;
+  sort_reversed = o->reverse;
+  if (l->n > 1)
+    qsort(l->v, l->n, sizeof *l->v, by_column);
+  if (o->req.limit && l->n > o->req.limit)
+    l->n = o->req.limit;
+  return 0;
+}
+
 static int cmd_list(const cli *o, const listing *l) {
   if (o->json) {
-    printf("{\"entries\": ");
-    json_entries(l->v, l->n);
-    printf("}\n");
+    ctl_json_entries("entries", l->v, l->n, 0, 0, false);
     return EXIT_OK;
   }
-  entries_table(l->v, l->n);
+  ctl_entries_table(l->v, l->n, o->wide);
   uint64_t total = 0;
   for (size_t i = 0; i < l->n; i++)
     total += l->v[i].size;
   char b[32];
-  fmt_bytes(b, sizeof b, (double)total);
+  ctl_fmt_bytes(b, sizeof b, (double)total);
   printf("%zu entr%s, %s\n", l->n, l->n == 1 ? "y" : "ies", b);
   return EXIT_OK;
 }
 
+/* ---- show ------------------------------------------------------------------------ */
+
 static void show_human(const teeny_cache_entry *e) {
   char size[32], ms[32], created[48], used[48];
-  fmt_bytes(size, sizeof size, (double)e->size);
-  fmt_ms(ms, sizeof ms, e->compile_ms);
-  fmt_ago(created, sizeof created, e->created);
-  fmt_ago(used, sizeof used, e->last_used);
+  ctl_fmt_bytes(size, sizeof size, (double)e->size);
+  ctl_fmt_ms(ms, sizeof ms, e->compile_ms);
+  ctl_fmt_ago(created, sizeof created, e->created);
+  ctl_fmt_ago(used, sizeof used, e->last_used);
   printf("key:        %s\nname:       %s\nid:         %s\ntarget:     %s\n", e->key, e->name,
          e->id, e->target);
   printf("num_warps:  %d\nsize:       %s\nhits:       %" PRIu64 "\ncompile:    %s\n",
@@ -421,27 +399,11 @@ static void cubins_human(const teeny_admin_reply *r) {
   for (size_t i = 0; i < r->ncubins; i++) {
     const teeny_cache_cubin *c = &r->cubins[i];
     char size[32], ms[32], ago[48];
-    fmt_bytes(size, sizeof size, (double)c->size);
-    fmt_ms(ms, sizeof ms, c->sass_ms);
-    fmt_ago(ago, sizeof ago, c->created);
+    ctl_fmt_bytes(size, sizeof size, (double)c->size);
+    ctl_fmt_ms(ms, sizeof ms, c->sass_ms);
+    ctl_fmt_ago(ago, sizeof ago, c->created);
     printf("  %-8s %10s  %-24s made in %s, %s\n", c->arch, size, c->toolchain, ms, ago);
   }
-}
-
-static void json_cubins(const teeny_admin_reply *r) {
-  printf(", \"cubins\": [");
-  for (size_t i = 0; i < r->ncubins; i++) {
-    const teeny_cache_cubin *c = &r->cubins[i];
-    printf(i ? ", {\"arch\": " : "{\"arch\": ");
-    json_str(c->arch);
-    printf(", \"toolchain\": ");
-    json_str(c->toolchain);
-    printf(", \"size\": %" PRIu64 ", \"created\": %" PRId64 ", \"sass_ms\": ", c->size,
-           c->created);
-    json_num(c->sass_ms);
-    putchar('}');
-  }
-  putchar(']');
 }
 
 static int cmd_show(const cli *o, const teeny_admin_reply *r) {
@@ -451,92 +413,68 @@ static int cmd_show(const cli *o, const teeny_admin_reply *r) {
     fwrite(r->cubin, 1, r->cubin_len, stdout); /* binary, for a file */
     return EXIT_OK;
   }
-  if (o->json) {
-    printf("{\"entry\": ");
-    json_entry(&r->entries[0]);
-    json_cubins(r);
-    const char *names[] = {"source", "mlir", "ptx"};
-    const char *texts[] = {r->source, r->mlir, r->ptx};
-    size_t lens[] = {r->source_len, r->mlir_len, r->ptx_len};
-    for (int i = 0; i < 3; i++)
-      if (texts[i]) {
-        printf(", \"%s\": ", names[i]);
-        json_blob(texts[i], lens[i]);
-      }
-    printf("}\n");
-  } else if (art) {
+  if (o->json)
+    ctl_json_show(r);
+  else if (art)
     fwrite(art, 1, len, stdout);
-  } else {
+  else {
     show_human(&r->entries[0]);
     cubins_human(r);
   }
   return EXIT_OK;
 }
 
-/* ---- tuned ------------------------------------------------------------------------- */
+static bool is_key_prefix(const char *s) {
+  size_t n = strlen(s);
+  return n >= 4 && n <= 64 && strspn(s, "0123456789abcdefABCDEF") == n;
+}
 
-/* "BLOCK_M=128 BLOCK_N=256 num_warps=8" into out. */
-static void fmt_config(char *out, size_t size, const teeny_tuned_record *t) {
+/* The entries of l whose id is what, else those whose name is. */
+static size_t match_entries(const listing *l, const char *what, const teeny_cache_entry **m,
+                            size_t max) {
   size_t k = 0;
-  out[0] = '\0';
-  for (size_t i = 0; i < t->nconsts && k < size; i++)
-    k += (size_t)snprintf(out + k, size - k, "%s=%" PRId64 " ", t->consts[i].name,
-                          t->consts[i].value);
-  if (k < size)
-    snprintf(out + k, size - k, "num_warps=%d", t->num_warps);
+  for (int pass = 0; pass < 2 && k == 0; pass++)
+    for (size_t i = 0; i < l->n && k < max; i++)
+      if (strcmp(pass ? l->v[i].name : l->v[i].id, what) == 0)
+        m[k++] = &l->v[i];
+  return k;
 }
 
-static void json_tuned(const teeny_tuned_record *t) {
-  printf("{\"kernel\": ");
-  json_str(t->kernel);
-  printf(", \"digest\": ");
-  json_str(t->digest);
-  printf(", \"problem\": ");
-  json_str(t->problem);
-  printf(", \"gpu\": ");
-  json_str(t->gpu);
-  printf(", \"driver\": ");
-  json_str(t->driver);
-  printf(", \"consts\": {");
-  for (size_t i = 0; i < t->nconsts; i++) {
-    printf(i ? ", " : "");
-    json_str(t->consts[i].name);
-    printf(": %" PRId64, t->consts[i].value);
+#define MAX_CANDIDATES 64
+
+/* A search found several entries: name them (key, id, target), exit 6. */
+static int report_candidates(const cli *o, const teeny_cache_entry **m, size_t k) {
+  char lines[MAX_CANDIDATES][200];
+  const char *cands[MAX_CANDIDATES];
+  char msg[300];
+  snprintf(msg, sizeof msg, "show: '%.200s' names %zu%s entries; give a key prefix", o->what,
+           k, k == MAX_CANDIDATES ? " or more" : "");
+  for (size_t i = 0; i < k; i++) {
+    snprintf(lines[i], sizeof lines[i], "%s  %s  %s num_warps=%d", m[i]->key, m[i]->id,
+             m[i]->target, m[i]->num_warps);
+    cands[i] = lines[i];
   }
-  printf("}, \"num_warps\": %d, \"best_ms\": ", t->num_warps);
-  json_num(t->best_ms);
-  printf(", \"candidates\": %" PRIu32 ", \"created\": %" PRId64 "}", t->candidates,
-         t->created);
+  if (o->json)
+    ctl_json_error(TEENY_E_AMBIGUOUS, msg, NULL, cands, k);
+  fprintf(stderr, "teenyctl: %s\ncandidates:\n", msg);
+  for (size_t i = 0; i < k; i++)
+    fprintf(stderr, "  %s\n", cands[i]);
+  return EXIT_AMBIGUOUS;
 }
+
+/* ---- tuned, verify --------------------------------------------------------------- */
 
 static int cmd_tuned(const cli *o, const teeny_admin_reply *r) {
-  if (o->req.op == TEENY_ADMIN_TUNED_PURGE) {
-    if (o->json)
-      printf("{\"removed\": %" PRIu64 "}\n", r->removed);
-    else
-      printf("removed %" PRIu64 " tuning record%s\n", r->removed, r->removed == 1 ? "" : "s");
-    return EXIT_OK;
-  }
+  bool purge = o->req.op == TEENY_ADMIN_TUNED_PURGE;
   if (o->json) {
-    printf("{\"records\": [");
-    for (size_t i = 0; i < r->ntuned; i++) {
-      printf(i ? ",\n  " : "\n  ");
-      json_tuned(&r->tuned[i]);
-    }
-    printf(r->ntuned ? "\n]}\n" : "]}\n");
+    ctl_json_tuned(r, purge);
     return EXIT_OK;
   }
-  printf("%-16s %-24s %-14s %-10s %-36s %10s %5s %14s\n", "KERNEL", "PROBLEM", "GPU", "DRIVER",
-         "WINNER", "BEST", "TIMED", "CREATED");
-  for (size_t i = 0; i < r->ntuned; i++) {
-    const teeny_tuned_record *t = &r->tuned[i];
-    char cfg[256], ms[32], ago[48];
-    fmt_config(cfg, sizeof cfg, t);
-    fmt_ms(ms, sizeof ms, t->best_ms);
-    fmt_ago(ago, sizeof ago, t->created);
-    printf("%-16.16s %-24.24s %-14.14s %-10.10s %-36.36s %10s %5" PRIu32 " %14s\n", t->kernel,
-           t->problem, t->gpu, t->driver, cfg, ms, t->candidates, ago);
+  if (purge) {
+    printf("removed %" PRIu64 " tuning record%s\n", r->removed, r->removed == 1 ? "" : "s");
+    return EXIT_OK;
   }
+  ctl_tuned_table(r->tuned, r->ntuned, o->wide);
   printf("%zu tuning record%s\n", r->ntuned, r->ntuned == 1 ? "" : "s");
   return EXIT_OK;
 }
@@ -544,16 +482,7 @@ static int cmd_tuned(const cli *o, const teeny_admin_reply *r) {
 static int cmd_verify(const cli *o, const teeny_admin_reply *r) {
   size_t left = r->nproblems > r->repaired ? r->nproblems - (size_t)r->repaired : 0;
   if (o->json) {
-    printf("{\"checked\": %" PRIu64 ", \"repaired\": %" PRIu64 ", \"problems\": [", r->checked,
-           r->repaired);
-    for (size_t i = 0; i < r->nproblems; i++) {
-      printf(i ? ",\n  {\"key\": " : "\n  {\"key\": ");
-      json_str(r->problems[i].key);
-      printf(", \"problem\": ");
-      json_str(r->problems[i].problem);
-      putchar('}');
-    }
-    printf(r->nproblems ? "\n]}\n" : "]}\n");
+    ctl_json_verify(r);
   } else {
     printf("checked %" PRIu64 " entries: %zu problem%s", r->checked, r->nproblems,
            r->nproblems == 1 ? "" : "s");
@@ -580,7 +509,7 @@ static int by_last_used(const void *a, const void *b) {
   return strcmp(x->key, y->key);
 }
 
-/* Mark in keep[] the entries the purge selects (the daemon's rules,
+/* Mark in gone[] the entries the purge selects (the daemon's rules,
  * PROTOCOL.md §4.7) so they can be printed before they go. */
 static size_t select_purged(const teeny_admin_req *q, teeny_cache_entry *v, size_t n,
                             bool *gone) {
@@ -635,16 +564,13 @@ static teeny_cache_entry *preview(teeny_client *c, const teeny_admin_req *q, siz
 static int purge_report(const cli *o, const teeny_admin_reply *r, const teeny_cache_entry *v,
                         size_t n) {
   if (o->json) {
-    printf("{\"removed\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"entries\": ", r->removed,
-           r->bytes);
-    json_entries(v, n);
-    printf("}\n");
+    ctl_json_entries("entries", v, n, r->removed, r->bytes, true);
     return EXIT_OK;
   }
   if (n)
-    entries_table(v, n);
+    ctl_entries_table(v, n, o->wide);
   char b[32];
-  fmt_bytes(b, sizeof b, (double)r->bytes);
+  ctl_fmt_bytes(b, sizeof b, (double)r->bytes);
   printf("removed %" PRIu64 " entr%s, %s freed\n", r->removed, r->removed == 1 ? "y" : "ies", b);
   return EXIT_OK;
 }
@@ -658,32 +584,23 @@ static int exit_for(int rc, bool at_open) {
     return EXIT_CONNECT;
   if (rc == TEENY_E_PERM)
     return at_open ? EXIT_SOCKET_PERM : EXIT_PERM;
+  if (rc == TEENY_E_AMBIGUOUS)
+    return EXIT_AMBIGUOUS;
   return EXIT_REPLY;
 }
 
 static int report_error(const cli *o, int rc, const char *msg, const teeny_admin_reply *r,
                         bool at_open) {
-  if (o->json) {
-    printf("{\"status\": %d, \"error\": ", rc);
-    json_str(teeny_err_name(rc));
-    printf(", \"message\": ");
-    json_str(msg);
-    if (r && r->ncandidates) {
-      printf(", \"candidates\": [");
-      for (size_t i = 0; i < r->ncandidates; i++) {
-        printf(i ? ", " : "");
-        json_str(r->candidates[i]);
-      }
-      putchar(']');
-    }
-    printf("}\n");
-  }
+  if (o->json)
+    ctl_json_error(rc, msg, r, NULL, 0);
   fprintf(stderr, "teenyctl: %s\n", msg);
   if (rc == TEENY_E_CONNECT)
     fprintf(stderr, "teenyctl: is teenycd running? Start it, or point --socket / "
                     "$TEENYCD_SOCKET at it.\n");
   if (rc == TEENY_E_PERM && !at_open)
     fprintf(stderr, "teenyctl: this needs root, the daemon's user or its admin group.\n");
+  if (rc == TEENY_E_UNSUPPORTED && o->req.op == TEENY_ADMIN_CONFIG)
+    fprintf(stderr, "teenyctl: this teenycd is older than the config request.\n");
   if (!o->json && r && r->ncandidates) {
     fprintf(stderr, "candidates:\n");
     for (size_t i = 0; i < r->ncandidates; i++)
@@ -699,19 +616,18 @@ static int dispatch(const cli *o, teeny_client *c, const teeny_admin_reply *r,
   case TEENY_ADMIN_SHOW: return cmd_show(o, r);
   case TEENY_ADMIN_VERIFY: return cmd_verify(o, r);
   case TEENY_ADMIN_PURGE: return purge_report(o, r, purged, npurged);
+  case TEENY_ADMIN_CONFIG: return cmd_config(o, r);
   case TEENY_ADMIN_TUNED:
   case TEENY_ADMIN_TUNED_PURGE: return cmd_tuned(o, r);
   case TEENY_ADMIN_PING:
-    if (o->json) {
-      printf("{\"ok\": true, \"socket\": ");
-      json_str(teeny_client_socket(c));
-      printf(", \"ms\": %.3f}\n", ms);
-    } else
+    if (o->json)
+      ctl_json_ping(teeny_client_socket(c), ms);
+    else
       printf("teenycd at %s is alive (%.3f ms)\n", teeny_client_socket(c), ms);
     return EXIT_OK;
   default:
     if (o->json)
-      printf("{\"ok\": true}\n");
+      ctl_json_ok();
     else
       printf("teenycd at %s is shutting down\n", teeny_client_socket(c));
     return EXIT_OK;
@@ -722,6 +638,67 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* show by key prefix, id or name: the full key of the one entry what names
+ * into key[65] (0), or an exit status (the error reported). */
+static int show_key(const cli *o, teeny_client *c, char key[65]) {
+  teeny_admin_req q = {.op = TEENY_ADMIN_LIST};
+  bool glob = strpbrk(o->what, "*?[\\") != NULL;
+  q.name = glob ? NULL : o->what; /* names first: a short listing */
+  const teeny_cache_entry *m[MAX_CANDIDATES];
+  listing l = {0};
+  teeny_admin_reply *bad = NULL;
+  size_t k = 0;
+  for (int pass = 0; pass < 2 && k == 0; pass++) {
+    listing_free(&l);
+    if (pass)
+      q.name = NULL; /* then everything: ids */
+    int rc = list_all(c, &q, &l, &bad);
+    if (rc) {
+      int st = report_error(o, rc, teeny_client_errmsg(c), bad, false);
+      teeny_admin_reply_free(bad);
+      listing_free(&l);
+      return st;
+    }
+    k = match_entries(&l, o->what, m, MAX_CANDIDATES);
+  }
+  int status = 0;
+  if (k == 1)
+    snprintf(key, 65, "%s", m[0]->key);
+  else if (k > 1)
+    status = report_candidates(o, m, k);
+  else {
+    char msg[300];
+    snprintf(msg, sizeof msg, "show: no entry has the key prefix, id or kernel name '%.200s'",
+             o->what);
+    status = report_error(o, TEENY_E_NOTFOUND, msg, NULL, false);
+  }
+  listing_free(&l);
+  return status;
+}
+
+/* The show request: first as a key prefix when it looks like one, then by
+ * id or name.  0 with *r the reply, or an exit status. */
+static int run_show(const cli *o, teeny_client *c, teeny_admin_reply **r) {
+  teeny_admin_req q = o->req;
+  char key[65];
+  int rc = TEENY_E_NOTFOUND;
+  if (is_key_prefix(o->what)) {
+    q.key = o->what;
+    rc = o->cubin ? teeny_client_show_cubin(c, q.key, o->cubin, r)
+                  : teeny_client_admin(c, &q, r);
+    if (rc != TEENY_E_NOTFOUND)
+      return rc ? report_error(o, rc, teeny_client_errmsg(c), *r, false) : 0;
+    teeny_admin_reply_free(*r);
+    *r = NULL;
+  }
+  int st = show_key(o, c, key);
+  if (st)
+    return st;
+  q.key = key;
+  rc = o->cubin ? teeny_client_show_cubin(c, key, o->cubin, r) : teeny_client_admin(c, &q, r);
+  return rc ? report_error(o, rc, teeny_client_errmsg(c), *r, false) : 0;
 }
 
 static int run(const cli *o) {
@@ -739,15 +716,20 @@ static int run(const cli *o) {
     goto done;
   }
   if (o->req.op == TEENY_ADMIN_LIST) {
-    rc = list_all(c, &o->req, &all, &r);
+    rc = list_sorted(o, c, &all, &r);
     status = rc ? report_error(o, rc, teeny_client_errmsg(c), r, false) : cmd_list(o, &all);
+    goto done;
+  }
+  if (o->req.op == TEENY_ADMIN_SHOW) {
+    status = run_show(o, c, &r);
+    if (!status)
+      status = cmd_show(o, r);
     goto done;
   }
   if (o->req.op == TEENY_ADMIN_PURGE)
     purged = preview(c, &o->req, &npurged, &all);
   double t0 = now_ms();
-  rc = o->cubin ? teeny_client_show_cubin(c, o->req.key, o->cubin, &r)
-                : teeny_client_admin(c, &o->req, &r);
+  rc = teeny_client_admin(c, &o->req, &r);
   double ms = now_ms() - t0;
   if (rc)
     status = report_error(o, rc, teeny_client_errmsg(c), r, false);
@@ -766,7 +748,8 @@ done:
 static const struct { const char *name; teeny_admin_op op; } commands[] = {
     {"stats", TEENY_ADMIN_STATS}, {"list", TEENY_ADMIN_LIST},     {"show", TEENY_ADMIN_SHOW},
     {"purge", TEENY_ADMIN_PURGE}, {"verify", TEENY_ADMIN_VERIFY}, {"ping", TEENY_ADMIN_PING},
-    {"shutdown", TEENY_ADMIN_SHUTDOWN}, {"tuned", TEENY_ADMIN_TUNED}};
+    {"shutdown", TEENY_ADMIN_SHUTDOWN}, {"tuned", TEENY_ADMIN_TUNED},
+    {"config", TEENY_ADMIN_CONFIG}};
 
 /* The value of an option at argv[*i] ("--opt VALUE" or "--opt=VALUE"). */
 static const char *value(int argc, char **argv, int *i, const char *opt) {
@@ -781,6 +764,18 @@ static bool is_opt(const char *arg, const char *opt) {
   return strncmp(arg, opt, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
+static int sort_opt(cli *o, const char *v) {
+  for (size_t k = 0; k < sizeof sort_names / sizeof *sort_names; k++)
+    if (strcmp(v, sort_names[k].name) == 0) {
+      o->sort = sort_names[k].col;
+      if (o->sort <= COL_HITS) /* the daemon's own: teeny_admin_sort */
+        o->req.sort = (teeny_admin_sort)o->sort;
+      return 0;
+    }
+  return usage("--sort wants key, name, id, target, warps, size, cubins, hits, used, "
+               "created or compile, got '%s'", v);
+}
+
 static int list_opt(cli *o, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v;
   if (is_opt(a, "--name") && (v = value(argc, argv, i, "--name"))) {
@@ -792,13 +787,11 @@ static int list_opt(cli *o, int argc, char **argv, int *i) {
       return usage("--limit wants a count, got '%s'", v);
     o->req.limit = (unsigned)n;
   } else if (is_opt(a, "--sort") && (v = value(argc, argv, i, "--sort"))) {
-    static const char *const sorts[] = {"used", "size", "hits"};
-    int k = 0;
-    while (k < 3 && strcmp(v, sorts[k]) != 0)
-      k++;
-    if (k == 3)
-      return usage("--sort wants used, size or hits, got '%s'", v);
-    o->req.sort = (teeny_admin_sort)k;
+    return sort_opt(o, v);
+  } else if (strcmp(a, "--reverse") == 0 || strcmp(a, "-r") == 0) {
+    o->reverse = true;
+  } else if (strcmp(a, "--wide") == 0 || strcmp(a, "-w") == 0) {
+    o->wide = true;
   } else {
     return usage("list: unknown option '%s'", a);
   }
@@ -807,17 +800,27 @@ static int list_opt(cli *o, int argc, char **argv, int *i) {
 
 static int purge_opt(cli *o, int argc, char **argv, int *i) {
   const char *a = argv[*i], *v;
+  char err[256];
+  uint64_t x;
   if (strcmp(a, "--all") == 0) {
     o->req.all = true;
   } else if (is_opt(a, "--older-than") && (v = value(argc, argv, i, "--older-than"))) {
-    if ((o->req.older_than_s = parse_duration(v)) <= 0)
-      return usage("--older-than wants a duration like 7d or 12h, got '%s'", v);
+    if (teeny_duration_parse(v, &x, err, sizeof err))
+      return usage("--older-than: %s", err);
+    if (x < 1000 || x / 1000 > INT64_MAX)
+      return usage("--older-than wants at least 1s, got '%s'", v);
+    o->req.older_than_s = (int64_t)(x / 1000);
   } else if (is_opt(a, "--name") && (v = value(argc, argv, i, "--name"))) {
     o->req.name = v;
   } else if (is_opt(a, "--to-size") && (v = value(argc, argv, i, "--to-size"))) {
-    if ((o->req.to_size = parse_size(v)) < 0)
-      return usage("--to-size wants a size like 1G or 500M, got '%s'", v);
+    if (teeny_size_parse(v, &x, err, sizeof err))
+      return usage("--to-size: %s", err);
+    if (x > INT64_MAX)
+      return usage("--to-size: '%s' is too large", v);
+    o->req.to_size = (int64_t)x;
     o->req.has_to_size = true;
+  } else if (strcmp(a, "--wide") == 0 || strcmp(a, "-w") == 0) {
+    o->wide = true;
   } else {
     return usage("purge: unknown option '%s'", a);
   }
@@ -832,47 +835,53 @@ static int tuned_opt(cli *o, int argc, char **argv, int *i) {
     o->req.all = true;
   else if (is_opt(a, "--name") && (v = value(argc, argv, i, "--name")))
     o->req.name = v;
+  else if (strcmp(a, "--wide") == 0 || strcmp(a, "-w") == 0)
+    o->wide = true;
   else
     return usage("tuned: unknown option '%s'", a);
+  return 0;
+}
+
+static int show_opt(cli *o, int argc, char **argv, int *i) {
+  static const struct { const char *opt; unsigned emit; } arts[] = {
+      {"--source", TEENY_EMIT_SOURCE}, {"--mlir", TEENY_EMIT_MLIR}, {"--ptx", TEENY_EMIT_PTX}};
+  const char *a = argv[*i], *v;
+  for (int k = 0; k < 3; k++)
+    if (strcmp(a, arts[k].opt) == 0 && !o->req.emit && !o->cubin) {
+      o->req.emit = arts[k].emit;
+      return 0;
+    }
+  if (is_opt(a, "--cubin") && !o->req.emit && !o->cubin && (v = value(argc, argv, i, "--cubin"))) {
+    o->cubin = v;
+    return 0;
+  }
+  if (a[0] != '-' && !o->what) {
+    o->what = a;
+    return 0;
+  }
+  return usage("show: unexpected '%s' (one KEY-PREFIX, ID or NAME, one of --source/--mlir/"
+               "--ptx/--cubin ARCH)", a);
+}
+
+static int stats_opt(cli *o, const char *a) {
+  if (strcmp(a, "--zero") == 0)
+    o->req.zero = true;
+  else if (strcmp(a, "--prometheus") == 0 || strcmp(a, "-p") == 0)
+    o->prometheus = true;
+  else
+    return usage("stats: unknown option '%s'", a);
   return 0;
 }
 
 static int command_opt(cli *o, int argc, char **argv, int *i) {
   const char *a = argv[*i];
   switch (o->req.op) {
-  case TEENY_ADMIN_STATS:
-    if (strcmp(a, "--zero") != 0)
-      return usage("stats: unknown option '%s'", a);
-    o->req.zero = true;
-    return 0;
-  case TEENY_ADMIN_LIST:
-    return list_opt(o, argc, argv, i);
-  case TEENY_ADMIN_SHOW: {
-    static const struct { const char *opt; unsigned emit; } arts[] = {
-        {"--source", TEENY_EMIT_SOURCE}, {"--mlir", TEENY_EMIT_MLIR}, {"--ptx", TEENY_EMIT_PTX}};
-    for (int k = 0; k < 3; k++)
-      if (strcmp(a, arts[k].opt) == 0 && !o->req.emit && !o->cubin) {
-        o->req.emit = arts[k].emit;
-        return 0;
-      }
-    const char *v;
-    if (is_opt(a, "--cubin") && !o->req.emit && !o->cubin &&
-        (v = value(argc, argv, i, "--cubin"))) {
-      o->cubin = v;
-      return 0;
-    }
-    if (a[0] != '-' && !o->req.key) {
-      o->req.key = a;
-      return 0;
-    }
-    return usage("show: unexpected '%s' (one HASH-PREFIX, one of --source/--mlir/--ptx/"
-                 "--cubin ARCH)", a);
-  }
+  case TEENY_ADMIN_STATS: return stats_opt(o, a);
+  case TEENY_ADMIN_LIST: return list_opt(o, argc, argv, i);
+  case TEENY_ADMIN_SHOW: return show_opt(o, argc, argv, i);
   case TEENY_ADMIN_TUNED:
-  case TEENY_ADMIN_TUNED_PURGE:
-    return tuned_opt(o, argc, argv, i);
-  case TEENY_ADMIN_PURGE:
-    return purge_opt(o, argc, argv, i);
+  case TEENY_ADMIN_TUNED_PURGE: return tuned_opt(o, argc, argv, i);
+  case TEENY_ADMIN_PURGE: return purge_opt(o, argc, argv, i);
   case TEENY_ADMIN_VERIFY:
     if (strcmp(a, "--repair") != 0)
       return usage("verify: unknown option '%s'", a);
@@ -896,12 +905,10 @@ static int set_command(cli *o, const char *word) {
 static int check_command(const cli *o) {
   if (!o->command)
     return usage("%s", "no command given");
-  if (o->req.op == TEENY_ADMIN_SHOW) {
-    size_t n = o->req.key ? strlen(o->req.key) : 0;
-    if (n < 4 || n > 64 || strspn(o->req.key, "0123456789abcdefABCDEF") != n)
-      return usage("show wants a HASH-PREFIX of 4 to 64 hex digits, got '%s'",
-                   o->req.key ? o->req.key : "");
-  }
+  if (o->req.op == TEENY_ADMIN_SHOW && (!o->what || !*o->what))
+    return usage("%s", "show wants a KEY-PREFIX (4 to 64 hex digits), an ID or a NAME");
+  if (o->prometheus && (o->json || o->req.zero))
+    return usage("%s", "stats --prometheus goes with neither --json nor --zero");
   if (o->req.op == TEENY_ADMIN_TUNED && o->req.all)
     return usage("%s", "tuned: --all goes with --purge");
   if (o->req.op == TEENY_ADMIN_TUNED_PURGE && o->req.all == (o->req.name != NULL))
@@ -918,11 +925,15 @@ static int check_command(const cli *o) {
 
 static int parse(cli *o, int argc, char **argv) {
   memset(o, 0, sizeof *o);
+  o->sort = COL_USED;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int rc = 0;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       fputs(usage_text, stdout);
+      return -1;
+    } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+      printf("teenyctl %s (protocol %d)\n", TEENY_VERSION_STRING, TEENY_PROTOCOL_VERSION);
       return -1;
     } else if (strcmp(a, "-j") == 0 || strcmp(a, "--json") == 0) {
       o->json = true;

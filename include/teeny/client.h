@@ -258,7 +258,9 @@ typedef enum teeny_admin_op {
   TEENY_ADMIN_VERIFY,  /* check the store (repair: admin) */
   TEENY_ADMIN_SHUTDOWN, /* stop the daemon (admin) */
   TEENY_ADMIN_TUNED,   /* list tuning records (name: glob on kernels) */
-  TEENY_ADMIN_TUNED_PURGE /* remove tuning records: all, or name (admin) */
+  TEENY_ADMIN_TUNED_PURGE, /* remove tuning records: all, or name (admin) */
+  TEENY_ADMIN_CONFIG   /* the daemon's resolved settings (a daemon older
+                          than 0.1 answers TEENY_E_UNSUPPORTED) */
 } teeny_admin_op;
 
 typedef enum teeny_admin_sort {
@@ -289,6 +291,23 @@ typedef struct teeny_counter {
   const char *name; /* "requests", "hits", ..., "uptime_s", extras */
   double value;     /* its value */
 } teeny_counter;
+
+/* A histogram of a stats reply: counts per bucket (not cumulative); bucket
+ * i holds values <= le[i], counts[nle] those above every bound. */
+typedef struct teeny_histogram {
+  const char *name;       /* "compile_seconds", "hit_seconds" */
+  const double *le;       /* nle upper bounds, seconds, ascending */
+  const uint64_t *counts; /* nle + 1 counts */
+  size_t nle;
+  double sum;             /* of the observed values, seconds */
+  uint64_t count;         /* observations */
+} teeny_histogram;
+
+/* One of the daemon's resolved settings (config). */
+typedef struct teeny_setting {
+  const char *key;   /* its config-file key, "max_size" */
+  const char *value; /* as the file would spell it, "2G"; "" when unset */
+} teeny_setting;
 
 typedef struct teeny_cache_entry {
   char key[65];       /* 64 hex digits */
@@ -358,6 +377,13 @@ typedef struct teeny_admin_reply {
   size_t cubin_len;
   teeny_tuned_record *tuned;  /* tuned: the records, newest first */
   size_t ntuned;              /* (tuned_purge: removed counts them) */
+  const char *store;          /* stats: the store's root; NULL from an
+                                 older daemon */
+  teeny_histogram *histograms; /* stats: compile time and hit latency;
+                                  NULL, 0 from an older daemon */
+  size_t nhistograms;
+  teeny_setting *settings;    /* config: every setting, the daemon's order */
+  size_t nsettings;
 } teeny_admin_reply;
 
 /* Send one admin request to the daemon (any mode's client may call this; a

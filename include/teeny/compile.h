@@ -22,12 +22,12 @@
 #include <stdint.h>
 
 #include "teeny/error.h"
+#include "teeny/version.h" /* TEENY_VERSION_STRING, TEENY_PROTOCOL_VERSION */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TEENY_VERSION_STRING "0.1.0"
 #define TEENY_IR_VERSION 1
 
 /* Limits enforced by the front end (docs/dsl.md lists them all). */

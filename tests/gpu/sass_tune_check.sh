@@ -13,7 +13,7 @@
 #      found by timing every candidate by hand.
 # Exit status 0 when every check holds.
 set -uo pipefail
-: "${BIN:?set BIN to the bundle's bin/}"
+: "${BIN:?set BIN to the bin/ folder of the bundle}"
 : "${OUT:=$PWD/gpu-out}"
 export TEENY_SOURCE_DIR=${TEENY_SOURCE_DIR:-$PWD}
 status=0

@@ -472,7 +472,7 @@ int it_config_help(void) {
   CHECK_INT(run_cli(&d, "--bogus-flag", &out), ==, 2);
   free(out);
   CHECK_INT(run_cli(&d, "--max-size lots", &out), ==, 2);
-  CHECK(out && strstr(out, "--max-size: max_size: bad value 'lots'"));
+  CHECK(out && strstr(out, "--max-size: max_size: bad size 'lots'"));
   free(out);
   /* unknown keys name file and line */
   snprintf(conf, sizeof conf, "%s/teenycd.conf", d.dir);

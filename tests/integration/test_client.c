@@ -591,7 +591,8 @@ fail:
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
-int it_client_teenyctl(void); /* test_client_ctl.c */
+int it_client_teenyctl(void);     /* test_client_ctl.c */
+int it_client_teenyctl_cli(void); /* test_client_cli.c */
 
 static const it_test tests[] = {
     {"client_hit_miss", it_client_hit_miss},
@@ -604,6 +605,7 @@ static const it_test tests[] = {
     {"client_auto_return", it_client_auto_return},
     {"client_embedded_concurrent", it_client_embedded_concurrent},
     {"client_teenyctl", it_client_teenyctl},
+    {"client_teenyctl_cli", it_client_teenyctl_cli},
     {"client_thin_maps", it_client_thin_maps},
     {"client_discovery", it_client_discovery},
     {"client_socket_group", it_client_socket_group},

@@ -2,8 +2,8 @@
  * tests/integration/test_client_ctl.c — teenyctl against the real teenycd:
  * every subcommand, human and --json (each JSON output is checked with
  * `python3 -m json.tool`), the documented exit codes (0 ok, 1 error reply,
- * 2 usage, 3 no daemon, 4 permission denied: run as nobody), an
- * ambiguous key prefix listing its candidates, purge printing what it
+ * 2 usage, 3 no daemon, 4 permission denied: run as nobody, 6 ambiguous),
+ * an ambiguous key prefix listing its candidates, purge printing what it
  * removed, and shutdown.
  */
 #include <fcntl.h>
@@ -197,10 +197,10 @@ int it_client_teenyctl(void) {
   CHECK_INT(run(&c, args), ==, 0);
   CHECK(json_ok(&c) && strstr(c.out, "\"source\": \"/* teenyc generated source"));
   snprintf(args, sizeof args, "show %s", prefix); /* ambiguous: both candidates */
-  CHECK_INT(run(&c, args), ==, 1);
+  CHECK_INT(run(&c, args), ==, 6);
   CHECK(strstr(c.err, k1) && strstr(c.err, k2) && strstr(c.err, "candidates"));
   snprintf(args, sizeof args, "--json show %s", prefix);
-  CHECK_INT(run(&c, args), ==, 1);
+  CHECK_INT(run(&c, args), ==, 6);
   CHECK(json_ok(&c) && strstr(c.out, "\"candidates\"") && strstr(c.out, k1));
   snprintf(args, sizeof args, "show %c%c%c%c", prefix[0] == 'f' ? '0' : 'f', prefix[1],
            prefix[2], prefix[3] == 'f' ? '0' : 'f');
@@ -241,8 +241,9 @@ int it_client_teenyctl(void) {
 
   CHECK_INT(run(&c, "frobnicate"), ==, 2); /* usage */
   CHECK_INT(run(&c, "purge"), ==, 2);
-  CHECK_INT(run(&c, "show xyz"), ==, 2);
-  CHECK_INT(run(&c, "show abc"), ==, 2); /* too short to be useful */
+  CHECK_INT(run(&c, "show"), ==, 2);
+  CHECK_INT(run(&c, "show xyz"), ==, 1); /* no key, id or name (show by name: test_client_cli.c) */
+  CHECK_INT(run(&c, "show abc"), ==, 1); /* too short for a key prefix: a name */
   CHECK_INT(run(&c, "list --sort sideways"), ==, 2);
   CHECK_INT(run(&c, "--help"), ==, 0);
   CHECK(strstr(c.out, "exit status") && strstr(c.out, "examples"));

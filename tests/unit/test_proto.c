@@ -824,6 +824,61 @@ START_TEST(rt_reply_stats) {
 }
 END_TEST
 
+/* The fields `teenyctl config` and `stats --prometheus` added: the stats
+ * reply's store and histograms round trip; a reply without them (an older
+ * server) decodes with none; an inconsistent histogram is refused both
+ * ways; the config reply round trips. */
+START_TEST(rt_reply_stats_histograms_config) {
+  static const double le[] = {0.001, 0.01, 0.1};
+  static const uint64_t counts[] = {1, 2, 0, 4};
+  teeny_msg_hist h[] = {{"compile_seconds", le, counts, 3, 1.5, 7},
+                        {"hit_seconds", le, counts, 3, 0.25, 7}};
+  teeny_msg_reply r, d;
+  memset(&r, 0, sizeof r);
+  r.op = TEENY_OP_STATS;
+  r.id = 9;
+  r.u.stats.store = "/var/cache/teenyc/Größe";
+  r.u.stats.hists = h;
+  r.u.stats.nhists = 2;
+  reply_round_trip(&r, &d);
+  ck_assert_str_eq(d.u.stats.store, "/var/cache/teenyc/Größe");
+  ck_assert_uint_eq(d.u.stats.nhists, 2);
+  ck_assert_str_eq(d.u.stats.hists[1].name, "hit_seconds");
+  ck_assert_uint_eq(d.u.stats.hists[0].nle, 3);
+  ck_assert(d.u.stats.hists[0].le[2] == 0.1 && d.u.stats.hists[0].counts[3] == 4);
+  ck_assert(d.u.stats.hists[0].sum == 1.5 && d.u.stats.hists[0].count == 7);
+  teeny_msg_reply_free(&d);
+  r.u.stats.store = NULL; /* as an older server sends it */
+  r.u.stats.nhists = 0;
+  reply_round_trip(&r, &d);
+  ck_assert_ptr_null(d.u.stats.store);
+  ck_assert_uint_eq(d.u.stats.nhists, 0);
+  teeny_msg_reply_free(&d);
+  teeny_buf b;
+  teeny__buf_init(&b);
+  h[1].count = 6; /* counts sum to 7 */
+  r.u.stats.hists = h;
+  r.u.stats.nhists = 2;
+  ck_assert_int_eq(teeny_msg_reply_encode(&r, &b), TEENY_E_INVAL);
+  static const double down[] = {0.1, 0.01, 0.001};
+  h[1] = (teeny_msg_hist){"hit_seconds", down, counts, 3, 0.25, 7};
+  ck_assert_int_eq(teeny_msg_reply_encode(&r, &b), TEENY_E_INVAL);
+  teeny__buf_free(&b);
+  teeny_msg_setting set[] = {{"max_size", "2G"}, {"admin_group", ""}};
+  memset(&r, 0, sizeof r);
+  r.op = TEENY_OP_CONFIG;
+  r.id = 10;
+  r.u.config = (teeny_msg_config_reply){set, 2};
+  reply_round_trip(&r, &d);
+  ck_assert_uint_eq(d.u.config.nsettings, 2);
+  ck_assert_str_eq(d.u.config.settings[0].key, "max_size");
+  ck_assert_str_eq(d.u.config.settings[0].value, "2G");
+  ck_assert_str_eq(d.u.config.settings[1].value, "");
+  teeny_msg_reply_free(&d);
+  ck_assert_str_eq(teeny_proto_op_name(TEENY_OP_CONFIG), "config");
+}
+END_TEST
+
 static teeny_msg_entry sample_entry(int i) {
   teeny_msg_entry e;
   memset(&e, 0, sizeof e);
@@ -1892,6 +1947,7 @@ int main(void) {
   tcase_add_test(tr, rt_reply_compile_big_artifacts);
   tcase_add_test(tr, keys_fold_case_and_must_be_hex);
   tcase_add_test(tr, rt_reply_stats);
+  tcase_add_test(tr, rt_reply_stats_histograms_config);
   tcase_add_test(tr, rt_reply_list_show);
   tcase_add_test(tr, rt_reply_show_ambiguous);
   tcase_add_test(tr, rt_reply_purge_verify);
