@@ -274,6 +274,59 @@ START_TEST(attention_matches) {
 }
 END_TEST
 
+/* PTX of case c (its stages field: num_stages); rc, and *shared, *ptx set
+ * on success (ptx malloc'd), else the first diagnostic in msg. */
+static int ptx_of(const att_case *c, int *shared, char **ptx, char *msg, size_t msgsz) {
+  teeny_spec *s = spec_of(c);
+  teeny_artifact *a = NULL;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_compile(s, TEENY_EMIT_PTX, &a, &d);
+  msg[0] = '\0';
+  if (d.n)
+    snprintf(msg, msgsz, "%s", d.v[0].message);
+  if (!rc) {
+    *shared = a->shared_bytes;
+    *ptx = malloc(a->ptx_len + 1);
+    memcpy(*ptx, a->ptx, a->ptx_len);
+    (*ptx)[a->ptx_len] = '\0';
+  }
+  teeny_artifact_destroy(a);
+  teeny_diags_close(&d);
+  teeny_spec_destroy(s);
+  return rc;
+}
+
+/* num_stages: 3 is the code generator's own depth for this loop (no wgmma
+ * in flight: P V reads A from registers), so the PTX is the same; each
+ * stage more costs one K and one V tile; a depth that does not fit is an
+ * error naming the bytes. */
+START_TEST(num_stages_depth) {
+  char msg[512], *p0, *p3, *p4;
+  int sh0, sh3, sh4;
+  att_case c = {"f16", 64, 128, 64, 0, "sm_90a", 8, 1, 1, 1, 0};
+  ck_assert_int_eq(ptx_of(&c, &sh0, &p0, msg, sizeof msg), 0);
+  c.stages = 3;
+  ck_assert_int_eq(ptx_of(&c, &sh3, &p3, msg, sizeof msg), 0);
+  c.stages = 4;
+  ck_assert_int_eq(ptx_of(&c, &sh4, &p4, msg, sizeof msg), 0);
+  ck_assert_int_eq(sh0, sh3);
+  ck_assert_str_eq(p0, p3);
+  ck_assert_int_eq(sh4 - sh3, 2 * 64 * 64 * 2); /* K^T [64, 64] and V [64, 64], f16 */
+  ck_assert_ptr_nonnull(strstr(p4, "cp.async.wait_group 2;"));
+  free(p0);
+  free(p3);
+  free(p4);
+  att_case big = {"f16", 128, 128, 128, 0, "sm_90a", 8, 1, 1, 1, 6};
+  char *pb = NULL;
+  int shb;
+  ck_assert_int_ne(ptx_of(&big, &shb, &pb, msg, sizeof msg), 0);
+  ck_assert_msg(strstr(msg, "num_stages=6 needs 393216 bytes of shared memory") != NULL,
+                "diagnostic: %s", msg);
+  free(pb);
+}
+END_TEST
+
 int main(void) {
   const char *seed_env = getenv("TEENY_TEST_SEED");
   uint64_t seed = seed_env ? strtoull(seed_env, NULL, 10)
@@ -286,6 +339,7 @@ int main(void) {
   TCase *tc = tcase_create("engines-vs-reference");
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, attention_matches, 0, (int)(sizeof cases / sizeof cases[0]));
+  tcase_add_test(tc, num_stages_depth);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
