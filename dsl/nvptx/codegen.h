@@ -155,6 +155,12 @@ typedef struct cg_order {
   int n, cap;
   bool acquire;         /* an acquire since the last barrier, on some path */
   bool acquire_t0;      /* ... and thread 0's only (a scalar atomic) */
+  cg_access cur;        /* the access of the op being lowered, until its
+                           memory instruction is out (has_cur): a barrier of
+                           the op's own (a layout exchange of its operands)
+                           comes before that instruction, so it keeps it
+                           pending */
+  bool has_cur;
 } cg_order;
 
 /* A loop being lowered: the accesses its body may make before its first
@@ -528,6 +534,8 @@ void teeny__cg_order_release(cg *g, bool scalar);
 void teeny__cg_order_acquired(cg *g, bool scalar);
 /* teeny__cg_barrier calls it: nothing is pending any more. */
 void teeny__cg_order_barrier(cg *g);
+/* The current op's memory instruction is emitted: later barriers order it. */
+void teeny__cg_order_done(cg *g);
 /* The pending set, for if/else joins (save, restore, union). */
 cg_order teeny__cg_order_save(cg *g);
 void teeny__cg_order_restore(cg *g, const cg_order *s);

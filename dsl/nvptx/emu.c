@@ -9,7 +9,10 @@
  * accesses, tanh, tf32 rounding, mma) use host equivalents.  MCJIT compiles
  * it; each thread of a block is a ucontext coroutine that yields at
  * barriers and warp-collective ops (shuffles, mma), which complete when all
- * participants have arrived.  Blocks run one at a time, x fastest.
+ * participants have arrived.  Rounds run the threads in ascending and
+ * descending order by turns, so an access that a missing barrier leaves
+ * unordered meets the other thread on one side or the other, on either
+ * side of a barrier.  Blocks run one at a time, x fastest.
  *
  * Test-only speed (a few ms per block of 128 threads).  Nothing here is on
  * the PTX path: only the tests link this file (library teeny_codegen_emu);
@@ -486,10 +489,11 @@ static bool run_block(emu *e) {
     e->wgroups[i].gen = 0;
   }
   e->bar_arrived = 0;
-  for (;;) {
+  for (unsigned round = 0;; round++) {
     int alive = 0;
     e->progress = false;
-    for (int t = 0; t < e->nthreads; t++) {
+    for (int i = 0; i < e->nthreads; i++) {
+      int t = round & 1 ? e->nthreads - 1 - i : i;
       if (e->th[t].done)
         continue;
       alive++;

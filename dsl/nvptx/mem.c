@@ -657,6 +657,7 @@ static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   if (op->nargs >= 2)
     pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[1]), "");
   pred_load(g, p, dt, 1, false, pred, &d, &v);
+  teeny__cg_order_done(g);
   teeny__cg_set_scalar(g, op->res[0], teeny__cg_bcast_thread0(g, v, dt));
 }
 
@@ -1453,6 +1454,7 @@ static void atomic_scalar(cg *g, const teeny_op *op, teeny_dtype dt) {
   LLVMValueRef b = op->code == IR_ATOMIC_CAS ? teeny__cg_scalar(g, op->args[2]) : NULL;
   LLVMValueRef old = atomic_elem(g, op, dt, pred, teeny__cg_scalar(g, op->args[0]),
                                  teeny__cg_scalar(g, op->args[1]), b);
+  teeny__cg_order_done(g);
   if (acquires(op))
     teeny__cg_order_acquired(g, true);
   if (g->uses[op->res[0]])
@@ -1490,6 +1492,7 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     LLVMValueRef pred = and_pred(g, mask ? mask[r] : NULL, owner);
     old[r] = atomic_elem(g, op, dt, pred, ptr[r], a[r], b ? b[r] : NULL);
   }
+  teeny__cg_order_done(g);
   if (acquires(op))
     teeny__cg_order_acquired(g, false);
   if (!LLVMIsAConstantInt(owner) && g->uses[op->res[0]])
