@@ -148,6 +148,63 @@ START_TEST(loop_scalar_and_tile) {
 }
 END_TEST
 
+/* ---- defect 2 where an access's operands are made in its layout ------------------- */
+
+/* Tiles whose elements several threads hold (a broadcast column or row, a
+ * reduction's slice) are converted through shared memory before they are
+ * stored; the conversion's barriers come before the store, so they must
+ * not end it (order.c): each tile store here is followed by a scalar
+ * store, load or atomic of one of its elements, which must come after it
+ * (difffuzz's order_replicated_store_scalar_store). */
+static const char replicated[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(BM); TEENY_CONST(BN);\n"
+    "TEENY_KERNEL(BM, BN)\n"
+    "void k(ptr(i32) io, ptr(f32) x, ptr(i32) out, i32 j)\n"
+    "{ tile(i32) rm = arange(0, BM), rn = arange(0, BN);\n"
+    "  tile(i32) o = col(rm) * BN + row(rn);\n"
+    "  i32 n = BM * BN;\n"
+    "  tile(i32) bc = broadcast_to((i32) load(x + col(rm)), BM, BN);\n"
+    "  tile(i32) br = broadcast_to(row((i32) load(x + rn)), BM, BN);\n"
+    "  store(io + o, bc); store(io + j, -1);\n"
+    "  store(io + n + o, br); store(out, load(io + n + j));\n"
+    "  store(io + 2 * n + o, bc); atomic_add(io + 2 * n + j, 100);\n"
+    "  store(io + 3 * n + rm, sum(br + bc, 1)); store(out + 1, load(io + 3 * n + j % BM));\n"
+    "  tile(bool) m = broadcast_to(col(sum(bc, 1) > -1000), BM, BN);\n"
+    "  tile(i32) v = load(io + 4 * n + o, m, 0); store(io + 4 * n + j, -5);\n"
+    "  store(out + 2 + o, v); }\n";
+
+START_TEST(replicated_store_then_scalar) {
+  static const char *const shapes[] = {"BM=2,BN=2", "BM=16,BN=16", "BM=4,BN=64"};
+  for (int i = 0; i < 3; i++) {
+    kcase c = {"replicated.c", replicated, "k", shapes[i], 1,
+               {{5 * 1024, 1}, {64, 1}, {2 + 1024, 3}}, {3}};
+    kr_run_everywhere(&c, NULL);
+  }
+}
+END_TEST
+
+/* A dot result (the mma layout) stored as 8- or 16-bit elements, then a
+ * scalar load of one (difffuzz's order_narrow_dot_store_scalar_load). */
+static const char narrow_dot[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_DTYPE(D); TEENY_CONST(B);\n"
+    "TEENY_KERNEL(D, B)\n"
+    "void k(ptr(D) io, ptr(D) out, ptr(f32) a, i32 j)\n"
+    "{ tile(i32) o = col(arange(0, B)) * B + row(arange(0, B));\n"
+    "  tile(f32) x = load(a + o);\n"
+    "  store(io + o, (tile(D)) dot(x, x, full(f32, 4, B, B)));\n"
+    "  store(out, load(io + j)); }\n";
+
+START_TEST(narrow_dot_store_then_scalar) {
+  static const char *const bind[] = {"D=u8,B=16", "D=i16,B=16", "D=f16,B=32", "D=bf16,B=16"};
+  for (int i = 0; i < 4; i++) {
+    kcase c = {"narrow_dot.c", narrow_dot, "k", bind[i], 1, {{1024, 0}, {1, 3}, {1024, 2}}, {36}};
+    kr_run_everywhere(&c, NULL);
+  }
+}
+END_TEST
+
 /* ---- atomics -------------------------------------------------------------------------------- */
 
 /* Old values of a tile atomic on distinct addresses, then a masked CAS. */
@@ -430,6 +487,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, branch_on_scalar_load_does_not_deadlock);
   tcase_add_test(tc, tile_store_then_scalar_load);
   tcase_add_test(tc, row_store_then_fixup);
+  tcase_add_test(tc, replicated_store_then_scalar);
+  tcase_add_test(tc, narrow_dot_store_then_scalar);
   tcase_add_test(tc, in_place_two_views);
   tcase_add_test(tc, loop_scalar_and_tile);
   tcase_add_test(tc, tile_atomics_old_values);
