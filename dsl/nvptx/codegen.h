@@ -525,7 +525,10 @@ LLVMValueRef teeny__cg_emu_call(cg *g, const char *name, LLVMTypeRef ret,
 
 /* Before access a: a barrier if it conflicts with a pending access (or an
  * acquire is pending); then a is pending.  Read-only parameters are never
- * recorded (a->roots == 0). */
+ * recorded (a->roots == 0).  Called once a's operands are made, right
+ * before its instructions: making a tile operand in a's layout may convert
+ * it through shared memory, whose barriers would otherwise end a before
+ * a's instructions even run (order_replicated_store_scalar_store). */
 void teeny__cg_order_access(cg *g, const cg_access *a);
 /* Before a release atomic (thread 0's alone when scalar): a barrier if any
  * other thread's access is pending. */

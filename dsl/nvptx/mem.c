@@ -671,6 +671,8 @@ LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra)
   plan_step(g, &pl, ptr);
   LLVMValueRef *mask = main_mask(g, &pl, L, extra);
   LLVMValueRef *other = op->nargs == 3 ? teeny__cg_get(g, op->args[2], L) : NULL;
+  cg_access acc = access_of(g, op, L, false); /* once its operands are made */
+  teeny__cg_order_access(g, &acc);
   long n = 1L << L->nreg;
   LLVMValueRef *out = teeny__cg_regs_new(g, L);
   LLVMValueRef zeros[16];
@@ -1042,8 +1044,6 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
   }
   if (g->vi[op->res[0]].prefetched)
     return; /* the loop that owns it loaded it one iteration ahead */
-  cg_access a = access_of(g, op, g->vi[op->res[0]].nat, false);
-  teeny__cg_order_access(g, &a);
   teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
 }
 
@@ -1127,8 +1127,6 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = teeny__cg_mem_layout(g, op);
-  cg_access acc = access_of(g, op, L, true);
-  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *val = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef owner = teeny__cg_owner(g, L);
@@ -1137,6 +1135,8 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   plan pl = make_plan(g, op->args[0], op->nargs == 3 ? op->args[2] : -1, L, dt);
   plan_step(g, &pl, ptr);
   LLVMValueRef *mask = main_mask(g, &pl, L, NULL);
+  cg_access acc = access_of(g, op, L, true); /* once its operands are made */
+  teeny__cg_order_access(g, &acc);
   long n = 1L << L->nreg;
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
@@ -1470,10 +1470,6 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = g->vi[op->res[0]].nat;
-  if (releases(op))
-    teeny__cg_order_release(g, false);
-  cg_access acc = atomic_access(g, op, L);
-  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *a = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef *b = NULL, *mask = NULL;
@@ -1481,6 +1477,10 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     b = teeny__cg_get(g, op->args[2], L);
   if (atomic_mask(op) >= 0)
     mask = teeny__cg_get(g, atomic_mask(op), L);
+  if (releases(op)) /* once its operands are made */
+    teeny__cg_order_release(g, false);
+  cg_access acc = atomic_access(g, op, L);
+  teeny__cg_order_access(g, &acc);
   LLVMValueRef owner = teeny__cg_owner(g, L);
   LLVMValueRef *old = teeny__cg_regs_new(g, L);
   for (long r = 0; r < (1L << L->nreg); r++) {
