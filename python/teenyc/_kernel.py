@@ -346,6 +346,17 @@ class Kernel:
                 vals[i] = a.data_ptr()
                 continue
             try:
+                cai = (getattr(a, "__cuda_array_interface__", None)
+                       if type(a).__module__ != "torch" else None)
+                if cai is not None and cai["strides"] is None:
+                    # row-major by the protocol's own definition: its typestr,
+                    # shape and address are all a call reads (the device is
+                    # never told: the slow path checked what it could)
+                    cai["shape"]
+                    sig.append(cai["typestr"])
+                    sig.append(None)
+                    vals[i] = cai["data"][0] or 0
+                    continue
                 v = _arrays.view(a, s) if _arrays.is_array(a) else None
             except Exception:
                 v = None
@@ -423,7 +434,8 @@ class Kernel:
             self._fast.__dict__[key] = _Prepared(self, module, dtypes, gmeta)
         argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
         err = ctypes.create_string_buffer(_ERR_LEN)
-        rc = self._lib.teeny_launch(module, grid_arr, stream, argv, err, _ERR_LEN)
+        rc = _launch_function(self._lib)(module, ctypes.addressof(grid_arr), stream,
+                                         ctypes.addressof(argv), ctypes.addressof(err), _ERR_LEN)
         if rc:
             raise CudaError(f"teenyc: {self.name}: {err.value.decode('utf-8', 'replace')}", rc,
                             _lib.text(self._lib.teeny_err_name(rc)))
