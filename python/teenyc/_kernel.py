@@ -389,7 +389,7 @@ class Kernel:
                 return self._launch_slow(grid, args, meta, s, dev, key)
         g = grid(dict(e.gmeta)) if callable(grid) else grid
         t = type(g)
-        if t is tuple:
+        if t is tuple or t is list:
             n = len(g)
             if n == 1:
                 gx, gy, gz = g[0], 1, 1
@@ -591,6 +591,14 @@ def _torch_runtime():
             return torch.cuda.current_stream(device).cuda_stream
     _torch_rt = (torch.Tensor, device_of, raw)
     return _torch_rt
+
+
+def _forget_runtime():
+    global _torch_rt
+    _torch_rt = None  # a forked child asks torch again (its CUDA is not the parent's)
+
+
+os.register_at_fork(after_in_child=_forget_runtime)
 
 
 def _launch_function(lib):

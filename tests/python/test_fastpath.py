@@ -192,6 +192,10 @@ def test_argument_checks_on_the_warm_path(add, recorder):
     add[(2.0,)](a, a, a, True, BLOCK_SIZE=64, target=T)
     assert recorder.launches[-1][1:] == ((2, 1, 1), 0, (a.__cuda_array_interface__["data"][0],) * 3
                                          + (1,))
+    add[[2, 3]](a, a, a, 1, BLOCK_SIZE=64, target=T)  # a list is a grid too
+    assert recorder.launches[-1][1] == (2, 3, 1)
+    empty = CudaArray((0, 5), "<f4", strides=(4, 28))  # no elements: dense, as torch says
+    add[(1,)](empty, empty, empty, 0, BLOCK_SIZE=64, target=T)
     recorder.rc = 1
     with pytest.raises(teenyc.CudaError, match="cuLaunchKernel: CUDA_ERROR_INVALID_VALUE"):
         add[(1,)](a, a, a, 8, BLOCK_SIZE=64, target=T)
