@@ -21,10 +21,12 @@ back from the stand-in driver and checked against the tensors' addresses,
 so a fast path that packs the wrong values fails here.
 """
 import argparse
+import atexit
 import ctypes
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +39,9 @@ SRC = os.path.dirname(HERE)
 
 
 def build_fake_driver():
-    out = os.path.join(tempfile.mkdtemp(prefix="teenyc-fakecuda-"), "libcuda.so.1")
+    d = tempfile.mkdtemp(prefix="teenyc-fakecuda-")
+    atexit.register(shutil.rmtree, d, True)  # once loaded, the file is not needed
+    out = os.path.join(d, "libcuda.so.1")
     subprocess.run([os.environ.get("CC", "cc"), "-O2", "-shared", "-fPIC", "-o", out,
                     os.path.join(HERE, "fake_libcuda.c")], check=True)
     return out
