@@ -348,7 +348,7 @@ class Kernel:
             try:
                 cai = (getattr(a, "__cuda_array_interface__", None)
                        if type(a).__module__ != "torch" else None)
-                if cai is not None and cai["strides"] is None:
+                if cai is not None and cai.get("strides") is None:
                     # row-major by the protocol's own definition: its typestr,
                     # shape and address are all a call reads (the device is
                     # never told: the slow path checked what it could)
@@ -431,7 +431,9 @@ class Kernel:
         module = self._module(dtypes, consts, num_warps, target or _device_target(self._lib),
                               debug, dev)
         if key is not None:
-            self._fast.__dict__[key] = _Prepared(self, module, dtypes, gmeta)
+            table = self._fast.__dict__
+            if key not in table:  # (a call that only this once went the slow way keeps it)
+                table[key] = _Prepared(self, module, dtypes, gmeta)
         argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
         err = ctypes.create_string_buffer(_ERR_LEN)
         rc = _launch_function(self._lib)(module, ctypes.addressof(grid_arr), stream,
