@@ -120,26 +120,45 @@ static cg_axis ax_add(const cg_axis *a, const cg_axis *b, int rank, bool sub,
   return r;
 }
 
+/* The longest runs of a along d that an ordered comparison may take as
+ * increasing: aligned sub-runs of its runs (of min(contig, alignment)
+ * elements, the first value a multiple of their length; unit: bytes per
+ * step for pointers).  A run is consecutive only modulo 2^bits: unaligned,
+ * `(u64) (arange(0, B) - 10)` steps from 2^64 - 1 to 0 inside it, and
+ * `arange + (2^31 - 2)` from INT_MAX to INT_MIN.  An aligned run of 2^k
+ * elements never crosses a multiple of 2^k, so neither the unsigned
+ * wrap (0) nor, for k < bits, the signed one (2^(bits-1)); casts keep
+ * the low bits, so this holds after them too.  1: no such run. */
+static int ordered_run(const cg_axis *a, int d, int unit, int bits) {
+  if (a->contig[d] <= 1)
+    return 1;
+  int run = imin(a->contig[d], a->div[d] / unit);
+  if (bits - 1 < 30)
+    run = imin(run, 1 << (bits - 1));
+  return imax(run, 1);
+}
+
 /* a < b, a >= b (and the mirrored forms) are constant over aligned blocks
- * where one side is a run and the other a constant, both aligned. */
+ * where one side is an ordered run and the other a constant, both
+ * aligned; along an ordered run against a constant they are monotone.
+ * (bits, unit: the operands' width and pointer step.) */
 static cg_axis ax_cmp(const cg_axis *a, const cg_axis *b, int rank,
-                      teeny_cmp_pred p) {
+                      teeny_cmp_pred p, int bits, int unit) {
   cg_axis r = ax_top();
   for (int d = 0; d < rank; d++) {
+    int ra = ordered_run(a, d, unit, bits), rb = ordered_run(b, d, unit, bits);
     int k = imin(a->cnst[d], b->cnst[d]);
-    if ((p == CMP_LT || p == CMP_GE) && a->contig[d] > 1)
-      k = imax(k, imin(imin(a->contig[d], b->cnst[d]),
-                       imin(a->div[d], div_all(b, d, 1))));
-    if ((p == CMP_GT || p == CMP_LE) && b->contig[d] > 1)
-      k = imax(k, imin(imin(b->contig[d], a->cnst[d]),
-                       imin(b->div[d], div_all(a, d, 1))));
+    if ((p == CMP_LT || p == CMP_GE) && ra > 1)
+      k = imax(k, imin(imin(ra, b->cnst[d]), div_all(b, d, 1) / unit));
+    if ((p == CMP_GT || p == CMP_LE) && rb > 1)
+      k = imax(k, imin(imin(rb, a->cnst[d]), div_all(a, d, 1) / unit));
     r.cnst[d] = k;
-    /* a run against a constant: true-then-false or false-then-true */
+    /* an ordered run against a constant: true-then-false or false-then-true */
     int up = p == CMP_LT || p == CMP_LE ? 1 : p == CMP_GT || p == CMP_GE ? -1 : 0;
-    if (up && a->contig[d] > 1 && b->cnst[d] > 1)
-      r.mono[d] = up * imin(a->contig[d], b->cnst[d]);
-    else if (up && b->contig[d] > 1 && a->cnst[d] > 1)
-      r.mono[d] = -up * imin(b->contig[d], a->cnst[d]);
+    if (up && ra > 1 && b->cnst[d] > 1)
+      r.mono[d] = up * imin(ra, b->cnst[d]);
+    else if (up && rb > 1 && a->cnst[d] > 1)
+      r.mono[d] = -up * imin(rb, a->cnst[d]);
   }
   return r;
 }
@@ -199,8 +218,10 @@ static cg_axis ax_binary(cg *g, const teeny_op *op) {
         r.div[d] = cap_mul(div_all(a, d, 1), 1LL << s.i);
     return r;
   }
-  case IR_CMP:
-    return ax_cmp(a, b, rank, op->pred);
+  case IR_CMP: {
+    teeny_type t = vtype(g, op->args[0]);
+    return ax_cmp(a, b, rank, op->pred, teeny__dt_bits(t.dt), ptr_unit(t));
+  }
   case IR_AND: {
     cg_axis r = ax_keep_cnst(g, op);
     if (vtype(g, op->res[0]).dt == TEENY_DT_BOOL)

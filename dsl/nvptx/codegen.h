@@ -155,6 +155,12 @@ typedef struct cg_order {
   int n, cap;
   bool acquire;         /* an acquire since the last barrier, on some path */
   bool acquire_t0;      /* ... and thread 0's only (a scalar atomic) */
+  cg_access cur;        /* the access of the op being lowered, until its
+                           memory instruction is out (has_cur): a barrier of
+                           the op's own (a layout exchange of its operands)
+                           comes before that instruction, so it keeps it
+                           pending */
+  bool has_cur;
 } cg_order;
 
 /* A loop being lowered: the accesses its body may make before its first
@@ -545,7 +551,10 @@ LLVMValueRef teeny__cg_emu_call(cg *g, const char *name, LLVMTypeRef ret,
 
 /* Before access a: a barrier if it conflicts with a pending access (or an
  * acquire is pending); then a is pending.  Read-only parameters are never
- * recorded (a->roots == 0). */
+ * recorded (a->roots == 0).  Called once a's operands are made, right
+ * before its instructions: making a tile operand in a's layout may convert
+ * it through shared memory, whose barriers would otherwise end a before
+ * a's instructions even run (order_replicated_store_scalar_store). */
 void teeny__cg_order_access(cg *g, const cg_access *a);
 /* Before a release atomic (thread 0's alone when scalar): a barrier if any
  * other thread's access is pending. */
@@ -554,6 +563,8 @@ void teeny__cg_order_release(cg *g, bool scalar);
 void teeny__cg_order_acquired(cg *g, bool scalar);
 /* teeny__cg_barrier calls it: nothing is pending any more. */
 void teeny__cg_order_barrier(cg *g);
+/* The current op's memory instruction is emitted: later barriers order it. */
+void teeny__cg_order_done(cg *g);
 /* The pending set, for if/else joins (save, restore, union). */
 cg_order teeny__cg_order_save(cg *g);
 void teeny__cg_order_restore(cg *g, const cg_order *s);

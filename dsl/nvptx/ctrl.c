@@ -1245,6 +1245,7 @@ static LLVMValueRef grid_sreg(cg *g, const char *what, int axis) {
 
 static void emit_op(cg *g, const teeny_op *op) {
   g->loc = op->loc;
+  teeny__cg_order_done(g); /* the previous op's instructions are out */
   switch (op->code) {
   case IR_CONST:
     if (vtype(g, op->res[0]).rank == 0)

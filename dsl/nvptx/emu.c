@@ -9,7 +9,10 @@
  * accesses, tanh, tf32 rounding, mma) use host equivalents.  MCJIT compiles
  * it; each thread of a block is a ucontext coroutine that yields at
  * barriers and warp-collective ops (shuffles, mma), which complete when all
- * participants have arrived.  Blocks run one at a time, x fastest.
+ * participants have arrived.  Rounds run the threads in ascending and
+ * descending order by turns, so an access that a missing barrier leaves
+ * unordered meets the other thread on one side or the other, on either
+ * side of a barrier.  Blocks run one at a time, x fastest.
  *
  * Test-only speed (a few ms per block of 128 threads).  Nothing here is on
  * the PTX path: only the tests link this file (library teeny_codegen_emu);
@@ -192,30 +195,54 @@ static float half_of(uint32_t w, int i, int kind) {
 
 static int32_t byte_of(uint32_t w, int i) { return (int8_t)(w >> (8 * i)); }
 
-/* D = A B + C for the whole warp, from the PTX ISA's fragment layouts.
- * kind: 1 f16, 2 bf16 (m16n8k16); 3 tf32 (m16n8k8); 4 s8 (m16n8k32). */
-static void mma_compute(emu_warp *w, int b, int kind) {
-  double A[16][32] = {{0}}, B[32][8] = {{0}}, C[16][8];
-  int K = kind == 3 ? 8 : kind == 4 ? 32 : 16;
+/* The s8 form (m16n8k32, s32 accumulators): integers throughout, the sum
+ * taken in int64 and wrapped to 32 bits as PTX does without .satfinite
+ * (a double converted with (int32_t) is undefined past the i32 range). */
+static void mma_s8(emu_warp *w, int b) {
+  int32_t A[16][32], B[32][8], C[16][8];
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
     uint32_t *in = w->mma_in[b][l];
-    for (int i = 0; i < 4; i++) { /* C: (g, 2t+e), (g+8, 2t+e) */
+    for (int i = 0; i < 4; i++) /* C: (g, 2t+e), (g+8, 2t+e) */
+      C[g + (i >> 1) * 8][2 * t + (i & 1)] = (int32_t)in[6 + i];
+    for (int i = 0; i < 4; i++)
+      for (int k = 0; k < 4; k++)
+        A[g + (i & 1) * 8][4 * t + k + (i >> 1) * 16] = byte_of(in[i], k);
+    for (int i = 0; i < 2; i++)
+      for (int k = 0; k < 4; k++)
+        B[4 * t + k + 16 * i][g] = byte_of(in[4 + i], k);
+  }
+  for (int l = 0; l < 32; l++) {
+    int g = l >> 2, t = l & 3;
+    for (int i = 0; i < 4; i++) {
       int r = g + (i >> 1) * 8, c = 2 * t + (i & 1);
-      C[r][c] = kind == 4 ? (double)(int32_t)in[6 + i] : bits_f32(in[6 + i]);
+      int64_t s = C[r][c];
+      for (int k = 0; k < 32; k++)
+        s += (int64_t)A[r][k] * B[k][c];
+      w->mma_out[b][l][i] = (uint32_t)s; /* modulo 2^32 */
     }
+  }
+}
+
+/* D = A B + C for the whole warp, from the PTX ISA's fragment layouts.
+ * kind: 1 f16, 2 bf16 (m16n8k16); 3 tf32 (m16n8k8); 4 s8 (m16n8k32). */
+static void mma_compute(emu_warp *w, int b, int kind) {
+  if (kind == 4) {
+    mma_s8(w, b);
+    return;
+  }
+  double A[16][16] = {{0}}, B[16][8] = {{0}}, C[16][8];
+  int K = kind == 3 ? 8 : 16;
+  for (int l = 0; l < 32; l++) {
+    int g = l >> 2, t = l & 3;
+    uint32_t *in = w->mma_in[b][l];
+    for (int i = 0; i < 4; i++) /* C: (g, 2t+e), (g+8, 2t+e) */
+      C[g + (i >> 1) * 8][2 * t + (i & 1)] = bits_f32(in[6 + i]);
     if (kind == 3) {
       for (int i = 0; i < 4; i++)
         A[g + (i & 1) * 8][t + (i >> 1) * 4] = bits_f32(in[i]);
       for (int i = 0; i < 2; i++)
         B[t + 4 * i][g] = bits_f32(in[4 + i]);
-    } else if (kind == 4) {
-      for (int i = 0; i < 4; i++)
-        for (int k = 0; k < 4; k++)
-          A[g + (i & 1) * 8][4 * t + k + (i >> 1) * 16] = byte_of(in[i], k);
-      for (int i = 0; i < 2; i++)
-        for (int k = 0; k < 4; k++)
-          B[4 * t + k + 16 * i][g] = byte_of(in[4 + i], k);
     } else {
       for (int i = 0; i < 4; i++)
         for (int k = 0; k < 2; k++)
@@ -232,7 +259,7 @@ static void mma_compute(emu_warp *w, int b, int kind) {
       double s = C[r][c];
       for (int k = 0; k < K; k++)
         s += A[r][k] * B[k][c];
-      w->mma_out[b][l][i] = kind == 4 ? (uint32_t)(int32_t)s : f32_bits((float)s);
+      w->mma_out[b][l][i] = f32_bits((float)s);
     }
   }
 }
@@ -525,10 +552,11 @@ static bool run_block(emu *e) {
     e->wgroups[i].gen = 0;
   }
   e->bar_arrived = 0;
-  for (;;) {
+  for (unsigned round = 0;; round++) {
     int alive = 0;
     e->progress = false;
-    for (int t = 0; t < e->nthreads; t++) {
+    for (int i = 0; i < e->nthreads; i++) {
+      int t = round & 1 ? e->nthreads - 1 - i : i;
       if (e->th[t].done)
         continue;
       alive++;
@@ -680,8 +708,16 @@ static int jit_and_run(cg *g, LLVMTargetMachineRef tm, const unsigned grid[3],
     return TEENY_E_LLVM;
   }
   LLVMDisposeMessage(msg);
+  /* O1: no vectorisers on the host.  With x86's 128-bit vectors LLVM 19's
+   * SLP vectoriser pairs up a thread's elements and miscompiles narrowed
+   * conversions: `uitofp (sext i32 x to i64)` with x in [-63, 0] becomes
+   * `uitofp <2 x i8>` (255 for 2^64 - 1; u16 -> f16 likewise: difffuzz's
+   * emu_u64_to_bf16 and emu_u16_to_f16), a host-only wrong answer (the
+   * NVPTX pipeline, 32-bit vector registers, leaves the same IR scalar).
+   * LLVMPassBuilderOptionsSetSLPVectorization(0) does not keep it out of
+   * default<O2>; O1 emulates no slower (less to compile). */
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef err = LLVMRunPasses(g->mod, "default<O2>", tm, po);
+  LLVMErrorRef err = LLVMRunPasses(g->mod, "default<O1>", tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (err) {
     char *em = LLVMGetErrorMessage(err);

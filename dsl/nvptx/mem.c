@@ -658,6 +658,7 @@ static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   if (op->nargs >= 2)
     pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[1]), "");
   pred_load(g, p, dt, 1, false, pred, &d, &v);
+  teeny__cg_order_done(g);
   teeny__cg_set_scalar(g, op->res[0], teeny__cg_bcast_thread0(g, v, dt));
 }
 
@@ -671,6 +672,8 @@ LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra)
   plan_step(g, &pl, ptr);
   LLVMValueRef *mask = main_mask(g, &pl, L, extra);
   LLVMValueRef *other = op->nargs == 3 ? teeny__cg_get(g, op->args[2], L) : NULL;
+  cg_access acc = access_of(g, op, L, false); /* once its operands are made */
+  teeny__cg_order_access(g, &acc);
   long n = 1L << L->nreg;
   LLVMValueRef *out = teeny__cg_regs_new(g, L);
   LLVMValueRef zeros[16];
@@ -1046,8 +1049,6 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
   }
   if (g->vi[op->res[0]].prefetched)
     return; /* the loop that owns it loaded it one iteration ahead */
-  cg_access a = access_of(g, op, g->vi[op->res[0]].nat, false);
-  teeny__cg_order_access(g, &a);
   teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
 }
 
@@ -1131,8 +1132,6 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = teeny__cg_mem_layout(g, op);
-  cg_access acc = access_of(g, op, L, true);
-  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *val = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef owner = teeny__cg_owner(g, L);
@@ -1141,6 +1140,8 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   plan pl = make_plan(g, op->args[0], op->nargs == 3 ? op->args[2] : -1, L, dt);
   plan_step(g, &pl, ptr);
   LLVMValueRef *mask = main_mask(g, &pl, L, NULL);
+  cg_access acc = access_of(g, op, L, true); /* once its operands are made */
+  teeny__cg_order_access(g, &acc);
   long n = 1L << L->nreg;
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
@@ -1458,6 +1459,7 @@ static void atomic_scalar(cg *g, const teeny_op *op, teeny_dtype dt) {
   LLVMValueRef b = op->code == IR_ATOMIC_CAS ? teeny__cg_scalar(g, op->args[2]) : NULL;
   LLVMValueRef old = atomic_elem(g, op, dt, pred, teeny__cg_scalar(g, op->args[0]),
                                  teeny__cg_scalar(g, op->args[1]), b);
+  teeny__cg_order_done(g);
   if (acquires(op))
     teeny__cg_order_acquired(g, true);
   if (g->uses[op->res[0]])
@@ -1473,10 +1475,6 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     return;
   }
   const cg_layout *L = g->vi[op->res[0]].nat;
-  if (releases(op))
-    teeny__cg_order_release(g, false);
-  cg_access acc = atomic_access(g, op, L);
-  teeny__cg_order_access(g, &acc);
   LLVMValueRef *ptr = teeny__cg_get(g, op->args[0], L);
   LLVMValueRef *a = teeny__cg_get(g, op->args[1], L);
   LLVMValueRef *b = NULL, *mask = NULL;
@@ -1484,6 +1482,10 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     b = teeny__cg_get(g, op->args[2], L);
   if (atomic_mask(op) >= 0)
     mask = teeny__cg_get(g, atomic_mask(op), L);
+  if (releases(op)) /* once its operands are made */
+    teeny__cg_order_release(g, false);
+  cg_access acc = atomic_access(g, op, L);
+  teeny__cg_order_access(g, &acc);
   LLVMValueRef owner = teeny__cg_owner(g, L);
   LLVMValueRef *old = teeny__cg_regs_new(g, L);
   for (long r = 0; r < (1L << L->nreg); r++) {
@@ -1495,6 +1497,7 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op) {
     LLVMValueRef pred = and_pred(g, mask ? mask[r] : NULL, owner);
     old[r] = atomic_elem(g, op, dt, pred, ptr[r], a[r], b ? b[r] : NULL);
   }
+  teeny__cg_order_done(g);
   if (acquires(op))
     teeny__cg_order_acquired(g, false);
   if (!LLVMIsAConstantInt(owner) && g->uses[op->res[0]])

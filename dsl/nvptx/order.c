@@ -15,7 +15,10 @@
  *   access     before each load, store or atomic: if it conflicts with a
  *              pending access, emit a barrier first; then record it.
  *   barrier    every bar.sync the code generator emits (its own exchanges
- *              through shared memory too) empties the pending set.
+ *              through shared memory too) empties the pending set, but
+ *              for the access of the op being lowered when the barrier
+ *              comes before its instruction (an exchange of its operands
+ *              into the layout it stores from: order_done ends that).
  *   regions    an if joins the sets of its branches; a loop checks, at its
  *              latch, the pending set against the accesses its next trip
  *              may make before a barrier (a frame collects them), and puts
@@ -276,7 +279,11 @@ void teeny__cg_order_barrier(cg *g) {
   for (cg_order_frame *f = g->frames; f; f = f->up)
     if (f->depth == g->rdepth)
       f->open = false;
+  if (g->ord.has_cur) /* its instruction is still to come, after this barrier */
+    push(g, &g->ord, &g->ord.cur);
 }
+
+void teeny__cg_order_done(cg *g) { g->ord.has_cur = false; }
 
 static void need_barrier(cg *g) { teeny__cg_barrier(g); }
 
@@ -296,6 +303,8 @@ void teeny__cg_order_access(cg *g, const cg_access *a) {
   for (cg_order_frame *f = g->frames; f; f = f->up)
     if (f->open)
       push(g, &f->head, a);
+  g->ord.cur = *a;
+  g->ord.has_cur = true;
 }
 
 void teeny__cg_order_release(cg *g, bool scalar) {

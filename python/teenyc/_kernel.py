@@ -12,10 +12,18 @@ must agree, and the dtype must be in the generic's list) or by keyword
 row-major dense tensors unless the kernel takes strides (a scalar
 parameter whose name contains "stride") or says otherwise (contiguous=).
 
-Each specialisation (dtypes, consts, num_warps, target) is compiled once
-through the client (teenycd, else in process) and its module loaded once;
-a warm call is a dictionary lookup, the argument packing and
-cuLaunchKernel on the caller's current stream.
+Each specialisation (dtypes, consts, num_warps, target, debug) is compiled
+once through the client (teenycd, else in process) and its module loaded
+once per device.  A warm call builds no compile request: the launch's key
+— the tensors' dtypes and devices, the current device and the keywords
+with their types — finds, in a per-thread table, a prepared launch (the
+module, a struct that packs the grid and every argument into one buffer,
+the argument pointer array into it, built once); what is left per call is
+reading the tensors (address, contiguity), the scalars' type and range
+(struct's own), the grid, one pack_into and teeny_launch.  Anything the
+prepared launch cannot take as it is (a miss, a bool where an int goes, a
+non-contiguous tensor, a grid out of range…) goes the slow way, which
+checks everything as the first call did and raises the same errors.
 """
 import ctypes
 import os
@@ -66,11 +74,46 @@ class _Param:
         return f"{'ptr(' + t + ')' if self.pointer else t} {self.name}"
 
 
-class _Spec:
-    """One loaded specialisation: its compile result and CUDA module."""
+# struct codes of one 8-byte argument slot, by dtype (little-endian, no
+# alignment: every slot starts 8 bytes after the last)
+_SLOT = {"i8": "b7x", "i16": "h6x", "i32": "i4x", "i64": "q", "u8": "B7x", "u16": "H6x",
+         "u32": "I4x", "u64": "Q", "f32": "f4x", "f64": "d", "bool": "?7x", "f16": "H6x",
+         "bf16": "H6x", "f8e4m3": "B7x", "f8e5m2": "B7x"}
+_GRID_BYTES = 16  # unsigned grid[3] and 4 bytes of padding, before the slots
 
-    def __init__(self, compiled, module):
-        self.compiled, self.module = compiled, module
+
+class _Prepared:
+    """A warm launch of one specialisation in one thread: the module, the
+    buffer that holds the grid and every argument's slot, the pointer array
+    into it, and how each scalar is checked (kind int or float: the type
+    here, the range by struct; None: teenyc's own packing)."""
+
+    __slots__ = ("module", "pack", "buf", "grid_addr", "argv", "argv_addr", "err", "err_addr",
+                 "launch", "scalars", "gmeta", "dtypes")
+
+    def __init__(self, kernel, module, dtypes, gmeta):
+        self.module, self.dtypes, self.gmeta = module, dtypes, gmeta
+        codes, scalars = [], []
+        for i, p in enumerate(kernel.params):
+            if p.pointer:
+                codes.append("Q")
+                continue
+            dt = dtypes.get(p.generic) if p.generic else p.dtype
+            codes.append(_SLOT[dt])
+            kind = int if dt in _INT_RANGE else float if dt in ("f32", "f64") else None
+            scalars.append((i, kind, p))
+        self.scalars = tuple(scalars)
+        st = struct.Struct("<3I4x" + "".join(codes))
+        self.pack = st.pack_into
+        self.buf = (ctypes.c_char * st.size)()
+        self.grid_addr = ctypes.addressof(self.buf)
+        base = self.grid_addr + _GRID_BYTES
+        n = len(kernel.params)
+        self.argv = (ctypes.c_void_p * max(n, 1))(*[base + 8 * i for i in range(n)])
+        self.argv_addr = ctypes.addressof(self.argv)
+        self.err = ctypes.create_string_buffer(_ERR_LEN)
+        self.err_addr = ctypes.addressof(self.err)
+        self.launch = _launch_function(kernel._lib)
 
 
 def _inspect(lib, source, filename):
@@ -95,16 +138,37 @@ class Kernel:
     def __init__(self, source, name=None, filename="<source>", client=None, num_warps=4,
                  target=None, contiguous=None):
         self._lib = _lib.lib()
+        self._fast = threading.local()  # per thread: launch key -> _Prepared
+        self._compiled = {}  # (dtypes, consts, num_warps, target, debug) -> Compiled
+        self._modules = {}   # (that key, device) -> the module loaded in its context
+        self._lock = threading.Lock()
         self.source = source.encode() if isinstance(source, str) else bytes(source)
         self.filename = filename
         self._client = client
         self.num_warps = num_warps
         self.target = target
         self._read_signature(name)
+        self._nparams = len(self.params)
+        self._ptr_pos = tuple(i for i, p in enumerate(self.params) if p.pointer)
         takes_strides = any("stride" in p.name for p in self.params if not p.pointer)
         self.contiguous = (not takes_strides) if contiguous is None else contiguous
-        self._specs = {}
-        self._lock = threading.Lock()
+
+    # the options a prepared launch has taken in: changing one drops them all
+    def _option(name):
+        attr = "_" + name
+
+        def get(self):
+            return getattr(self, attr)
+
+        def put(self, value):
+            setattr(self, attr, value)
+            self._fast = threading.local()
+        return property(get, put)
+
+    num_warps = _option("num_warps")
+    target = _option("target")
+    contiguous = _option("contiguous")
+    del _option
 
     @classmethod
     def from_file(cls, path, name=None, **options):
@@ -228,26 +292,135 @@ class Kernel:
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name}: launch with a grid: {self.name}[grid](...)")
 
-    def _spec(self, dtypes, consts, num_warps, target, debug=False):
+    def _compile(self, dtypes, consts, num_warps, target, debug):
+        """The compile result of a specialisation (compiled once)."""
         key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target,
                debug)
-        spec = self._specs.get(key)
-        if spec is not None:
-            return spec
-        with self._lock:
-            spec = self._specs.get(key)
-            if spec is None:
-                compiled = self.client().compile(self.source, self.name, dtypes, consts,
-                                                 num_warps, target, self.filename,
-                                                 debug=debug)
-                spec = _Spec(compiled, _load_module(self._lib, compiled))
-                self._specs[key] = spec
-        return spec
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled.get(key)
+                if compiled is None:
+                    compiled = self.client().compile(self.source, self.name, dtypes, consts,
+                                                     num_warps, target, self.filename,
+                                                     debug=debug)
+                    self._compiled[key] = compiled
+        return key, compiled
+
+    def _module(self, dtypes, consts, num_warps, target, debug, device):
+        """The module of a specialisation loaded for device (a module
+        belongs to the context it was loaded in: another device loads its
+        own)."""
+        key, compiled = self._compile(dtypes, consts, num_warps, target, debug)
+        mkey = (key, device)
+        module = self._modules.get(mkey)
+        if module is None:
+            with self._lock:
+                module = self._modules.get(mkey)
+                if module is None:
+                    module = _load_module(self._lib, compiled)
+                    self._modules[mkey] = module
+        return module
 
     def _launch(self, grid, args, meta):
+        """kernel[grid](*args, **meta): the prepared launch when this call's
+        key has one in this thread, else _launch_slow."""
+        stream = meta.pop("stream", None)
+        rt = _torch_rt or _torch_runtime()
+        if rt is not None:
+            tensor, device_of, raw_stream = rt
+            dev = device_of()
+            s = raw_stream(dev) if stream is None else _stream.of(stream)
+        else:
+            tensor, dev, s = None, _current_device(), _stream.of(stream)
+        if len(args) != self._nparams:
+            return self._launch_slow(grid, args, meta, s, dev, None)
+        vals = list(args)
+        sig = []
+        contiguous = self._contiguous
+        for i in self._ptr_pos:
+            a = vals[i]
+            if type(a) is tensor:
+                if not a.is_cuda or (contiguous and not a.is_contiguous()):
+                    return self._launch_slow(grid, args, meta, s, dev, None)
+                sig.append(a.dtype)
+                sig.append(a.get_device())
+                vals[i] = a.data_ptr()
+                continue
+            try:
+                cai = (getattr(a, "__cuda_array_interface__", None)
+                       if type(a).__module__ != "torch" else None)
+                if cai is not None and cai.get("strides") is None:
+                    # row-major by the protocol's own definition: its typestr,
+                    # shape and address are all a call reads (the device is
+                    # never told: the slow path checked what it could)
+                    cai["shape"]
+                    sig.append(cai["typestr"])
+                    sig.append(None)
+                    vals[i] = cai["data"][0] or 0
+                    continue
+                v = _arrays.view(a, s) if _arrays.is_array(a) else None
+            except Exception:
+                v = None
+            if v is None or (contiguous and not _arrays.is_contiguous(v)):
+                return self._launch_slow(grid, args, meta, s, dev, None)
+            sig.append(v.dtype)
+            sig.append(v.device)
+            vals[i] = v.ptr
+        try:
+            key = ((tuple(sig), dev, tuple(meta.items()), tuple(map(type, meta.values())))
+                   if meta else (tuple(sig), dev))
+            cache = self._fast.__dict__
+            e = cache.get(key)
+        except TypeError:  # an unhashable keyword: never prepared
+            return self._launch_slow(grid, args, meta, s, dev, None)
+        if e is None:
+            return self._launch_slow(grid, args, meta, s, dev, key)
+        for i, kind, p in e.scalars:
+            v = vals[i]
+            t = type(v)
+            if kind is int:
+                if t is not int:
+                    return self._launch_slow(grid, args, meta, s, dev, key)
+            elif kind is float:
+                if t is not float and t is not int:
+                    return self._launch_slow(grid, args, meta, s, dev, key)
+            elif t is int or t is float or t is bool:
+                vals[i] = self._pack(p, v, e.dtypes).value
+            else:
+                return self._launch_slow(grid, args, meta, s, dev, key)
+        g = grid(dict(e.gmeta)) if callable(grid) else grid
+        t = type(g)
+        if t is tuple or t is list:
+            n = len(g)
+            if n == 1:
+                gx, gy, gz = g[0], 1, 1
+            elif n == 3:
+                gx, gy, gz = g
+            elif n == 2:
+                (gx, gy), gz = g, 1
+            else:
+                return self._launch_slow(grid, args, meta, s, dev, key, g)
+        elif t is int:
+            gx, gy, gz = g, 1, 1
+        else:
+            return self._launch_slow(grid, args, meta, s, dev, key, g)
+        try:
+            e.pack(e.buf, 0, gx, gy, gz, *vals)
+        except (struct.error, OverflowError, TypeError):  # out of range: say so the slow way
+            return self._launch_slow(grid, args, meta, s, dev, key, g)
+        rc = e.launch(e.module, e.grid_addr, s, e.argv_addr, e.err_addr, _ERR_LEN)
+        if rc:
+            raise CudaError(f"teenyc: {self.name}: {e.err.value.decode('utf-8', 'replace')}",
+                            rc, _lib.text(self._lib.teeny_err_name(rc)))
+
+    def _launch_slow(self, grid, args, meta, stream, dev, key, g=None):
+        """Every check, in the order the package has always made them; the
+        compile and module load when they are new; then, when key is given,
+        the prepared launch for the next call with that key.  g: the grid
+        already computed from a grid function (it is called once a call)."""
         num_warps = meta.pop("num_warps", None) or self.num_warps
         target = meta.pop("target", None) or self.target
-        stream = _stream.of(meta.pop("stream", None))
         debug = bool(meta.pop("debug", False))
         if len(args) != len(self.params):
             raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
@@ -255,11 +428,18 @@ class Kernel:
         bound, values = self._read_args(args, stream)
         dtypes, consts = self._bindings(meta, bound)
         slots = [self._pack(p, v, dtypes) for p, v in zip(self.params, values)]
-        g = _grid(grid, dict(consts, num_warps=num_warps))
-        spec = self._spec(dtypes, consts, num_warps, target or _device_target(self._lib), debug)
+        gmeta = dict(consts, num_warps=num_warps)
+        grid_arr = _grid(grid if g is None else g, dict(gmeta))
+        module = self._module(dtypes, consts, num_warps, target or _device_target(self._lib),
+                              debug, dev)
+        if key is not None:
+            table = self._fast.__dict__
+            if key not in table:  # (a call that only this once went the slow way keeps it)
+                table[key] = _Prepared(self, module, dtypes, gmeta)
         argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
         err = ctypes.create_string_buffer(_ERR_LEN)
-        rc = self._lib.teeny_launch(spec.module, g, stream, argv, err, _ERR_LEN)
+        rc = _launch_function(self._lib)(module, ctypes.addressof(grid_arr), stream,
+                                         ctypes.addressof(argv), ctypes.addressof(err), _ERR_LEN)
         if rc:
             raise CudaError(f"teenyc: {self.name}: {err.value.decode('utf-8', 'replace')}", rc,
                             _lib.text(self._lib.teeny_err_name(rc)))
@@ -346,6 +526,8 @@ class Kernel:
 class _Launcher:
     """kernel[grid]: call it with the kernel's arguments and keywords."""
 
+    __slots__ = ("kernel", "grid")
+
     def __init__(self, kernel, grid):
         self.kernel, self.grid = kernel, grid
 
@@ -390,6 +572,49 @@ def _device_target(lib):
                             _lib.text(lib.teeny_err_name(rc)))
         _target = buf.value.decode()
     return _target
+
+
+_torch_rt = None  # (torch.Tensor, current device, raw current stream) once torch's CUDA is up
+_fast_launch = None
+
+
+def _torch_runtime():
+    """torch's tensor type and its cheapest current-device and current-stream
+    calls, once torch is imported and its CUDA initialised (from then on
+    torch's device and stream are the ones used, as _stream.current says);
+    None before."""
+    global _torch_rt
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    c = getattr(torch, "_C", None)
+    device_of = getattr(c, "_cuda_getDevice", None) or torch.cuda.current_device
+    raw = getattr(c, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        def raw(device):
+            return torch.cuda.current_stream(device).cuda_stream
+    _torch_rt = (torch.Tensor, device_of, raw)
+    return _torch_rt
+
+
+def _forget_runtime():
+    global _torch_rt
+    _torch_rt = None  # a forked child asks torch again (its CUDA is not the parent's)
+
+
+os.register_at_fork(after_in_child=_forget_runtime)
+
+
+def _launch_function(lib):
+    """teeny_launch with every pointer passed as an int (no ctypes objects
+    to build per call)."""
+    global _fast_launch
+    if _fast_launch is None:
+        fn = lib["teeny_launch"]
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p] * 5 + [ctypes.c_size_t]
+        _fast_launch = fn
+    return _fast_launch
 
 
 def _current_device():

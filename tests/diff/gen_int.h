@@ -94,6 +94,8 @@ typedef struct gen {
   int nbufs;
   int nhelpers;
   int nest;           /* depth of segments inside branches and loops */
+  bool exited;        /* an early return was emitted: some programs may not
+                         reach what follows */
   int assign_floor;   /* variables below this index are not assigned (loop bodies) */
   unsigned ctl_taint; /* taints of the branch conditions around the current statement */
 } gen;

@@ -281,6 +281,7 @@ static void seg_ctrl(gen *g) {
     if (branch == 0 && g->loop_depth == 0 && !has_else && dfz_chance(&g->r, 8)) {
       dfz_stmt *r = dfz_stmt_new(g->p, SK_RETURN); /* an early exit */
       g_emit(g, r);
+      g->exited = true;
     }
     g_scope_pop(g);
   }
@@ -989,7 +990,9 @@ static void seg_lock(gen *g) {
  * carry on: program p waits (acquire) until program p - 1 has published
  * its tile (release), reads it, adds its own and publishes the sum.
  * Programs run in pid order in the interpreter and the emulator, and all
- * are resident at once on a GPU (a handful of programs). */
+ * are resident at once on a GPU (a handful of programs).  Every program
+ * must get here (else the next one waits for ever): never inside a branch
+ * or a loop, nor after an early return (g_segment, handoff_reachable). */
 static void seg_handoff(gen *g) {
   teeny_dtype dt = dfz_chance(&g->r, 50) ? TEENY_DT_I32 : TEENY_DT_F32;
   gbuf *flag = g_buf_new(g, "ready", TEENY_DT_I32, BR_SHARED);
@@ -1113,6 +1116,9 @@ static void seg_scan(gen *g) { seg_forced(g, GP_SCAN, rand_shape(g), "scan"); }
 static void seg_shape(gen *g) { seg_forced(g, GP_SHAPE, rand_shape(g), "shape"); }
 static void seg_math(gen *g) { seg_forced(g, GP_MATH, rand_shape(g), "math"); }
 
+/* The handoff only where every program runs it (seg_handoff). */
+static bool handoff_reachable(const gen *g) { return g->nest == 0 && g->loop_depth == 0 && !g->exited; }
+
 /* The spin lock's scalar atomics and loads are only right once scalars are
  * uniform (issue 11, defect 1): it needs "uniform" on as well. */
 static bool kind_on(gen *g, const seg_kind *k) {
@@ -1155,7 +1161,8 @@ void g_segment(gen *g) {
     if (!kind_on(g, &kinds[i]))
       continue;
     if (pick < kinds[i].weight) {
-      if (g->loop_depth > 0 && !kinds[i].in_loop)
+      if ((g->loop_depth > 0 && !kinds[i].in_loop) ||
+          (kinds[i].fn == seg_handoff && !handoff_reachable(g)))
         seg_decl(g);
       else
         kinds[i].fn(g);

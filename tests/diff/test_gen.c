@@ -127,6 +127,40 @@ START_TEST(skip_is_honoured) {
 }
 END_TEST
 
+/* The handoff chain (program p waits for p - 1) is run by every program:
+ * its poll loop sits directly in the top-level `if (pid > 0)`, never in a
+ * branch or a loop, and no early return comes before it (campaign seed
+ * 42100464 put it in a branch on an atomic's old value: programs waited for
+ * ever, a timeout). */
+static void check_handoff(uint64_t seed, const char *t) {
+  const char *poll = strstr(t, "while ((atomic_add((ready");
+  if (!poll)
+    return;
+  const char *line = poll;
+  while (line > t && line[-1] == ' ')
+    line--;
+  ck_assert_msg(poll - line == 8, "seed %llu: the handoff is nested:\n%s",
+                (unsigned long long)seed, t);
+  const char *ret = strstr(t, "return;");
+  ck_assert_msg(!ret || ret > poll, "seed %llu: an early return before the handoff:\n%s",
+                (unsigned long long)seed, t);
+}
+
+START_TEST(handoff_reached_by_every_program) {
+  int found = 0;
+  for (uint64_t seed = 1; seed <= 600; seed++) {
+    char *t = case_text(seed, 0);
+    found += strstr(t, "(ready") != NULL;
+    check_handoff(seed, t);
+    free(t);
+  }
+  char *t = case_text(42100464, 0);
+  check_handoff(42100464, t);
+  free(t);
+  ck_assert_msg(found > 5, "only %d of 600 seeds have a handoff", found);
+}
+END_TEST
+
 START_TEST(case_text_round_trip) {
   for (uint64_t seed = 1; seed <= 30; seed++) {
     char *t = case_text(seed, 0);
@@ -209,6 +243,7 @@ int main(void) {
   tcase_add_test(t, seeds_are_valid_with_skips);
   tcase_add_test(t, same_seed_same_kernel);
   tcase_add_test(t, skip_is_honoured);
+  tcase_add_test(t, handoff_reached_by_every_program);
   tcase_add_test(t, case_text_round_trip);
   tcase_add_test(t, facts_at_the_edges);
   tcase_add_test(t, element_values);

@@ -114,8 +114,10 @@ def check_matmul(quick):
 def check_errors():
     add = teenyc.kernel(os.path.join(K, "vector_add.c"))
     a = torch.zeros(8, device="cuda")
+    add[(1,)](a, a, a, 8, BLOCK_SIZE=64)  # warm: the checks below are made on the warm path
     cases = [((a, a.half(), a, 8), "both are D"), ((a, a.cpu(), a, 8), "is on cpu"),
-             ((torch.zeros(4, 4, device="cuda").t(), a, a, 8), "not contiguous")]
+             ((torch.zeros(4, 4, device="cuda").t(), a, a, 8), "not contiguous"),
+             ((a, a, a, 2**31), "does not fit i32"), ((a, a, a, 8.0), "wants an integer")]
     for args, want in cases:
         try:
             add[(1,)](*args, BLOCK_SIZE=64)
@@ -168,6 +170,10 @@ def overhead(quick):
             lambda: tr_add[(1,)](a, b, out, n, BLOCK=1024), reps)
     except ImportError as e:
         print(f"note: no triton ({e}): its overhead not measured")
+    torch.cuda.synchronize()  # the warm path launched what it was given
+    out.zero_()
+    add[(1,)](a, b, out, n, BLOCK_SIZE=1024)
+    record("vector_add after the warm loop", 0.0 if torch.equal(out, a + b) else 1.0, 0.0)
     print(f"\nwarm per-call host time, {reps} calls each ({torch.cuda.get_device_name()}):")
     for k, v in rows.items():
         print(f"  {k:40s} {v:8.2f} us")

@@ -19,157 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel_util.h"
-
-#define MAXP 8
-
-/* One pointer argument: elements of the parameter's dtype, filled with
- * `fill` (0: zeros, 1: iota, 2: small ints i % 7 - 3). */
-typedef struct buf_spec {
-  long n;
-  int fill;
-} buf_spec;
-
-typedef struct kcase {
-  const char *name;
-  const char *src;
-  const char *kernel;
-  const char *bindings;   /* "B=128" */
-  unsigned grid;
-  buf_spec bufs[MAXP];    /* by pointer parameter, in order */
-  long long scalars[MAXP]; /* by scalar parameter, in order */
-} kcase;
-
-static teeny_spec *make_spec(const kcase *c, const char *target, int warps) {
-  teeny_dtype_binding dts[8];
-  teeny_const_binding cts[8];
-  size_t nd = 0, nc = 0;
-  char tmp[256];
-  snprintf(tmp, sizeof tmp, "%s", c->bindings ? c->bindings : "");
-  static char names[8][32], vals[8][32];
-  int k = 0;
-  for (char *t = strtok(tmp, ","); t && k < 8; t = strtok(NULL, ","), k++) {
-    char *eq = strchr(t, '=');
-    *eq = '\0';
-    snprintf(names[k], 32, "%s", t);
-    snprintf(vals[k], 32, "%s", eq + 1);
-    char *end;
-    long long v = strtoll(vals[k], &end, 10);
-    if (*end == '\0')
-      cts[nc++] = (teeny_const_binding){names[k], v};
-    else
-      dts[nd++] = (teeny_dtype_binding){names[k], vals[k]};
-  }
-  teeny_compile_req req;
-  memset(&req, 0, sizeof req);
-  req.source = c->src;
-  req.source_len = strlen(c->src);
-  req.filename = c->name;
-  req.kernel = c->kernel;
-  req.dtypes = dts;
-  req.ndtypes = nd;
-  req.consts = cts;
-  req.nconsts = nc;
-  req.target = target;
-  req.num_warps = warps;
-  teeny_diags d;
-  teeny_diags_init(&d);
-  teeny_spec *s = NULL;
-  int rc = teeny_spec_create(&req, &s, &d);
-  if (rc)
-    ku_print_diags(&d);
-  ck_assert_msg(rc == 0, "%s: spec: %s", c->name, teeny_strerror(rc));
-  teeny_diags_close(&d);
-  return s;
-}
-
-static size_t esize(teeny_dtype dt) { return (size_t)teeny_dtype_size(dt); }
-
-static void fill_buf(void *p, teeny_dtype dt, long n, int fill) {
-  for (long i = 0; i < n; i++) {
-    double v = fill == 0 ? 0 : fill == 1 ? (double)i : (double)(i % 7 - 3);
-    ku_put(p, dt, i, v);
-  }
-}
-
-/* Run c in the interpreter and the emulator; out[i] gets the interpreter's
- * buffer of pointer parameter i (caller frees).  Fails on any difference. */
-static void run_both(const kcase *c, const char *target, int warps, void **out) {
-  teeny_spec *s = make_spec(c, target, warps);
-  size_t np = teeny_spec_nparams(s);
-  teeny_interp_arg ia[MAXP], ea[MAXP];
-  void *ib[MAXP] = {0}, *eb[MAXP] = {0};
-  size_t bytes[MAXP] = {0};
-  int pi = 0, si = 0;
-  for (size_t i = 0; i < np; i++) {
-    const teeny_param *p = teeny_spec_param(s, i);
-    memset(&ia[i], 0, sizeof ia[i]);
-    if (p->kind == TEENY_PARAM_POINTER) {
-      const buf_spec *b = &c->bufs[pi++];
-      bytes[i] = (size_t)b->n * esize(p->dtype);
-      ib[i] = calloc(1, bytes[i] + 16);
-      eb[i] = calloc(1, bytes[i] + 16);
-      fill_buf(ib[i], p->dtype, b->n, b->fill);
-      memcpy(eb[i], ib[i], bytes[i]);
-      ia[i].data = ib[i];
-      ia[i].bytes = bytes[i];
-    } else if (p->dtype == TEENY_DT_F32 || p->dtype == TEENY_DT_F64) {
-      ia[i].v.f = (double)c->scalars[si++];
-    } else {
-      ia[i].v.i = c->scalars[si++];
-    }
-    ea[i] = ia[i];
-    if (eb[i])
-      ea[i].data = eb[i];
-  }
-  unsigned grid[3] = {c->grid ? c->grid : 1, 1, 1};
-  teeny_diags d;
-  teeny_diags_init(&d);
-  int rc = teeny_spec_interpret(s, grid, ia, np, &d);
-  if (rc)
-    ku_print_diags(&d);
-  ck_assert_msg(rc == 0, "%s: interpreter: %s", c->name, teeny_strerror(rc));
-  rc = teeny_spec_emulate(s, grid, ea, np, &d);
-  if (rc)
-    ku_print_diags(&d);
-  ck_assert_msg(rc == 0, "%s %s w%d: emulator: %s", c->name, target, warps, teeny_strerror(rc));
-  teeny_diags_close(&d);
-  int k = 0;
-  for (size_t i = 0; i < np; i++) {
-    if (!ib[i])
-      continue;
-    const teeny_param *p = teeny_spec_param(s, i);
-    for (long e = 0; e < (long)(bytes[i] / esize(p->dtype)); e++) {
-      double want = ku_get(ib[i], p->dtype, e), got = ku_get(eb[i], p->dtype, e);
-      ck_assert_msg(memcmp((char *)ib[i] + e * esize(p->dtype), (char *)eb[i] + e * esize(p->dtype),
-                           esize(p->dtype)) == 0,
-                    "%s %s w%d: %s[%ld] = %g on the emulator, %g in the interpreter", c->name,
-                    target, warps, p->name, e, got, want);
-    }
-    free(eb[i]);
-    out[k++] = ib[i];
-  }
-  teeny_spec_destroy(s);
-}
-
-static void free_all(void **b) {
-  for (int i = 0; i < MAXP; i++)
-    free(b[i]);
-}
-
-/* Every target and warp count; check(out) on the interpreter's buffers. */
-static void run_everywhere(const kcase *c, void (*check)(void **out)) {
-  static const char *const targets[] = {"sm_90a", "sm_80"};
-  static const int warps[] = {1, 4, 8};
-  for (int t = 0; t < 2; t++)
-    for (int w = 0; w < 3; w++) {
-      void *out[MAXP] = {0};
-      run_both(c, targets[t], warps[w], out);
-      if (check)
-        check(out);
-      free_all(out);
-    }
-}
+#include "kernel_run.h"
 
 /* ---- defect 1: a scalar load is one value in every lane ------------------------------- */
 
@@ -189,7 +39,7 @@ static void check_zero_out(void **out) {
 
 START_TEST(scalar_load_is_uniform) {
   kcase c = {"scalar_then_store.c", scalar_then_store, "k", "B=128", 1, {{1, 0}, {128, 0}}, {0}};
-  run_everywhere(&c, check_zero_out);
+  kr_run_everywhere(&c, check_zero_out);
 }
 END_TEST
 
@@ -204,7 +54,7 @@ static const char branch_on_load[] =
 
 START_TEST(branch_on_scalar_load_does_not_deadlock) {
   kcase c = {"branch_on_load.c", branch_on_load, "k", "B=128", 1, {{1, 0}, {128, 0}}, {0}};
-  run_everywhere(&c, check_zero_out);
+  kr_run_everywhere(&c, check_zero_out);
 }
 END_TEST
 
@@ -228,7 +78,7 @@ static void check_store_then_scalar(void **out) {
 
 START_TEST(tile_store_then_scalar_load) {
   kcase c = {"store_then_scalar.c", store_then_scalar, "k", "B=128", 1, {{128, 1}}, {77}};
-  run_everywhere(&c, check_store_then_scalar);
+  kr_run_everywhere(&c, check_store_then_scalar);
 }
 END_TEST
 
@@ -252,7 +102,7 @@ START_TEST(row_store_then_fixup) {
   kcase c = {"ce_fixup.c", ce_fixup, "k", "B=256", 5, {{5 * 201, 0}, {5, 2}}, {201}};
   /* targets: i % 7 - 3 gives -3..3; use positive ones by shifting below */
   c.bufs[1].fill = 1; /* target[row] = row */
-  run_everywhere(&c, NULL);
+  kr_run_everywhere(&c, NULL);
 }
 END_TEST
 
@@ -271,7 +121,7 @@ static const char two_views[] =
 
 START_TEST(in_place_two_views) {
   kcase c = {"two_views.c", two_views, "k", "M=16,N=32", 1, {{512, 1}}, {0}};
-  run_everywhere(&c, NULL);
+  kr_run_everywhere(&c, NULL);
 }
 END_TEST
 
@@ -294,7 +144,64 @@ static const char loop_mix[] =
 
 START_TEST(loop_scalar_and_tile) {
   kcase c = {"loop_mix.c", loop_mix, "k", "B=64", 1, {{64, 2}}, {5}};
-  run_everywhere(&c, NULL);
+  kr_run_everywhere(&c, NULL);
+}
+END_TEST
+
+/* ---- defect 2 where an access's operands are made in its layout ------------------- */
+
+/* Tiles whose elements several threads hold (a broadcast column or row, a
+ * reduction's slice) are converted through shared memory before they are
+ * stored; the conversion's barriers come before the store, so they must
+ * not end it (order.c): each tile store here is followed by a scalar
+ * store, load or atomic of one of its elements, which must come after it
+ * (difffuzz's order_replicated_store_scalar_store). */
+static const char replicated[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(BM); TEENY_CONST(BN);\n"
+    "TEENY_KERNEL(BM, BN)\n"
+    "void k(ptr(i32) io, ptr(f32) x, ptr(i32) out, i32 j)\n"
+    "{ tile(i32) rm = arange(0, BM), rn = arange(0, BN);\n"
+    "  tile(i32) o = col(rm) * BN + row(rn);\n"
+    "  i32 n = BM * BN;\n"
+    "  tile(i32) bc = broadcast_to((i32) load(x + col(rm)), BM, BN);\n"
+    "  tile(i32) br = broadcast_to(row((i32) load(x + rn)), BM, BN);\n"
+    "  store(io + o, bc); store(io + j, -1);\n"
+    "  store(io + n + o, br); store(out, load(io + n + j));\n"
+    "  store(io + 2 * n + o, bc); atomic_add(io + 2 * n + j, 100);\n"
+    "  store(io + 3 * n + rm, sum(br + bc, 1)); store(out + 1, load(io + 3 * n + j % BM));\n"
+    "  tile(bool) m = broadcast_to(col(sum(bc, 1) > -1000), BM, BN);\n"
+    "  tile(i32) v = load(io + 4 * n + o, m, 0); store(io + 4 * n + j, -5);\n"
+    "  store(out + 2 + o, v); }\n";
+
+START_TEST(replicated_store_then_scalar) {
+  static const char *const shapes[] = {"BM=2,BN=2", "BM=16,BN=16", "BM=4,BN=64"};
+  for (int i = 0; i < 3; i++) {
+    kcase c = {"replicated.c", replicated, "k", shapes[i], 1,
+               {{5 * 1024, 1}, {64, 1}, {2 + 1024, 3}}, {3}};
+    kr_run_everywhere(&c, NULL);
+  }
+}
+END_TEST
+
+/* A dot result (the mma layout) stored as 8- or 16-bit elements, then a
+ * scalar load of one (difffuzz's order_narrow_dot_store_scalar_load). */
+static const char narrow_dot[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_DTYPE(D); TEENY_CONST(B);\n"
+    "TEENY_KERNEL(D, B)\n"
+    "void k(ptr(D) io, ptr(D) out, ptr(f32) a, i32 j)\n"
+    "{ tile(i32) o = col(arange(0, B)) * B + row(arange(0, B));\n"
+    "  tile(f32) x = load(a + o);\n"
+    "  store(io + o, (tile(D)) dot(x, x, full(f32, 4, B, B)));\n"
+    "  store(out, load(io + j)); }\n";
+
+START_TEST(narrow_dot_store_then_scalar) {
+  static const char *const bind[] = {"D=u8,B=16", "D=i16,B=16", "D=f16,B=32", "D=bf16,B=16"};
+  for (int i = 0; i < 4; i++) {
+    kcase c = {"narrow_dot.c", narrow_dot, "k", bind[i], 1, {{1024, 0}, {1, 3}, {1024, 2}}, {36}};
+    kr_run_everywhere(&c, NULL);
+  }
 }
 END_TEST
 
@@ -330,13 +237,13 @@ static const char bit_atomics[] =
 START_TEST(bitwise_and_bf16_atomics) {
   kcase c = {"bit_atomics.c", bit_atomics, "k", "B=128", 1,
              {{128, 2}, {2, 0}, {128, 1}, {128, 0}}, {0}};
-  run_everywhere(&c, NULL);
+  kr_run_everywhere(&c, NULL);
 }
 END_TEST
 
 START_TEST(tile_atomics_old_values) {
   kcase c = {"tile_atomics.c", tile_atomics, "k", "B=128", 1, {{128, 2}, {128, 0}}, {100}};
-  run_everywhere(&c, NULL);
+  kr_run_everywhere(&c, NULL);
 }
 END_TEST
 
@@ -372,7 +279,7 @@ static void check_lock(void **out) {
 
 START_TEST(lock_pattern) {
   kcase c = {"lock.c", lock_accumulate, "k", "B=128", 6, {{1, 0}, {1, 0}, {128, 0}}, {100}};
-  run_everywhere(&c, check_lock);
+  kr_run_everywhere(&c, check_lock);
 }
 END_TEST
 
@@ -381,7 +288,7 @@ END_TEST
 static char *ptx_of(const char *src, const char *kernel, const char *bindings,
                     const char *target) {
   kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
-  teeny_spec *s = make_spec(&c, target, 4);
+  teeny_spec *s = kr_spec(&c, target, 4);
   teeny_artifact *a = NULL;
   teeny_diags d;
   teeny_diags_init(&d);
@@ -469,7 +376,7 @@ END_TEST
 
 /* Run c in the interpreter only; returns the code and the first message. */
 static int interpret_only(const kcase *c, char *msg, size_t cap) {
-  teeny_spec *s = make_spec(c, "sm_90a", 4);
+  teeny_spec *s = kr_spec(c, "sm_90a", 4);
   size_t np = teeny_spec_nparams(s);
   teeny_interp_arg ia[MAXP];
   void *bufs[MAXP] = {0};
@@ -479,9 +386,9 @@ static int interpret_only(const kcase *c, char *msg, size_t cap) {
     memset(&ia[i], 0, sizeof ia[i]);
     if (p->kind == TEENY_PARAM_POINTER) {
       const buf_spec *b = &c->bufs[pi++];
-      ia[i].bytes = (size_t)b->n * esize(p->dtype);
+      ia[i].bytes = (size_t)b->n * kr_esize(p->dtype);
       ia[i].data = bufs[i] = calloc(1, ia[i].bytes + 1);
-      fill_buf(bufs[i], p->dtype, b->n, b->fill);
+      kr_fill(bufs[i], p->dtype, b->n, b->fill);
     } else {
       ia[i].v.i = c->scalars[si++];
     }
@@ -580,6 +487,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, branch_on_scalar_load_does_not_deadlock);
   tcase_add_test(tc, tile_store_then_scalar_load);
   tcase_add_test(tc, row_store_then_fixup);
+  tcase_add_test(tc, replicated_store_then_scalar);
+  tcase_add_test(tc, narrow_dot_store_then_scalar);
   tcase_add_test(tc, in_place_two_views);
   tcase_add_test(tc, loop_scalar_and_tile);
   tcase_add_test(tc, tile_atomics_old_values);

@@ -5,7 +5,8 @@
  * s8 mma (dsl/nvptx/emu.c, mma_compute) sums in double and converts with
  * (int32_t), which is undefined past the i32 range and gives INT_MIN on
  * x86: -2147483648 instead of 2147483628.  An emulator bug, not one of the
- * generated code. */
+ * generated code.  Fixed on branch fix11 (mma_s8: int64 sums wrapped to
+ * 32 bits; tests/unit/test_emulator.c). */
 #include <teeny/dsl.h>
 
 TEENY_CONST(B);

@@ -5,7 +5,10 @@
  * (cvt.s16.s8, then cvt.rn.f16.u16): the emulator's host lowering of the
  * same unsigned -> half conversion is not, as for emu_u64_to_bf16 (here
  * only when the values come through the scan's layout, probably vector
- * code).  An emulator bug, not one of the generated code. */
+ * code).  An emulator bug, not one of the generated code.  Fixed on
+ * branch fix11: LLVM 19's SLP vectoriser on x86 turned `uitofp (sext i8
+ * to i16) to half` into `uitofp <4 x i8>`; the emulator now optimises
+ * with default<O1>, no vectorisers (tests/unit/test_emulator.c). */
 #include <teeny/dsl.h>
 
 TEENY_CONST(B);

@@ -8,7 +8,11 @@
  * columns (setp.ne.s32 %p1, c0, 10; @%p1 ld.global.nc.v4.b32): the mask's
  * constancy analysis takes the unsigned comparison as constant over
  * aligned groups of 4, which it is not at x == 10 (the slow path's
- * per-lane predicates are right). */
+ * per-lane predicates are right).  Fixed on branch fix11: it was the
+ * monotonicity fact (a run against a constant, taken as false-then-true
+ * over 64 elements) of a run that wraps at x == 10 in u64; an ordered
+ * comparison now takes only aligned runs as monotone (analysis.c
+ * ordered_run), tests/unit/test_masks.c has the class. */
 #include <teeny/dsl.h>
 
 TEENY_CONST(BM);

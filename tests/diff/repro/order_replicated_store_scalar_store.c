@@ -5,7 +5,13 @@
  * generated code a thread holding a copy of the column stores 1 over it
  * afterwards.  Fails whenever threads outnumber the column's elements per
  * row (2x2 with 1 or 4 warps, 16x16 and 4x64 with 4 warps); 16x16 with 1
- * warp and 64x32 pass. */
+ * warp and 64x32 pass.  Fixed on branch fix11: such a value is converted
+ * into the store's layout through shared memory, and the store was made
+ * pending (order.c) before that conversion, whose barriers then emptied
+ * the pending set: nothing ordered the store before the scalar access.
+ * Accesses are now recorded once their operands are made (dsl/nvptx/mem.c;
+ * tests/unit/test_memmodel.c replicated_store_then_scalar has the class,
+ * tile loads with a converted mask too). */
 #include <teeny/dsl.h>
 
 TEENY_CONST(BM);

@@ -1,0 +1,116 @@
+/*
+ * tests/unit/test_masks.c — masks through the vector fast path of loads
+ * and stores.  A group of a thread's consecutive elements is loaded or
+ * stored with one vector access when the mask is true for all of them;
+ * the code generator tests one element only where its analysis proves the
+ * mask constant or monotone over the group (dsl/nvptx/analysis.c).  These
+ * kernels compare runs of consecutive values that wrap in the comparison's
+ * dtype (unsigned below 0, signed past INT_MAX, narrow casts), where such a
+ * proof would be wrong: every masked-off element must keep `other` and be
+ * left unwritten, as in the interpreter (difffuzz's
+ * mask_unsigned_compare_row, and the class around it).
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "kernel_run.h"
+
+/* Row r of out is a load of iota x masked by one comparison of a wrapping
+ * run (other: 7), stored under a second wrapping mask in rows 1 and 6. */
+static const char wrap_1d[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(u32) x, ptr(u32) out, i32 s)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  store(out + o, load(x + o, ((u64) 0) < ((u64) (o - 10)), 7));\n"
+    "  store(out + B + o, load(x + o, ((u32) (o - 3)) >= ((u32) 2), 7),\n"
+    "        ((u32) (o - 5)) > ((u32) 1));\n"
+    "  store(out + 2 * B + o, load(x + o, o + s < 0, 7));\n"
+    "  store(out + 3 * B + o, load(x + o, o + s > s, 7));\n"
+    "  store(out + 4 * B + o, load(x + o, ((i64) ((u32) (o - 10))) < 5, 7));\n"
+    "  store(out + 5 * B + o, load(x + o, ((i8) (o + 120)) < 0, 7));\n"
+    "  store(out + 6 * B + o, load(x + o), ((i16) (o + 32766)) >= 0); }\n";
+
+/* The model's answer, element e of row r (s = INT_MAX - 9). */
+static uint32_t want_1d(int r, int e) {
+  bool m = true;
+  switch (r) {
+  case 0: m = (uint64_t)(int64_t)(e - 10) > 0; break;
+  case 1: m = (uint32_t)(e - 3) >= 2; break;
+  case 2: m = e >= 10; break;          /* INT_MAX - 9 + e wraps from e = 10 */
+  case 3: m = e >= 1 && e < 10; break;
+  case 4: m = e >= 10 && e < 15; break;
+  case 5: m = (e + 120) % 256 >= 128; break;
+  default: m = true; break;
+  }
+  return m ? (uint32_t)e : 7;
+}
+
+static void check_1d(void **out) {
+  const uint32_t *o = out[1];
+  for (int r = 0; r < 6; r++)
+    for (int e = 0; e < 512; e++) {
+      bool stored = r != 1 || (uint32_t)(e - 5) > 1;
+      uint32_t want = stored ? want_1d(r, e) : 0xffffffffu;
+      ck_assert_msg(o[r * 512 + e] == want, "row %d [%d] = %u, the model says %u", r, e,
+                    o[r * 512 + e], want);
+    }
+  for (int e = 0; e < 512; e++) { /* i16 o + 32766 wraps from e = 2 to e = 65538 */
+    uint32_t want = e < 2 ? (uint32_t)e : 0xffffffffu;
+    ck_assert_msg(o[6 * 512 + e] == want, "row 6 [%d] = %u, the model says %u", e,
+                  o[6 * 512 + e], want);
+  }
+}
+
+START_TEST(wrapping_runs_1d) {
+  kcase c = {"wrap_1d.c", wrap_1d, "k", "B=512", 1, {{512, 1}, {7 * 512, 3}}, {INT_MAX - 9}};
+  kr_run_everywhere(&c, check_1d);
+}
+END_TEST
+
+/* The reproducer's shape: a row mask broadcast over a 2-D tile. */
+static const char wrap_2d[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(BM); TEENY_CONST(BN);\n"
+    "TEENY_KERNEL(BM, BN)\n"
+    "void k(ptr(u32) x, ptr(u32) out, i32 s)\n"
+    "{ tile(i32) c = row(arange(0, BN));\n"
+    "  tile(i32) o = col(arange(0, BM)) * BN + c;\n"
+    "  store(out + o, load(x + o, ((u64) 0) < ((u64) (c - 10)), 7));\n"
+    "  store(out + BM * BN + o, load(x + o, c + s < 0, 7)); }\n";
+
+static void check_2d(void **out) {
+  const uint32_t *o = out[1];
+  for (int i = 0; i < 4 * 64; i++) {
+    int e = i % 64;
+    uint32_t w0 = e == 10 ? 7 : (uint32_t)i, w1 = e >= 10 ? (uint32_t)i : 7;
+    ck_assert_msg(o[i] == w0, "[%d] = %u, the model says %u", i, o[i], w0);
+    ck_assert_msg(o[256 + i] == w1, "[%d] = %u, the model says %u", 256 + i, o[256 + i], w1);
+  }
+}
+
+START_TEST(wrapping_runs_2d) {
+  kcase c = {"wrap_2d.c", wrap_2d, "k", "BM=4,BN=64", 1, {{256, 1}, {512, 0}}, {INT_MAX - 9}};
+  kr_run_everywhere(&c, check_2d);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("masks");
+  TCase *tc = tcase_create("wrap");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, wrapping_runs_1d);
+  tcase_add_test(tc, wrapping_runs_2d);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
