@@ -5,8 +5,9 @@
  * libteenyc-client resolves (client/cuda_api.h) is here; they succeed and
  * do nothing, except cuLaunchKernel, which counts launches and keeps the
  * last one's grid, stream and first eight 8-byte argument slots so the
- * benchmark can check what the package packed.  Never used by a test that
- * claims to launch anything: it launches nothing.
+ * benchmark can check what the package packed, and cuModuleLoadDataEx,
+ * which keeps the JIT options it was given (tests/unit/test_client_jit.c).
+ * Never used by a test that claims to launch anything: it launches nothing.
  */
 #include <stddef.h>
 #include <string.h>
@@ -48,8 +49,22 @@ CUresult cuCtxGetCurrent(void **c) { *c = &ctx_token; return 0; }
 CUresult cuCtxSetCurrent(void *c) { (void)c; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 static int mod_token, fn_token;
+static unsigned last_njit;
+static int last_jit_opts[8];
+static u64 last_jit_vals[8];
+/* The JIT options of the last cuModuleLoadDataEx (tests/unit/test_client_jit.c). */
+unsigned fake_last_jit(int opts[8], u64 vals[8]) {
+  memcpy(opts, last_jit_opts, sizeof last_jit_opts);
+  memcpy(vals, last_jit_vals, sizeof last_jit_vals);
+  return last_njit;
+}
 CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, int *o, void **v) {
-  (void)img; (void)n; (void)o; (void)v;
+  (void)img;
+  last_njit = n;
+  for (unsigned i = 0; i < n && i < 8; i++) {
+    last_jit_opts[i] = o[i];
+    last_jit_vals[i] = (u64)(size_t)v[i];
+  }
   *m = &mod_token;
   return 0;
 }

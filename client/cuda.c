@@ -197,6 +197,17 @@ int teeny_cuda_gpu(char *name, size_t nsize, char *driver, size_t dsize, char *e
 
 /* ---- modules --------------------------------------------------------------------- */
 
+/* $TEENY_CUDA_JIT_OPT: the driver JIT's optimisation level, 0 to 4 (the
+ * driver's default, 4, when unset): a diagnosis knob, so that a kernel that
+ * differs on the GPU can be run with the JIT's optimiser off (it tells a
+ * JIT problem from a PTX one).  -1 when unset or not a level. */
+static int jit_opt_level(void) {
+  const char *v = getenv("TEENY_CUDA_JIT_OPT");
+  if (!v || v[0] < '0' || v[0] > '4' || v[1])
+    return -1;
+  return v[0] - '0';
+}
+
 /* cuModuleLoadDataEx with both JIT logs captured into err on failure. */
 static int jit_load(CUmodule *mod, const char *ptx, char *err, size_t errsz) {
   char *info = teeny__calloc(1, JIT_LOG_BYTES);
@@ -207,10 +218,12 @@ static int jit_load(CUmodule *mod, const char *ptx, char *err, size_t errsz) {
     return say(err, errsz, TEENY_E_NOMEM, "out of memory");
   }
   int opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+                CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                CU_JIT_OPTIMIZATION_LEVEL};
+  int level = jit_opt_level();
   void *vals[] = {info, (void *)(uintptr_t)JIT_LOG_BYTES, elog,
-                  (void *)(uintptr_t)JIT_LOG_BYTES};
-  CUresult r = api.cuModuleLoadDataEx(mod, ptx, 4, opts, vals);
+                  (void *)(uintptr_t)JIT_LOG_BYTES, (void *)(uintptr_t)(level < 0 ? 0 : level)};
+  CUresult r = api.cuModuleLoadDataEx(mod, ptx, level < 0 ? 4 : 5, opts, vals);
   int rc = 0;
   if (r) {
     char head[256];

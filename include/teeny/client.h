@@ -431,7 +431,9 @@ typedef struct teeny_module teeny_module;
  * CUDA_ERROR_INVALID_PTX: ...", with the JIT log).  Without libcuda they
  * return TEENY_E_NOCUDA.  The library to load is $TEENY_CUDA_LIBRARY if
  * set (read once), else "libcuda.so.1"; the device is $TEENY_CUDA_DEVICE
- * (default 0).  The current context of the calling thread is used; if it
+ * (default 0); $TEENY_CUDA_JIT_OPT (0 to 4), when set, is the driver JIT's
+ * optimisation level for PTX loads (a diagnosis knob: with 0, a result that
+ * changes points at the JIT rather than the PTX).  The current context of the calling thread is used; if it
  * has none, the device's primary context is made current. */
 
 /* 0 if libcuda loads, initialises and has a device; else TEENY_E_NOCUDA or
