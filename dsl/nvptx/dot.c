@@ -1077,118 +1077,112 @@ static bool is_zero_const(cg *g, int v) {
   return teeny__dt_is_float(dt) ? d->cval.f == 0 && !signbit(d->cval.f) : d->cval.i == 0;
 }
 
+/* An alloca in the function's entry block. */
+static LLVMValueRef entry_alloca(cg *g, LLVMTypeRef t) {
+  LLVMBuilderRef keep = g->b;
+  g->b = g->pb;
+  LLVMValueRef v = LLVMBuildAlloca(g->b, t, "");
+  g->b = keep;
+  return v;
+}
+
+/* The emulator's wgmma: fn(emu, kind, NI, a, descB, trans-b, scale-d, smem,
+ * acc), the n accumulators d passed through memory and read back. */
+static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValueRef a,
+                      LLVMValueRef db, bool kmajor, bool scale_d, LLVMValueRef *d) {
+  int n = NI / 2;
+  LLVMTypeRef at = LLVMArrayType2(g->t_f32, (uint64_t)n);
+  LLVMValueRef buf = entry_alloca(g, at);
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
+    LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
+  }
+  LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), a, db, i32c(g, !kmajor),
+                          i32c(g, scale_d), g->smem, buf};
+  teeny__cg_emu_call(g, fn, g->t_void, args, 8);
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
+    d[i] = LLVMBuildLoad2(g->b, g->t_f32, LLVMBuildGEP2(g->b, at, buf, idx, 2, ""), "");
+  }
+}
+
+/* The start of a wgmma's asm text: its scale-d predicate from operand
+ * $pred, the instruction, and its n accumulators $0 .. $n-1 in braces. */
+static size_t wg_text_head(char *text, size_t cap, const dot_plan *p, int NI, int pred) {
+  const char *ty = p->kind == DOT_F16 ? "f16" : "bf16";
+  size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
+                              "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                              pred, NI, ty, ty);
+  for (int i = 0; i < NI / 2; i++)
+    k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
+  return k;
+}
+
+/* Run asm text whose outputs are the n accumulators d, tied to their
+ * inputs: operands $0 .. $n-1 (=f), then the nin inputs in[] (constraints
+ * in_cons), then d again (tied); d gets the results. */
+static void wg_asm_acc(cg *g, const char *text, const char *in_cons, LLVMValueRef *in, int nin,
+                       int n, LLVMValueRef *d) {
+  size_t cap = (size_t)n * 12 + 256, k = 0;
+  char *cons = teeny__cg_alloc(g, cap);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(cons + k, cap - k, "%s=f", i ? "," : "");
+  k += (size_t)snprintf(cons + k, cap - k, ",%s", in_cons);
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(cons + k, cap - k, ",%d", i);
+  LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)(nin + n));
+  for (int i = 0; i < nin; i++)
+    args[i] = in[i];
+  for (int i = 0; i < n; i++)
+    args[nin + i] = d[i];
+  LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
+  for (int i = 0; i < n; i++)
+    el[i] = g->t_f32;
+  LLVMValueRef r = teeny__cg_asm(g, LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0), text,
+                                 cons, args, nin + n, true);
+  for (int i = 0; i < n; i++)
+    d[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
+}
+
 /* d[0 .. NI/2) = wgmma(descA, descB) + d; B N-major (imm-trans-b 1) or,
  * when kmajor, K-major (0). */
 static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueRef db,
                    bool kmajor, bool scale_d, LLVMValueRef *d) {
   int n = NI / 2;
-  if (g->emu) { /* teeny_emu_wgmma(emu, kind, NI, descA, descB, trans-b, scale-d, smem, acc) */
-    LLVMTypeRef at = LLVMArrayType2(g->t_f32, (uint64_t)n);
-    LLVMBuilderRef keep = g->b;
-    g->b = g->pb;
-    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, "");
-    g->b = keep;
-    for (int i = 0; i < n; i++) {
-      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
-      LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
-    }
-    LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), da, db, i32c(g, !kmajor),
-                            i32c(g, scale_d), g->smem, buf};
-    teeny__cg_emu_call(g, "teeny_emu_wgmma", g->t_void, args, 8);
-    for (int i = 0; i < n; i++) {
-      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
-      d[i] = LLVMBuildLoad2(g->b, g->t_f32, LLVMBuildGEP2(g->b, at, buf, idx, 2, ""), "");
-    }
+  if (g->emu) {
+    emu_wgmma(g, "teeny_emu_wgmma", p, NI, da, db, kmajor, scale_d, d);
     return;
   }
   size_t cap = (size_t)n * 12 + 256;
-  char *text = teeny__cg_alloc(g, cap), *cons = teeny__cg_alloc(g, cap);
-  const char *ty = p->kind == DOT_F16 ? "f16" : "bf16";
-  size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-                              "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                              n + 2, NI, ty, ty);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
+  char *text = teeny__cg_alloc(g, cap);
+  size_t k = wg_text_head(text, cap, p, NI, n + 2);
   snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1, 0, %d;\n}", n, n + 1, !kmajor);
-  k = 0;
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(cons + k, cap - k, "%s=f", i ? "," : "");
-  k += (size_t)snprintf(cons + k, cap - k, ",l,l,r");
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(cons + k, cap - k, ",%d", i);
-  LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)(n + 3));
-  args[0] = da;
-  args[1] = db;
-  args[2] = i32c(g, scale_d); /* scale-d: D = A B + D, or (0) D = A B */
-  for (int i = 0; i < n; i++)
-    args[3 + i] = d[i];
-  LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
-  for (int i = 0; i < n; i++)
-    el[i] = g->t_f32;
-  LLVMValueRef r = teeny__cg_asm(g, LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0), text,
-                                 cons, args, n + 3, true);
-  for (int i = 0; i < n; i++)
-    d[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
+  /* scale-d: D = A B + D, or (0) D = A B */
+  LLVMValueRef in[3] = {da, db, i32c(g, scale_d)};
+  wg_asm_acc(g, text, "l,l,r", in, 3, n, d);
 }
 
 /* d[0 .. NI/2) = wgmma(A words a[0..3], descB) + d (A from registers). */
 static void wg_mma_ra(cg *g, const dot_plan *p, int NI, LLVMValueRef *a, LLVMValueRef db,
                       bool kmajor, bool scale_d, LLVMValueRef *d) {
   int n = NI / 2;
-  if (g->emu) { /* teeny_emu_wgmma_ra(emu, kind, NI, a words, descB, trans-b, scale-d, smem,
-                   acc) */
-    LLVMTypeRef at = LLVMArrayType2(g->t_f32, (uint64_t)n), wt = LLVMArrayType2(g->t_i32, 4);
-    LLVMBuilderRef keep = g->b;
-    g->b = g->pb;
-    LLVMValueRef buf = LLVMBuildAlloca(g->b, at, ""), wbuf = LLVMBuildAlloca(g->b, wt, "");
-    g->b = keep;
-    for (int i = 0; i < n; i++) {
-      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
-      LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
-    }
+  if (g->emu) { /* the four A words of each thread through memory too */
+    LLVMTypeRef wt = LLVMArrayType2(g->t_i32, 4);
+    LLVMValueRef wbuf = entry_alloca(g, wt);
     for (int i = 0; i < 4; i++) {
       LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
       LLVMBuildStore(g->b, a[i], LLVMBuildGEP2(g->b, wt, wbuf, idx, 2, ""));
     }
-    LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), wbuf, db, i32c(g, !kmajor),
-                            i32c(g, scale_d), g->smem, buf};
-    teeny__cg_emu_call(g, "teeny_emu_wgmma_ra", g->t_void, args, 8);
-    for (int i = 0; i < n; i++) {
-      LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
-      d[i] = LLVMBuildLoad2(g->b, g->t_f32, LLVMBuildGEP2(g->b, at, buf, idx, 2, ""), "");
-    }
+    emu_wgmma(g, "teeny_emu_wgmma_ra", p, NI, wbuf, db, kmajor, scale_d, d);
     return;
   }
   size_t cap = (size_t)n * 12 + 256;
-  char *text = teeny__cg_alloc(g, cap), *cons = teeny__cg_alloc(g, cap);
-  const char *ty = p->kind == DOT_F16 ? "f16" : "bf16";
-  size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-                              "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                              n + 5, NI, ty, ty);
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
+  char *text = teeny__cg_alloc(g, cap);
+  size_t k = wg_text_head(text, cap, p, NI, n + 5);
   snprintf(text + k, cap - k, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;\n}", n, n + 1, n + 2,
            n + 3, n + 4, !kmajor);
-  k = 0;
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(cons + k, cap - k, "%s=f", i ? "," : "");
-  k += (size_t)snprintf(cons + k, cap - k, ",r,r,r,r,l,r");
-  for (int i = 0; i < n; i++)
-    k += (size_t)snprintf(cons + k, cap - k, ",%d", i);
-  LLVMValueRef *args = teeny__cg_alloc(g, sizeof *args * (size_t)(n + 6));
-  for (int i = 0; i < 4; i++)
-    args[i] = a[i];
-  args[4] = db;
-  args[5] = i32c(g, scale_d); /* scale-d: D = A B + D, or (0) D = A B */
-  for (int i = 0; i < n; i++)
-    args[6 + i] = d[i];
-  LLVMTypeRef *el = teeny__cg_alloc(g, sizeof *el * (size_t)n);
-  for (int i = 0; i < n; i++)
-    el[i] = g->t_f32;
-  LLVMValueRef r = teeny__cg_asm(g, LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0), text,
-                                 cons, args, n + 6, true);
-  for (int i = 0; i < n; i++)
-    d[i] = LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
+  LLVMValueRef in[6] = {a[0], a[1], a[2], a[3], db, i32c(g, scale_d)};
+  wg_asm_acc(g, text, "r,r,r,r,l,r", in, 6, n, d);
 }
 
 /* The A words of a register-A wgmma dot: w[(mr * KS + kk) * 4 + i] packs
