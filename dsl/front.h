@@ -294,7 +294,9 @@ const teeny_builtin_info *teeny__builtin_info(teeny_builtin b);
 typedef enum teeny_option_group {
   OPTG_SEM = 1,   /* memory semantics of an atomic */
   OPTG_SCOPE = 2, /* the threads an atomic synchronises with */
-  OPTG_PREC = 4   /* input precision of an f32 dot */
+  OPTG_PREC = 4,  /* input precision of an f32 dot */
+  OPTG_CACHE = 8, /* cache operator of a load or store */
+  OPTG_EVICT = 16 /* eviction priority of a load or store */
 } teeny_option_group;
 
 typedef enum teeny_option {
@@ -307,7 +309,8 @@ typedef enum teeny_option {
 typedef struct teeny_option_info {
   const char *name;         /* as written: "sem_relaxed" */
   teeny_option_group group; /* one of OPTG_* */
-  int value;                /* the IR attribute: a teeny_sem, teeny_scope or teeny_prec */
+  int value;                /* the IR attribute: a teeny_sem, teeny_scope, teeny_prec,
+                               teeny_cache or teeny_evict */
 } teeny_option_info;
 
 const teeny_option_info *teeny__option_info(teeny_option o);

@@ -569,7 +569,10 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
   }
   gen_stmts(&g, fn->body->body, fn->body->nbody);
   teeny__gen_add_op(&g, g.f->body, IR_RETURN, fn->loc, NULL, 0, NULL, 0);
-  if (teeny__ir_verify(cx, g.f) != TEENY_OK)
+  int vrc = teeny__ir_verify(cx, g.f);
+  if (vrc == TEENY_E_NOMEM && cx->arena->oom) /* as an allocation of ours would */
+    longjmp(*cx->arena->oom, 1);
+  if (vrc != TEENY_OK)
     return NULL;
   return g.f;
 }

@@ -863,9 +863,13 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
 }
 
 /* Set the attributes the trailing options of e name on the op that made r
- * (an atomic: sem, scope; a dot: prec). */
+ * (an atomic: sem, scope; a dot: prec; a load: cache, evict), or for a
+ * store (no value), on the op just added. */
 static void apply_options(gen *g, const teeny_expr *e, int npos, gval r) {
   teeny_op *op = r.id >= 0 ? g->f->values[r.id].def : NULL;
+  if (e->sym_index == BI_STORE && g->cur->nops > 0 &&
+      g->cur->ops[g->cur->nops - 1]->code == IR_STORE)
+    op = g->cur->ops[g->cur->nops - 1];
   if (!op)
     teeny__gen_fail(g, e->loc, "internal error: options of '%s' have no op", e->name);
   for (int i = npos; i < e->nargs; i++) {
@@ -874,6 +878,10 @@ static void apply_options(gen *g, const teeny_expr *e, int npos, gval r) {
       op->sem = (teeny_sem)oi->value;
     else if (oi->group == OPTG_SCOPE)
       op->scope = (teeny_scope)oi->value;
+    else if (oi->group == OPTG_CACHE)
+      op->cache = (teeny_cache)oi->value;
+    else if (oi->group == OPTG_EVICT)
+      op->evict = (teeny_evict)oi->value;
     else
       op->prec = (teeny_prec)oi->value;
   }

@@ -78,6 +78,8 @@ unsigned teeny__builtin_option_groups(teeny_builtin b) {
     return OPTG_SEM | OPTG_SCOPE;
   case BI_DOT:
     return OPTG_PREC;
+  case BI_LOAD: case BI_STORE:
+    return OPTG_CACHE | OPTG_EVICT;
   default:
     return 0;
   }
@@ -91,8 +93,31 @@ int teeny__call_positional(const teeny_expr *e) {
 }
 
 static const char *group_name(unsigned g) {
-  return g == OPTG_SEM ? "memory semantics (sem_*)"
-         : g == OPTG_SCOPE ? "scope (scope_*)" : "input precision (prec_*)";
+  switch (g) {
+  case OPTG_SEM: return "memory semantics (sem_*)";
+  case OPTG_SCOPE: return "scope (scope_*)";
+  case OPTG_PREC: return "input precision (prec_*)";
+  case OPTG_CACHE: return "cache (cache_*)";
+  default: return "eviction (evict_*)";
+  }
+}
+
+/* Who takes options of group g, for "takes no options" errors. */
+static const char *group_owner(unsigned g) {
+  switch (g) {
+  case OPTG_PREC: return "dot";
+  case OPTG_CACHE: case OPTG_EVICT: return "load and store";
+  default: return "the atomics";
+  }
+}
+
+/* The cache operators PTX has for a load (ld) and for a store (st). */
+static bool cache_fits(int b, teeny_cache c) {
+  if (b == BI_LOAD)
+    return c == TEENY_CACHE_CA || c == TEENY_CACHE_CG || c == TEENY_CACHE_CS ||
+           c == TEENY_CACHE_CV;
+  return c == TEENY_CACHE_WB || c == TEENY_CACHE_CG || c == TEENY_CACHE_CS ||
+         c == TEENY_CACHE_WT;
 }
 
 /* ---- state ----------------------------------------------------------------------- */
@@ -694,11 +719,16 @@ static void trailing_options(resolver *r, teeny_expr *e, int b) {
             group_name(oi->group), a->name);
       else
         err(r, a->loc, "%s takes no options; '%s' is an option of %s", e->name,
-            a->name, oi->group == OPTG_PREC ? "dot" : "the atomics");
+            a->name, group_owner(oi->group));
     } else if (seen & oi->group) {
       err(r, a->loc, "a second %s option ('%s') in one call of %s",
           group_name(oi->group), a->name, e->name);
     }
+    else if (oi->group == OPTG_CACHE && !cache_fits(b, (teeny_cache)oi->value))
+      err(r, a->loc, "%s takes no '%s': a %s's cache operators are %s", e->name, a->name,
+          b == BI_LOAD ? "load" : "store",
+          b == BI_LOAD ? "cache_ca, cache_cg, cache_cs and cache_cv"
+                       : "cache_wb, cache_cg, cache_cs and cache_wt");
     seen |= oi->group;
     a->sym = SYM_OPTION;
     a->sym_index = o;

@@ -314,6 +314,16 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
     teeny__buf_printf(b, " %s %s", sem[op->sem], scope[op->scope]);
     break;
   }
+  case IR_LOAD:
+  case IR_STORE: {
+    static const char *cache[] = {"", "ca", "cg", "cs", "cv", "wb", "wt"};
+    static const char *evict[] = {"", "evict_normal", "evict_first", "evict_last"};
+    if (op->cache)
+      teeny__buf_printf(b, " %s", cache[op->cache]);
+    if (op->evict)
+      teeny__buf_printf(b, " %s", evict[op->evict]);
+    break;
+  }
   case IR_DOT: {
     static const char *prec[] = {"tf32", "tf32x3", "ieee"};
     if (op->prec)

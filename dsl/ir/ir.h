@@ -108,6 +108,18 @@ typedef enum teeny_prec {
   TEENY_PREC_TF32, TEENY_PREC_TF32X3, TEENY_PREC_IEEE
 } teeny_prec;
 
+/* Cache operators and eviction priorities of a load or store (Triton's
+ * cache_modifier and eviction_policy): hints only, the values are the
+ * same.  Zero is the default (none given). */
+typedef enum teeny_cache {
+  TEENY_CACHE_NONE, TEENY_CACHE_CA, TEENY_CACHE_CG, TEENY_CACHE_CS, TEENY_CACHE_CV,
+  TEENY_CACHE_WB, TEENY_CACHE_WT
+} teeny_cache;
+
+typedef enum teeny_evict {
+  TEENY_EVICT_NONE, TEENY_EVICT_NORMAL, TEENY_EVICT_FIRST, TEENY_EVICT_LAST
+} teeny_evict;
+
 /* A compile-time scalar: which member is meaningful follows the dtype. */
 typedef union teeny_scalar {
   int64_t i;  /* signed ints, bool */
@@ -136,6 +148,8 @@ typedef struct teeny_op {
   teeny_sem sem;            /* IR_ATOMIC_RMW, IR_ATOMIC_CAS */
   teeny_scope scope;        /* IR_ATOMIC_RMW, IR_ATOMIC_CAS */
   teeny_prec prec;          /* IR_DOT */
+  teeny_cache cache;        /* IR_LOAD, IR_STORE */
+  teeny_evict evict;        /* IR_LOAD, IR_STORE */
   bool fast;                /* math ops: the hardware approximation
                                (fast_exp, ...) instead of the accurate one */
   bool reverse;             /* IR_SCAN */

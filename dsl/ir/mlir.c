@@ -692,6 +692,19 @@ static void print_simple_tt(printer *p, const teeny_op *op, const char *name,
   emit_generic(p, op, &r, 1, name, a, n, props);
 }
 
+/* Triton's CacheModifier (NONE 1, CA 2, CG 3, WB 4, CS 5, WT 6, CV 7) and
+ * EvictionPolicy (NORMAL 1, EVICT_FIRST 2, EVICT_LAST 3) of op's hints. */
+static int tt_cache(const teeny_op *op) {
+  static const int v[] = {[TEENY_CACHE_NONE] = TT_CACHE_NONE, [TEENY_CACHE_CA] = 2,
+                          [TEENY_CACHE_CG] = 3, [TEENY_CACHE_WB] = 4, [TEENY_CACHE_CS] = 5,
+                          [TEENY_CACHE_WT] = 6, [TEENY_CACHE_CV] = 7};
+  return v[op->cache];
+}
+
+static int tt_evict(const teeny_op *op) {
+  return op->evict == TEENY_EVICT_FIRST ? 2 : op->evict == TEENY_EVICT_LAST ? 3 : TT_EVICT_NORMAL;
+}
+
 /* tt.load: operandSegmentSizes says which of mask and other are present. */
 static void print_load(printer *p, const teeny_op *op) {
   char props[200];
@@ -700,7 +713,7 @@ static void print_load(printer *p, const teeny_op *op) {
   snprintf(props, sizeof props,
            "boundaryCheck = array<i32>, cache = %d : i32, evict = %d : i32, "
            "isVolatile = false, operandSegmentSizes = array<i32: 1, %d, %d>",
-           TT_CACHE_NONE, TT_EVICT_NORMAL, n >= 2, n >= 3);
+           tt_cache(op), tt_evict(op), n >= 2, n >= 3);
   emit_generic(p, op, &r, 1, "tt.load", a, n, props);
 }
 
@@ -710,7 +723,7 @@ static void print_store(printer *p, const teeny_op *op) {
   int n = args_of(p, op, a, 3);
   snprintf(props, sizeof props,
            "boundaryCheck = array<i32>, cache = %d : i32, evict = %d : i32",
-           TT_CACHE_NONE, TT_EVICT_NORMAL);
+           tt_cache(op), tt_evict(op));
   emit_generic(p, op, NULL, 0, "tt.store", a, n, props);
 }
 

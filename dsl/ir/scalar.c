@@ -159,6 +159,19 @@ static int float_precision(teeny_dtype dt) {
  * followed by one rounding gives the correctly rounded +, -, *, / of f32,
  * f16 and bf16 (double has more than 2p+2 bits for each). */
 
+/* minimum and maximum are IEEE 754-2019's minimumNumber and maximumNumber:
+ * a NaN operand gives the other operand, and -0 orders below +0 (C's fmin
+ * and fmax may return either zero; the GPU's min and max do not). */
+static double float_minmax(bool max, double a, double b) {
+  if (isnan(a))
+    return b;
+  if (isnan(b))
+    return a;
+  if (a == b)
+    return signbit(a) == max ? b : a;
+  return (a < b) == max ? b : a;
+}
+
 static double float_binop(teeny_opcode code, double a, double b) {
   switch (code) {
   case IR_ADD: return a + b;
@@ -166,8 +179,8 @@ static double float_binop(teeny_opcode code, double a, double b) {
   case IR_MUL: return a * b;
   case IR_DIV: return a / b;
   case IR_REM: return fmod(a, b);
-  case IR_MIN: return fmin(a, b);
-  case IR_MAX: return fmax(a, b);
+  case IR_MIN: return float_minmax(false, a, b);
+  case IR_MAX: return float_minmax(true, a, b);
   case IR_POW: return pow(a, b);
   default: return NAN;
   }

@@ -15,6 +15,9 @@ typedef struct verifier {
   const teeny_ir_func *f;
   bool *visible; /* [nvalues]: defined and in scope at this point */
   int errors;
+  bool oom;            /* scratch ran out: TEENY_E_NOMEM, not invalid IR */
+  teeny_arena scratch; /* the verifier's own: f is read, never written, so
+                        * threads may verify functions that share an arena */
 } verifier;
 
 static void vfail(verifier *v, const teeny_op *op, const char *what) {
@@ -142,7 +145,11 @@ static void verify_combine(verifier *v, const teeny_op *op) {
 static void verify_control(verifier *v, const teeny_op *op) {
   /* scratch for the types the regions must agree with */
   teeny_type *big = teeny__arena_alloc(
-      v->f->arena, sizeof(teeny_type) * (size_t)(op->nargs + op->nres + 1));
+      &v->scratch, sizeof(teeny_type) * (size_t)(op->nargs + op->nres + 1));
+  if (!big) {
+    v->oom = true;
+    return;
+  }
   switch (op->code) {
   case IR_IF: {
     if (op->nargs != 1 || op->nregions != 2 || !op->regions[0] || !op->regions[1]) {
@@ -386,6 +393,8 @@ static void verify_op(verifier *v, const teeny_op *op) {
     vfail(v, op, "memory semantics and scope belong to atomics");
   if (op->prec && op->code != IR_DOT)
     vfail(v, op, "an input precision belongs to dot");
+  if ((op->cache || op->evict) && op->code != IR_LOAD && op->code != IR_STORE)
+    vfail(v, op, "cache and eviction hints belong to loads and stores");
   for (int i = 0; i < op->nargs; i++) {
     int a = op->args[i];
     if (a < 0 || a >= v->f->nvalues || !v->visible[a]) {
@@ -569,14 +578,18 @@ static void verify_region(verifier *v, const teeny_region *r,
 }
 
 int teeny__ir_verify(teeny_ctx *cx, const teeny_ir_func *f) {
-  verifier v = {cx, f, NULL, 0};
-  v.visible = teeny__arena_alloc(f->arena, sizeof(bool) * (size_t)(f->nvalues + 1));
-  if (!v.visible)
+  verifier v = {cx, f, NULL, 0, false, {0}};
+  teeny__arena_init(&v.scratch);
+  v.visible = teeny__arena_alloc(&v.scratch, sizeof(bool) * (size_t)(f->nvalues + 1));
+  if (!v.visible) {
+    teeny__arena_free(&v.scratch);
     return TEENY_E_NOMEM;
+  }
   if (f->nparams != f->body->nargs)
     vfail(&v, NULL, "parameter count differs from the body's arguments");
   verify_region(&v, f->body, NULL);
   if (f->body->nops == 0 || f->body->ops[f->body->nops - 1]->code != IR_RETURN)
     vfail(&v, NULL, "function body does not end in return");
-  return v.errors ? TEENY_E_INTERNAL : TEENY_OK;
+  teeny__arena_free(&v.scratch);
+  return v.oom ? TEENY_E_NOMEM : v.errors ? TEENY_E_INTERNAL : TEENY_OK;
 }

@@ -241,6 +241,9 @@ typedef struct cg {
   /* a wgmma dot whose wait is deferred to the end of its loop iteration, so
    * that the next stage's copies are issued while the tensor cores work
    * (ctrl.c sets it, dot.c leaves its registers pending) */
+  const teeny_op *hint_op;     /* the load or store being lowered, whose
+                                  cache and eviction options its accesses
+                                  carry (mem.c; NULL: none) */
   bool ordered_loads;          /* predicated loads keep their place (asm
                                   with side effects; ctrl.c) */
   bool cp_fast;                /* cp.async copies of a versioned loop's fast

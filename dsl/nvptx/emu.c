@@ -158,6 +158,13 @@ static int32_t rt_shfl(emu *e, int32_t v, int32_t mask) {
   return (int32_t)w->shfl[b][lane ^ (mask & 31)];
 }
 
+/* x & mask where LLVM's optimiser cannot look (the emulator's abs: see
+ * float_abs in ops.c). */
+static uint64_t rt_and(emu *e, uint64_t x, uint64_t mask) {
+  (void)e;
+  return x & mask;
+}
+
 static float rt_tanhf(emu *e, float x) {
   (void)e;
   return tanhf(x);
@@ -656,6 +663,7 @@ static const struct {
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
     {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_wgmma_ra", (void *)rt_wgmma_ra},
     {"teeny_emu_barrier_and", (void *)rt_barrier_and},
+    {"teeny_emu_and", (void *)rt_and},
     {"teeny_emu_vprintf", (void *)rt_vprintf}, {"teeny_emu_assertfail", (void *)rt_assertfail},
 };
 

@@ -19,6 +19,12 @@
  * never writes use ld.global.nc and carry no memory clobber, so LLVM may
  * schedule them freely; the others are ordered with stores.
  *
+ * A load's or store's cache operator (cache_cg ...) becomes the access's
+ * PTX one (`ld.global.cg`); evict_first / evict_last, as Triton does, an
+ * L2 cache policy made by createpolicy and given with .L2::cache_hint.
+ * Hinted accesses are always inline PTX (LLVM's loads carry no hints);
+ * cp.async copies keep their own caching, and the emulator ignores hints.
+ *
  * Elements held by more than one thread are stored and updated by one of
  * them only.  Scalar (rank-0) stores and atomics run in thread 0; an
  * atomic's old value is then broadcast through shared memory.
@@ -176,7 +182,35 @@ static void emu_access(cg *g, const pack *p, LLVMValueRef addr, LLVMValueRef pre
   }
 }
 
-/* words = @pred ld.global[.nc] [addr], the registers starting as dflt. */
+/* ---- cache hints ------------------------------------------------------------------------ */
+
+/* Whether the access being lowered carries a hint the PTX must show. */
+static bool hinted(cg *g) {
+  const teeny_op *o = g->hint_op;
+  return !g->emu && o && (o->cache || o->evict == TEENY_EVICT_FIRST ||
+                          o->evict == TEENY_EVICT_LAST);
+}
+
+/* The PTX cache operator of the access (".cg"), or "". */
+static const char *hint_cop(cg *g) {
+  static const char *const cop[] = {"", ".ca", ".cg", ".cs", ".cv", ".wb", ".wt"};
+  return g->hint_op && !g->emu ? cop[g->hint_op->cache] : "";
+}
+
+/* The 64-bit L2 cache policy of an evict_first / evict_last access, or
+ * NULL.  No side effects: LLVM keeps one per block. */
+static LLVMValueRef hint_policy(cg *g) {
+  const teeny_op *o = g->hint_op;
+  if (g->emu || !o || (o->evict != TEENY_EVICT_FIRST && o->evict != TEENY_EVICT_LAST))
+    return NULL;
+  const char *text = o->evict == TEENY_EVICT_FIRST
+                         ? "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;"
+                         : "createpolicy.fractional.L2::evict_last.b64 $0, 1.0;";
+  return teeny__cg_asm(g, g->t_i64, text, "=l", NULL, 0, false);
+}
+
+/* words = @pred ld.global[.cop][.nc][.L2::cache_hint] [addr], the registers
+ * starting as dflt. */
 static void asm_load(cg *g, const pack *p, bool nc, LLVMValueRef addr,
                      LLVMValueRef pred, LLVMValueRef *dflt, LLVMValueRef *words) {
   if (g->emu) {
@@ -184,32 +218,44 @@ static void asm_load(cg *g, const pack *p, bool nc, LLVMValueRef addr,
     return;
   }
   int n = p->nwords;
-  char text[512], cons[128];
+  char text[640], cons[128];
   size_t tn = 0, cn = 0;
+  const char *cop = hint_cop(g);
+  if (strcmp(cop, ".cv") == 0)
+    nc = false; /* ld.global.cv has no .nc form */
+  LLVMValueRef policy = hint_policy(g);
   for (int i = 0; i < n; i++)
     append(text, sizeof text, &tn, "mov.b%d $%d, $%d;\n\t", p->wbits, i, n + 2 + i);
-  append(text, sizeof text, &tn, "@$%d ld.global%s%s.%s ", n + 1, nc ? ".nc" : "",
-         n == 2 ? ".v2" : n == 4 ? ".v4" : "", p->ty);
+  append(text, sizeof text, &tn, "@$%d ld.global%s%s%s%s.%s ", n + 1, cop, nc ? ".nc" : "",
+         policy ? ".L2::cache_hint" : "", n == 2 ? ".v2" : n == 4 ? ".v4" : "", p->ty);
   reg_list(text, sizeof text, &tn, 0, n);
-  append(text, sizeof text, &tn, ", [$%d];", n);
+  append(text, sizeof text, &tn, ", [$%d]", n);
+  if (policy)
+    append(text, sizeof text, &tn, ", $%d", 2 * n + 2);
+  append(text, sizeof text, &tn, ";");
   for (int i = 0; i < n; i++)
     append(cons, sizeof cons, &cn, "%s=%c", i ? "," : "", p->cons);
   append(cons, sizeof cons, &cn, ",l,b");
   for (int i = 0; i < n; i++)
     append(cons, sizeof cons, &cn, ",%c", p->cons);
+  if (policy)
+    append(cons, sizeof cons, &cn, ",l");
   if (!nc)
     append(cons, sizeof cons, &cn, ",~{memory}");
-  LLVMValueRef args[2 + 4];
+  LLVMValueRef args[2 + 4 + 1];
   args[0] = addr;
   args[1] = pred;
   for (int i = 0; i < n; i++)
     args[2 + i] = dflt[i];
+  if (policy)
+    args[2 + n] = policy;
   LLVMTypeRef rt = p->wt;
   if (n > 1) {
     LLVMTypeRef el[4] = {p->wt, p->wt, p->wt, p->wt};
     rt = LLVMStructTypeInContext(g->ctx, el, (unsigned)n, 0);
   }
-  LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 2 + n, !nc || g->ordered_loads);
+  LLVMValueRef r = teeny__cg_asm(g, rt, text, cons, args, 2 + n + (policy ? 1 : 0),
+                                 !nc || g->ordered_loads);
   for (int i = 0; i < n; i++)
     words[i] = n == 1 ? r : LLVMBuildExtractValue(g->b, r, (unsigned)i, "");
 }
@@ -222,27 +268,35 @@ static void asm_store(cg *g, const pack *p, LLVMValueRef addr, LLVMValueRef pred
     return;
   }
   int n = p->nwords;
-  char text[256], cons[128];
+  char text[320], cons[128];
   size_t tn = 0, cn = 0;
+  LLVMValueRef policy = hint_policy(g);
+  int npol = n + 1 + (pred ? 1 : 0); /* the policy's operand */
   if (pred)
     append(text, sizeof text, &tn, "@$%d ", n + 1);
-  append(text, sizeof text, &tn, "st.global%s.%s [$0], ",
-         n == 2 ? ".v2" : n == 4 ? ".v4" : "", p->ty);
+  append(text, sizeof text, &tn, "st.global%s%s%s.%s [$0], ", hint_cop(g),
+         policy ? ".L2::cache_hint" : "", n == 2 ? ".v2" : n == 4 ? ".v4" : "", p->ty);
   reg_list(text, sizeof text, &tn, 1, n);
+  if (policy)
+    append(text, sizeof text, &tn, ", $%d", npol);
   append(text, sizeof text, &tn, ";");
   append(cons, sizeof cons, &cn, "l");
   for (int i = 0; i < n; i++)
     append(cons, sizeof cons, &cn, ",%c", p->cons);
   if (pred)
     append(cons, sizeof cons, &cn, ",b");
+  if (policy)
+    append(cons, sizeof cons, &cn, ",l");
   append(cons, sizeof cons, &cn, ",~{memory}");
-  LLVMValueRef args[6];
+  LLVMValueRef args[7];
   args[0] = addr;
   for (int i = 0; i < n; i++)
     args[1 + i] = words[i];
   if (pred)
     args[1 + n] = pred;
-  teeny__cg_asm(g, g->t_void, text, cons, args, 2 + n - (pred ? 0 : 1), true);
+  if (policy)
+    args[npol] = policy;
+  teeny__cg_asm(g, g->t_void, text, cons, args, npol + (policy ? 1 : 0), true);
 }
 
 /* ---- planning a tile access ------------------------------------------------------------ */
@@ -338,8 +392,19 @@ static LLVMValueRef and_pred(cg *g, LLVMValueRef a, LLVMValueRef b) {
 
 /* ---- loads --------------------------------------------------------------------------------- */
 
+static void pred_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
+                      LLVMValueRef pred, LLVMValueRef *dflt, LLVMValueRef *out);
+static LLVMValueRef zero_of(cg *g, teeny_dtype dt);
+
 static void native_load(cg *g, LLVMValueRef addr, teeny_dtype dt, int w, bool nc,
                         LLVMValueRef *out) {
+  if (hinted(g)) { /* LLVM's loads carry no cache operator */
+    LLVMValueRef zeros[16];
+    for (int i = 0; i < w; i++)
+      zeros[i] = zero_of(g, dt);
+    pred_load(g, addr, dt, w, nc, teeny__cg_bool(g, true), zeros, out);
+    return;
+  }
   LLVMTypeRef mt = teeny__cg_memtype(g, dt);
   LLVMTypeRef t = w == 1 ? mt : LLVMVectorType(mt, (unsigned)w);
   LLVMValueRef ld = LLVMBuildLoad2(g->b, t, addr, "");
@@ -645,10 +710,13 @@ static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   LLVMValueRef p = teeny__cg_scalar(g, op->args[0]), v;
   LLVMValueRef d = op->nargs == 3 ? teeny__cg_scalar(g, op->args[2]) : zero_of(g, dt);
   if (nc) {
-    if (op->nargs < 2)
+    LLVMValueRef m = op->nargs >= 2 ? teeny__cg_scalar(g, op->args[1]) : NULL;
+    g->hint_op = op;
+    if (!m)
       native_load(g, p, dt, 1, nc, &v);
     else
-      pred_load(g, p, dt, 1, nc, teeny__cg_scalar(g, op->args[1]), &d, &v);
+      pred_load(g, p, dt, 1, nc, m, &d, &v);
+    g->hint_op = NULL;
     teeny__cg_set_scalar(g, op->res[0], v);
     return;
   }
@@ -657,7 +725,9 @@ static void load_scalar(cg *g, const teeny_op *op, teeny_dtype dt, bool nc) {
   LLVMValueRef pred = is_thread0(g);
   if (op->nargs >= 2)
     pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[1]), "");
+  g->hint_op = op;
   pred_load(g, p, dt, 1, false, pred, &d, &v);
+  g->hint_op = NULL;
   teeny__cg_order_done(g);
   teeny__cg_set_scalar(g, op->res[0], teeny__cg_bcast_thread0(g, v, dt));
 }
@@ -681,6 +751,7 @@ LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra)
     zeros[i] = zero_of(g, dt);
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
+  g->hint_op = op;
   for (long r = 0; r < n; r += pl.w) {
     if (teeny__cg_dup_src(L, r) != r)
       continue;
@@ -696,6 +767,7 @@ LLVMValueRef *teeny__cg_load_regs(cg *g, const teeny_op *op, LLVMValueRef extra)
   }
   load_fallbacks(g, &pl, &fb, dt, nc, ptr, op->nargs >= 2 ? op->args[1] : -1, L,
                  extra, out);
+  g->hint_op = NULL;
   for (long r = 0; r < n; r++)
     out[r] = out[teeny__cg_dup_src(L, r)];
   return out;
@@ -1058,7 +1130,7 @@ bool teeny__cg_readonly(cg *g, int ptr) { return readonly_ptr(g, ptr); }
 
 static void store_elems(cg *g, LLVMValueRef addr, teeny_dtype dt, int w,
                         LLVMValueRef pred, LLVMValueRef *v) {
-  if (!pred) {
+  if (!pred && !hinted(g)) {
     LLVMTypeRef mt = teeny__cg_memtype(g, dt);
     LLVMValueRef val;
     if (w == 1) {
@@ -1128,7 +1200,10 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     if (op->nargs == 3)
       pred = LLVMBuildAnd(g->b, pred, teeny__cg_scalar(g, op->args[2]), "");
     LLVMValueRef v = teeny__cg_scalar(g, op->args[1]);
-    store_elems(g, teeny__cg_scalar(g, op->args[0]), dt, 1, pred, &v);
+    LLVMValueRef p = teeny__cg_scalar(g, op->args[0]);
+    g->hint_op = op;
+    store_elems(g, p, dt, 1, pred, &v);
+    g->hint_op = NULL;
     return;
   }
   const cg_layout *L = teeny__cg_mem_layout(g, op);
@@ -1145,6 +1220,7 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   long n = 1L << L->nreg;
   fallback fb;
   fallback_init(g, &fb, n / pl.w);
+  g->hint_op = op;
   for (long r = 0; r < n; r += pl.w) {
     if (!teeny__cg_reg_owner(L, r))
       continue;
@@ -1158,6 +1234,7 @@ void teeny__cg_emit_store(cg *g, const teeny_op *op) {
     store_group(g, &pl, dt, ptr + r, m, owner, ok, val + r);
   }
   store_fallbacks(g, &pl, &fb, dt, ptr, op->nargs == 3 ? op->args[2] : -1, L, owner, val);
+  g->hint_op = NULL;
 }
 
 /* ---- atomics ------------------------------------------------------------------------------------ */

@@ -88,6 +88,80 @@ static LLVMValueRef emu_to_bf16(cg *g, LLVMValueRef f) {
   return LLVMBuildTrunc(g->b, r, g->t_i16, ""); /* bf16 bits */
 }
 
+/* ---- conversions that must round once --------------------------------------------- *
+ * The language rounds a conversion once, from the exact value.  Going
+ * through f32 rounds twice, which is wrong for bf16 (and f16) from a source
+ * with more than 24 significant bits: i32, u32, i64, u64, f64 (for f16 only
+ * f64 matters).  sm_90 has
+ * cvt.rn.bf16.{s32,u32,s64,u64,f64}; below it LLVM goes through f32, and so
+ * does the emulator.  There the value first rounds to odd at f32's
+ * precision (toward zero, the last bit set when inexact), which keeps
+ * enough to round once more to nearest even correctly: f32 holds at least
+ * two more bits than bf16 or f16 at every magnitude. */
+
+static bool wide_source(teeny_dtype from) {
+  return from == TEENY_DT_I32 || from == TEENY_DT_U32 || from == TEENY_DT_I64 ||
+         from == TEENY_DT_U64 || from == TEENY_DT_F64;
+}
+
+/* f64 -> f32 rounded to odd (a NaN stays a NaN). */
+static LLVMValueRef f64_to_f32_odd(cg *g, LLVMValueRef d) {
+  LLVMValueRef f = LLVMBuildFPTrunc(g->b, d, g->t_f32, "");
+  LLVMValueRef back = LLVMBuildFPExt(g->b, f, g->t_f64, "");
+  LLVMValueRef exact = LLVMBuildFCmp(g->b, LLVMRealUEQ, back, d, "");
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef ab = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &back, 1);
+  LLVMValueRef ad = teeny__cg_intrin(g, "llvm.fabs", &t, 1, &d, 1);
+  LLVMValueRef away = LLVMBuildFCmp(g->b, LLVMRealOGT, ab, ad, ""); /* rounded up in magnitude */
+  LLVMValueRef bits = LLVMBuildBitCast(g->b, f, g->t_i32, "");
+  bits = LLVMBuildSub(g->b, bits, LLVMBuildZExt(g->b, away, g->t_i32, ""), ""); /* toward zero */
+  bits = LLVMBuildOr(g->b, bits, teeny__cg_i32(g, 1), "");
+  return LLVMBuildSelect(g->b, exact, f, LLVMBuildBitCast(g->b, bits, g->t_f32, ""), "");
+}
+
+/* A 64-bit integer -> f64 rounded to odd at 53 bits: the bits below the top
+ * 53 collapse into the lowest kept one, and the rest converts exactly. */
+static LLVMValueRef i64_to_f64_odd(cg *g, LLVMValueRef x, bool sign) {
+  LLVMTypeRef t = g->t_i64;
+  LLVMValueRef zero = teeny__cg_i64(g, 0);
+  LLVMValueRef neg = sign ? LLVMBuildICmp(g->b, LLVMIntSLT, x, zero, "") : NULL;
+  LLVMValueRef u = sign ? LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, x, ""), x, "") : x;
+  LLVMValueRef ca[2] = {u, teeny__cg_bool(g, false)};
+  LLVMValueRef lz = teeny__cg_intrin(g, "llvm.ctlz", &t, 1, ca, 2);
+  LLVMValueRef eleven = teeny__cg_i64(g, 11);
+  LLVMValueRef sh = LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntULT, lz, eleven, ""),
+                                    LLVMBuildSub(g->b, eleven, lz, ""), zero, "");
+  LLVMValueRef one = teeny__cg_i64(g, 1);
+  LLVMValueRef mask = LLVMBuildSub(g->b, LLVMBuildShl(g->b, one, sh, ""), one, "");
+  LLVMValueRef low = LLVMBuildAnd(g->b, u, mask, "");
+  LLVMValueRef sticky = LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, low, zero, ""), t, "");
+  u = LLVMBuildOr(g->b, LLVMBuildXor(g->b, u, low, ""), LLVMBuildShl(g->b, sticky, sh, ""), "");
+  LLVMValueRef f = LLVMBuildUIToFP(g->b, u, g->t_f64, "");
+  return sign ? LLVMBuildSelect(g->b, neg, LLVMBuildFNeg(g->b, f, ""), f, "") : f;
+}
+
+/* A wide source (wide_source) as f32 rounded to odd. */
+static LLVMValueRef to_f32_odd(cg *g, LLVMValueRef v, teeny_dtype from) {
+  LLVMValueRef d = v;
+  if (from == TEENY_DT_I64 || from == TEENY_DT_U64)
+    d = i64_to_f64_odd(g, v, from == TEENY_DT_I64);
+  else if (from != TEENY_DT_F64) /* 32-bit ints are exact in f64 */
+    d = from == TEENY_DT_I32 ? LLVMBuildSIToFP(g->b, v, g->t_f64, "")
+                             : LLVMBuildUIToFP(g->b, v, g->t_f64, "");
+  return f64_to_f32_odd(g, d);
+}
+
+/* Whether from -> to rounds through f32 here and needs to_f32_odd first. */
+static bool needs_odd_step(cg *g, teeny_dtype from, teeny_dtype to) {
+  if (!wide_source(from))
+    return false;
+  if (to == TEENY_DT_BF16)
+    return g->emu || g->sm < 90;
+  /* f16: only f64 has more bits than f32 within f16's range (an integer
+   * beyond 2^24 overflows it); the GPU has cvt.rn.f16.f64 */
+  return to == TEENY_DT_F16 && from == TEENY_DT_F64 && g->emu;
+}
+
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to) {
   if (from == to)
     return v;
@@ -98,6 +172,8 @@ LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype
   if (teeny__dt_is_fp8(to)) /* every source rounds to f32 first, as common/fp8.c */
     return teeny__cg_f32_to_fp8(g, from == TEENY_DT_F32 ? v : teeny__cg_cast(g, v, from, TEENY_DT_F32),
                                 to);
+  if (needs_odd_step(g, from, to))
+    return teeny__cg_cast(g, to_f32_odd(g, v, from), TEENY_DT_F32, to);
   if (g->emu && (from == TEENY_DT_BF16 || to == TEENY_DT_BF16) && from != TEENY_DT_F32 &&
       to != TEENY_DT_F32) /* through f32 */
     return teeny__cg_cast(g, teeny__cg_cast(g, v, from, TEENY_DT_F32), TEENY_DT_F32, to);
@@ -305,6 +381,66 @@ static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRe
   return dt == TEENY_DT_F64 ? res : teeny__cg_cast(g, res, TEENY_DT_F64, dt);
 }
 
+/* abs of a float, hidden from LLVM 19's sign-bit reasoning.  llvm.fabs
+ * gives a value whose sign bit LLVM knows to be clear even when it is a
+ * NaN, and LLVM then takes maxnum(fabs(x), y) for a never-NaN y (a
+ * constant, a converted integer) to have a clear sign bit too, which is
+ * false when x is NaN (the result is y): it drops a later abs and folds
+ * `maximum(abs(x), -8.0f) < 0` to false (difffuzz's scan_amax_f16_clamped;
+ * `opt-19 -O1` shows it on three lines of IR).  So abs clears the sign bit
+ * where LLVM cannot see it: on the GPU, PTX's own abs in inline asm (ptxas
+ * still folds it into its users' |x| operand modifiers); in the emulator,
+ * an AND in its runtime.  Vectors (none today) would keep llvm.fabs. */
+static LLVMValueRef float_abs(cg *g, teeny_dtype dt, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
+    return teeny__cg_intrin(g, "llvm.fabs", &t, 1, &x, 1);
+  unsigned bits = (unsigned)teeny__dt_bits(dt);
+  if (g->emu) {
+    LLVMTypeRef it = LLVMIntTypeInContext(g->ctx, bits);
+    LLVMValueRef a[2] = {LLVMBuildZExt(g->b, LLVMBuildBitCast(g->b, x, it, ""), g->t_i64, ""),
+                         teeny__cg_i64(g, (long long)(~0ull >> (65 - bits)))};
+    LLVMValueRef r = teeny__cg_emu_call(g, "teeny_emu_and", g->t_i64, a, 2);
+    return LLVMBuildBitCast(g->b, LLVMBuildTrunc(g->b, r, it, ""), t, "");
+  }
+  switch (dt) {
+  case TEENY_DT_F32:
+    return teeny__cg_asm(g, t, "abs.f32 $0, $1;", "=f,f", &x, 1, false);
+  case TEENY_DT_F64:
+    return teeny__cg_asm(g, t, "abs.f64 $0, $1;", "=d,d", &x, 1, false);
+  default: { /* f16, bf16: clear the sign bit of the 16-bit pattern */
+    LLVMValueRef b = LLVMBuildBitCast(g->b, x, g->t_i16, "");
+    b = teeny__cg_asm(g, g->t_i16, "and.b16 $0, $1, 0x7FFF;", "=h,h", &b, 1, false);
+    return LLVMBuildBitCast(g->b, b, t, "");
+  }
+  }
+}
+
+/* minimum/maximum of floats: IEEE 754-2019's minimumNumber/maximumNumber
+ * (docs/dsl.md).  The GPU's min and max are that already (a NaN gives the
+ * other operand, -0 orders below +0); llvm.minnum/maxnum may return either
+ * zero, and the host's lowering (minsd/maxsd) returns the second operand,
+ * so the emulator combines equal operands' bits: OR keeps a sign for min,
+ * AND drops it for max (equal nonzero operands have equal bits). */
+static LLVMValueRef float_minmax(cg *g, bool max, LLVMValueRef a, LLVMValueRef b) {
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef ab[2] = {a, b};
+  LLVMValueRef r = teeny__cg_intrin(g, max ? "llvm.maxnum" : "llvm.minnum", &t, 1, ab, 2);
+  if (!g->emu)
+    return r;
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  LLVMTypeRef et = vec ? LLVMGetElementType(t) : t;
+  LLVMTypeRef it = LLVMIntTypeInContext(g->ctx, LLVMGetTypeKind(et) == LLVMDoubleTypeKind ? 64
+                                                : LLVMGetTypeKind(et) == LLVMFloatTypeKind ? 32
+                                                                                           : 16);
+  if (vec)
+    it = LLVMVectorType(it, LLVMGetVectorSize(t));
+  LLVMValueRef ia = LLVMBuildBitCast(g->b, a, it, ""), ib = LLVMBuildBitCast(g->b, b, it, "");
+  LLVMValueRef both = max ? LLVMBuildAnd(g->b, ia, ib, "") : LLVMBuildOr(g->b, ia, ib, "");
+  LLVMValueRef eq = LLVMBuildFCmp(g->b, LLVMRealOEQ, a, b, "");
+  return LLVMBuildSelect(g->b, eq, LLVMBuildBitCast(g->b, both, t, ""), r, "");
+}
+
 static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef a,
                           LLVMValueRef b) {
   bool f = is_float(dt);
@@ -330,13 +466,7 @@ static LLVMValueRef arith(cg *g, teeny_opcode code, teeny_dtype dt, LLVMValueRef
     return int_shift(g, code == IR_SHL, dt, a, b);
   case IR_MIN:
   case IR_MAX:
-    if (f) {
-      LLVMTypeRef t = LLVMTypeOf(a);
-      LLVMValueRef ab[2] = {a, b};
-      return teeny__cg_intrin(g, code == IR_MAX ? "llvm.maxnum" : "llvm.minnum",
-                              &t, 1, ab, 2);
-    }
-    return int_minmax(g, code == IR_MAX, dt, a, b);
+    return f ? float_minmax(g, code == IR_MAX, a, b) : int_minmax(g, code == IR_MAX, dt, a, b);
   default:
     return NULL;
   }
@@ -390,10 +520,8 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   case IR_NOT:
     return LLVMBuildNot(g->b, a[0], "");
   case IR_ABS:
-    if (is_float(dt)) {
-      LLVMTypeRef t = LLVMTypeOf(a[0]);
-      return teeny__cg_intrin(g, "llvm.fabs", &t, 1, a, 1);
-    }
+    if (is_float(dt))
+      return float_abs(g, dt, a[0]);
     if (!teeny__dt_is_signed(dt))
       return a[0];
     return LLVMBuildSelect(

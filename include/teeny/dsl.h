@@ -135,12 +135,15 @@ static inline f64 teeny__atom_f64(f64 *p, ...) { return *p; }
 #define atomic_cas(p, ...) TEENY__ATOM(p)(p, __VA_ARGS__)
 
 /* Options, written as the last arguments of the builtins that take them
- * (docs/dsl.md §9): an atomic's memory semantics and scope, and the input
- * precision of an f32 dot. */
+ * (docs/dsl.md §9): an atomic's memory semantics and scope, the input
+ * precision of an f32 dot, a load's or store's cache operator and
+ * eviction priority. */
 enum teeny_option {
   sem_relaxed, sem_acquire, sem_release, sem_acq_rel,
   scope_cta, scope_gpu, scope_sys,
-  prec_tf32, prec_tf32x3, prec_ieee
+  prec_tf32, prec_tf32x3, prec_ieee,
+  cache_ca, cache_cg, cache_cs, cache_cv, cache_wb, cache_wt,
+  evict_normal, evict_first, evict_last
 };
 
 /* barrier(): every lane of the program arrives before any goes on. */

@@ -141,3 +141,29 @@ void kr_run_everywhere(const kcase *c, void (*check)(void **out)) {
     }
 }
 
+
+char *kr_text(const char *src, const char *kernel, const char *bindings, const char *target) {
+  kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
+  teeny_spec *s = kr_spec(&c, target, 4);
+  teeny_artifact *a = NULL;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  int rc = teeny_spec_compile(s, TEENY_EMIT_PTX | TEENY_EMIT_MLIR, &a, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_msg(rc == 0, "compile: %s", teeny_strerror(rc));
+  teeny_diags_close(&d);
+  size_t n = a->ptx_len + a->mlir_len + 2;
+  char *text = malloc(n);
+  snprintf(text, n, "%.*s\n%.*s", (int)a->ptx_len, a->ptx, (int)a->mlir_len, a->mlir);
+  teeny_artifact_destroy(a);
+  teeny_spec_destroy(s);
+  return text;
+}
+
+int kr_count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+    n++;
+  return n;
+}

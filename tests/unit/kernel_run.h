@@ -49,4 +49,11 @@ void kr_free_all(void **b);
  * not NULL, on the interpreter's buffers. */
 void kr_run_everywhere(const kcase *c, void (*check)(void **out));
 
+/* The PTX of src's kernel (4 warps) for target, then its MLIR, as one
+ * text (caller frees). */
+char *kr_text(const char *src, const char *kernel, const char *bindings, const char *target);
+
+/* How often what occurs in text. */
+int kr_count(const char *text, const char *what);
+
 #endif

@@ -989,6 +989,29 @@ static void vector_add(case_list *l, const char *name, teeny_arena *a, teeny_dty
   val(c, 3, (double)n);
 }
 
+/* vector_add with cache and eviction hints on its accesses (the loads
+ * cache_cg + evict_last and cache_cv, the store cache_cs + evict_first):
+ * ptxas must take the qualifiers, and the values do not change. */
+static void hinted_vector_add(case_list *l, const char *name, teeny_arena *a, long n) {
+  teeny_ir_func *f = teeny_sample_vector_add(a, TEENY_DT_F32, 1024);
+  int loads = 0;
+  for (int i = 0; i < f->body->nops; i++) {
+    teeny_op *op = f->body->ops[i];
+    if (op->code == IR_LOAD) {
+      op->cache = loads++ ? TEENY_CACHE_CV : TEENY_CACHE_CG;
+      op->evict = loads == 1 ? TEENY_EVICT_LAST : TEENY_EVICT_NONE;
+    } else if (op->code == IR_STORE) {
+      op->cache = TEENY_CACHE_CS;
+      op->evict = TEENY_EVICT_FIRST;
+    }
+  }
+  teeny_cg_case *c = add(l, name, f, cdiv(n, 1024), 1, 1e-6);
+  buf(c, 0, n, CG_FILL_RANDOM);
+  buf(c, 1, n, CG_FILL_RANDOM);
+  buf(c, 2, n, CG_FILL_ZERO);
+  val(c, 3, (double)n);
+}
+
 static void softmax(case_list *l, const char *name, teeny_arena *a, int block,
                     int ncols, int stride, int rows) {
   teeny_cg_case *c = add(l, name, teeny_sample_softmax(a, block), (unsigned)rows, 1, 2e-5);
@@ -1015,6 +1038,7 @@ int teeny_cg_cases(teeny_arena *a, teeny_cg_case *out, int max) {
   vector_add(&l, "vector_add_f32_1024", a, TEENY_DT_F32, 1024, 2999);
   vector_add(&l, "vector_add_f16_1024", a, TEENY_DT_F16, 1024, 2051);
   vector_add(&l, "vector_add_f32_128", a, TEENY_DT_F32, 128, 1001);
+  hinted_vector_add(&l, "vector_add_hinted", a, 2999);
   softmax(&l, "softmax_1024", a, 1024, 1000, 1001, 3);
   softmax(&l, "softmax_4096_aligned", a, 4096, 4096, 4096, 2);
   softmax(&l, "softmax_16384", a, 16384, 16000, 16003, 2);

@@ -285,32 +285,43 @@ END_TEST
 
 /* ---- what the PTX says -------------------------------------------------------------------- */
 
-static char *ptx_of(const char *src, const char *kernel, const char *bindings,
-                    const char *target) {
-  kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
-  teeny_spec *s = kr_spec(&c, target, 4);
-  teeny_artifact *a = NULL;
-  teeny_diags d;
-  teeny_diags_init(&d);
-  int rc = teeny_spec_compile(s, TEENY_EMIT_PTX | TEENY_EMIT_MLIR, &a, &d);
-  if (rc)
-    ku_print_diags(&d);
-  ck_assert_msg(rc == 0, "compile: %s", teeny_strerror(rc));
-  teeny_diags_close(&d);
-  size_t n = a->ptx_len + a->mlir_len + 2;
-  char *text = malloc(n);
-  snprintf(text, n, "%.*s\n%.*s", (int)a->ptx_len, a->ptx, (int)a->mlir_len, a->mlir);
-  teeny_artifact_destroy(a);
-  teeny_spec_destroy(s);
-  return text;
-}
+/* Cache operators and eviction priorities: the PTX access carries the
+ * operator (a .cv load drops .nc), evict_first / evict_last an L2 policy
+ * from createpolicy; the .mlir says Triton's CacheModifier and
+ * EvictionPolicy numbers; the values are unchanged (interpreter against
+ * emulator). */
+static const char hinted[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) x, ptr(f32) y, ptr(f32) out, i32 n)\n"
+    "{ tile(i32) o = program_id(0) * B + arange(0, B);\n"
+    "  tile(f32) a = load(x + o, o < n, 0.0f, cache_cg, evict_last);\n"
+    "  tile(f32) b = load(y + o, cache_cv);\n"
+    "  f32 s = load(x, cache_ca);\n"
+    "  store(out + o, a + b + s, o < n, cache_cs, evict_first);\n"
+    "  store(out + n + program_id(0), s, cache_wt); }\n";
 
-static int count(const char *text, const char *what) {
-  int n = 0;
-  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
-    n++;
-  return n;
+START_TEST(cache_hints_reach_ptx_and_mlir) {
+  static const char *const want[] = {
+      "ld.global.cg.nc.L2::cache_hint.", "ld.global.cv.", "ld.global.ca.nc.",
+      "st.global.cs.L2::cache_hint.", "st.global.wt.",
+      "createpolicy.fractional.L2::evict_last.b64", "createpolicy.fractional.L2::evict_first.b64",
+      "cache = 3 : i32, evict = 3 : i32", "cache = 7 : i32, evict = 1 : i32",
+      "cache = 2 : i32, evict = 1 : i32", "cache = 5 : i32, evict = 2 : i32",
+      "cache = 6 : i32, evict = 1 : i32"};
+  static const char *const targets[] = {"sm_90a", "sm_80"};
+  for (int t = 0; t < 2; t++) {
+    char *text = kr_text(hinted, "k", "B=256", targets[t]);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+      ck_assert_msg(strstr(text, want[i]), "%s: no '%s' in\n%s", targets[t], want[i], text);
+    ck_assert_msg(!strstr(text, "ld.global.cv.nc"), "a .cv load kept .nc");
+    free(text);
+  }
+  kcase c = {"hinted.c", hinted, "k", "B=256", 2, {{300, 1}, {512, 2}, {600, 3}}, {300}};
+  kr_run_everywhere(&c, NULL);
 }
+END_TEST
 
 START_TEST(atomics_carry_sem_and_scope) {
   static const char src[] =
@@ -323,7 +334,7 @@ START_TEST(atomics_carry_sem_and_scope) {
       "  atomic_max(c + o, o, sem_relaxed, scope_cta);\n"
       "  atomic_add(f + o, 1.0f, o < 7, scope_sys, sem_release);\n"
       "  atomic_xchg(c, 3, sem_acquire); }\n";
-  char *t = ptx_of(src, "k", "B=128", "sm_90a");
+  char *t = kr_text(src, "k", "B=128", "sm_90a");
   ck_assert_msg(strstr(t, "atom.acq_rel.gpu.global.add.u32"), "default is acq_rel, gpu:\n%s", t);
   ck_assert(strstr(t, "atom.relaxed.cta.global.max.s32"));
   ck_assert(strstr(t, "atom.release.sys.global.add.f32"));
@@ -345,20 +356,20 @@ START_TEST(barriers_only_where_needed) {
       "void k(ptr(f32) x, ptr(f32) y, i32 n)\n"
       "{ tile(i32) o = program_id(0) * B + arange(0, B); tile(bool) m = o < n;\n"
       "  store(x + o, load(x + o, m) * 2.0f + load(y + o, m), m); }\n";
-  char *t = ptx_of(inplace, "k", "B=1024", "sm_90a");
-  ck_assert_msg(count(t, "bar.sync") == 0, "an in-place element-wise kernel needs no barrier:\n%s", t);
+  char *t = kr_text(inplace, "k", "B=1024", "sm_90a");
+  ck_assert_msg(kr_count(t, "bar.sync") == 0, "an in-place element-wise kernel needs no barrier:\n%s", t);
   free(t);
   /* store then a scalar load of the same buffer: a barrier */
-  t = ptx_of(store_then_scalar, "k", "B=128", "sm_90a");
-  ck_assert_msg(count(t, "bar.sync") >= 1, "store then load needs a barrier");
+  t = kr_text(store_then_scalar, "k", "B=128", "sm_90a");
+  ck_assert_msg(kr_count(t, "bar.sync") >= 1, "store then load needs a barrier");
   free(t);
   /* barrier() is bar.sync and gpu.barrier in the .mlir */
   static const char explicit_barrier[] =
       "#include <teeny/dsl.h>\n"
       "TEENY_KERNEL()\n"
       "void k(ptr(f32) x) { barrier(); store(x, 1.0f); }\n";
-  t = ptx_of(explicit_barrier, "k", "", "sm_80");
-  ck_assert(count(t, "bar.sync") == 1);
+  t = kr_text(explicit_barrier, "k", "", "sm_80");
+  ck_assert(kr_count(t, "bar.sync") == 1);
   ck_assert(strstr(t, "gpu.barrier"));
   free(t);
   /* a relaxed scalar atomic whose old value is unused: no broadcast */
@@ -366,8 +377,8 @@ START_TEST(barriers_only_where_needed) {
       "#include <teeny/dsl.h>\n"
       "TEENY_KERNEL()\n"
       "void k(ptr(i32) c) { atomic_add(c, 1, sem_relaxed); }\n";
-  t = ptx_of(counter, "k", "", "sm_90a");
-  ck_assert_msg(count(t, "bar.sync") == 0, "an unused relaxed atomic needs no barrier:\n%s", t);
+  t = kr_text(counter, "k", "", "sm_90a");
+  ck_assert_msg(kr_count(t, "bar.sync") == 0, "an unused relaxed atomic needs no barrier:\n%s", t);
   free(t);
 }
 END_TEST
@@ -495,6 +506,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, bitwise_and_bf16_atomics);
   tcase_add_test(tc, lock_pattern);
   tcase_add_test(tc, atomics_carry_sem_and_scope);
+  tcase_add_test(tc, cache_hints_reach_ptx_and_mlir);
   tcase_add_test(tc, barriers_only_where_needed);
   tcase_add_test(tc, races_are_reported);
   suite_add_tcase(s, tc);

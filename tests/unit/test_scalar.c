@@ -221,6 +221,15 @@ START_TEST(float_ops_and_compares) {
   ck_float_eq(fbin(IR_REM, f, -5.5, 2), -1.5);
   ck_float_eq(fbin(IR_MIN, f, NAN, 1), 1); /* min/max ignore a NaN */
   ck_float_eq(fbin(IR_MAX, f, 1, NAN), 1);
+  for (int swap = 0; swap < 2; swap++) { /* -0 orders below +0, whichever comes first */
+    double a = swap ? 0.0 : -0.0, b = swap ? -0.0 : 0.0;
+    ck_assert_msg(!signbit(fbin(IR_MAX, TEENY_DT_F64, a, b)), "maximum(%g, %g) is -0", a, b);
+    ck_assert_msg(signbit(fbin(IR_MIN, TEENY_DT_F64, a, b)), "minimum(%g, %g) is +0", a, b);
+    ck_assert(!signbit(fbin(IR_MAX, TEENY_DT_F16, a, b)));
+    ck_assert(signbit(fbin(IR_MIN, TEENY_DT_BF16, a, b)));
+  }
+  ck_float_eq(fbin(IR_MAX, f, -0.0, NAN), -0.0);
+  ck_assert(signbit(fbin(IR_MAX, f, -0.0, NAN)));
   ck_float_eq(teeny__scalar_unop(IR_NEG, f, fval(0)).f, -0.0);
   ck_float_eq(teeny__scalar_unop(IR_ABS, f, fval(-0.0)).f, 0);
   ck_float_eq(teeny__scalar_fma(f, 1 + 0x1p-12, 1 + 0x1p-12, -1), 0x1p-11 + 0x1p-24);

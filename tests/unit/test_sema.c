@@ -38,6 +38,17 @@ typedef struct sema_case {
 } sema_case;
 
 static const sema_case bad[] = {
+    /* cache and eviction options: the right builtin, one per group */
+    {"    tile(i32) r = arange(0, B);\n    tile(D) a = load(x + r, @cache_wb);\n", 0,
+     "load takes no 'cache_wb'", 0},
+    {"    tile(i32) r = arange(0, B);\n    store(x + r, load(y + r), r < n, @cache_cv);\n", 0,
+     "store takes no 'cache_cv'", 0},
+    {"    tile(i32) r = arange(0, B);\n    tile(D) a = load(x + r, cache_cg, @cache_ca);\n", 0,
+     "a second cache (cache_*) option", 0},
+    {"    tile(i32) r = arange(0, B);\n    tile(D) a = atomic_add(x + r, 1, @evict_last);\n",
+     0, "atomic_add takes no eviction (evict_*) option", 0},
+    {"    tile(i32) r = arange(0, B);\n    tile(D) a = exp(load(y + r), @cache_cg);\n", 0,
+     "is an option of load and store", 0},
     {"    tile(f32) a = zeros(f32, 64) @+ zeros(f32, 32);\n", 0, "shape mismatch", 0},
     {"    tile(f32) a = zeros(f32, 64);\n    a @= zeros(f32, 32);\n", 0, "shape mismatch", 0},
     {"    tile(f16) a = @zeros(f32, 64);\n", 0, "dtype mismatch", 0},
@@ -258,6 +269,11 @@ static const char *const good_bodies[] = {
     "    i32 j = 0;\n    while (j < 3) { acc = acc * 2.0f; j += 1; }\n"
     "    do { j -= 1; } while (j > 0);\n"
     "    tile(i32) r = pid * B + arange(0, B);\n    store(x + r, (tile(D))acc, r < n);\n",
+    /* cache and eviction options on loads and stores, scalar and tile */
+    "    tile(i32) r = arange(0, B);\n    tile(D) a = load(y + r, r < n, 0, cache_cg, evict_last);\n"
+    "    D s = load(y, cache_ca);\n    tile(D) b = load(y + r, evict_first, cache_cv);\n"
+    "    store(x + r, a + b + s, r < n, cache_cs, evict_first);\n    store(x, s, cache_wt);\n"
+    "    store(x + 1, s, cache_wb, evict_normal);\n",
     /* broadcasting row/col, 2-D reductions, argmax, cumsum, where, ternary */
     "    tile(i32) r = arange(0, 16);\n    tile(i32) m = col(r) * 16 + row(r);\n"
     "    tile(f32) v = (tile(f32))m;\n    tile(i32) am = argmax(v, 1);\n"
