@@ -34,6 +34,7 @@ typedef enum dfz_feature {
   DFZ_F_SEM,           /* sem_* and scope_* options on atomics */
   DFZ_F_FAST,          /* fast_exp ... fast_tanh */
   DFZ_F_PREC,          /* prec_* options on f32 dots */
+  DFZ_F_HINT,          /* cache_* and evict_* options on loads and stores */
   DFZ_F__COUNT
 } dfz_feature;
 

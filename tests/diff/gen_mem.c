@@ -97,6 +97,23 @@ static dfz_expr *other_value(gen *g, gbuf *b, dfz_fact *f) {
   return gx_weak_lit(g, b->dt, v);
 }
 
+/* Cache and eviction options for a load or a store (hints: the values are
+ * the same), or NULL. */
+static const char *hint_options(gen *g, bool load) {
+  static const char *const lc[] = {"cache_ca", "cache_cg", "cache_cs", "cache_cv"};
+  static const char *const sc[] = {"cache_wb", "cache_cg", "cache_cs", "cache_wt"};
+  static const char *const ev[] = {"evict_normal", "evict_first", "evict_last"};
+  if (!g_on(g, DFZ_F_HINT) || !dfz_chance(&g->r, 12))
+    return NULL;
+  g_use(g, DFZ_F_HINT);
+  const char *c = dfz_chance(&g->r, 70) ? (load ? lc : sc)[dfz_below(&g->r, 4)] : NULL;
+  const char *e = dfz_chance(&g->r, 50) ? ev[dfz_below(&g->r, 3)] : NULL;
+  if (c && e)
+    return dfz_chance(&g->r, 50) ? dfz_printf(&g->p->arena, "%s, %s", c, e)
+                                 : dfz_printf(&g->p->arena, "%s, %s", e, c);
+  return c ? c : e ? e : "evict_last";
+}
+
 dfz_expr *g_load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other) {
   dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD, b->dt, ptr->sh);
   e->a[0] = ptr;
@@ -114,6 +131,7 @@ dfz_expr *g_load_node(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *mask, bool other
       e->f = dfz_fact_hull(e->f, dfz_fact_const(0));
     }
   }
+  e->text = (char *)hint_options(g, true);
   return e;
 }
 
@@ -259,6 +277,7 @@ dfz_expr *g_store_node(gen *g, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
   e->n = 2;
   if (mask)
     e->a[e->n++] = mask;
+  e->text = (char *)hint_options(g, false);
   return e;
 }
 
