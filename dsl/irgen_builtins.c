@@ -189,6 +189,110 @@ static gval gen_trans(gen *g, const teeny_expr *e) {
   return shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, 2, s), 0, e->loc);
 }
 
+/* ---- joining -------------------------------------------------------------------------
+ * join, interleave, cat and ravel are built from the shape ops above and
+ * a select, so the interpreter, the code generator and the .mlir need
+ * nothing new: join(a, b) selects along a new minor axis of 2 between a
+ * and b broadcast to it; interleave reshapes that to one axis; cat
+ * flattens both, joins, transposes (a's elements first) and reshapes. */
+
+static void unify(gen *g, gval *vals, int n, teeny_loc loc, const char *name);
+
+/* A non-constant [n] tile: 0, 1, ..., n-1. */
+static gval range_of(gen *g, int n, teeny_loc loc) {
+  teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &n);
+  gval r = teeny__gen_op(g, IR_MAKE_RANGE, NULL, 0, rt, loc);
+  teeny_op *op = g->f->values[r.id].def;
+  op->start = 0;
+  op->end = n;
+  return r;
+}
+
+/* e's two operands as numbers of one dtype, broadcast to one shape. */
+static void two_numbers(gen *g, const teeny_expr *e, gval *ab) {
+  for (int i = 0; i < 2; i++) {
+    ab[i] = arg(g, e, i);
+    if (ab[i].type.dt == TEENY_DT_PTR || ab[i].type.dt == TEENY_DT_VOID)
+      teeny__gen_fail(g, e->args[i]->loc, "%s joins numbers, not %s", e->name,
+                      teeny__gen_tstr(g, ab[i].type));
+  }
+  teeny_dtype dt = teeny__gen_promote(g, ab[0], ab[1], e->loc, e->name);
+  for (int i = 0; i < 2; i++)
+    ab[i] = teeny__gen_operand(g, ab[i], dt, e->loc);
+  unify(g, ab, 2, e->loc, e->name);
+}
+
+static void check_numel(gen *g, teeny_type t, long factor, teeny_loc loc, const char *name) {
+  if ((long)teeny__type_numel(t) * factor > TEENY_MAX_TILE_NUMEL)
+    teeny__gen_fail(g, loc, "%s: a tile of %ld elements exceeds the limit of %d", name,
+                    (long)teeny__type_numel(t) * factor, TEENY_MAX_TILE_NUMEL);
+}
+
+/* [S] and [S] -> [S, 2] (rank of S at most 1). */
+static gval join_values(gen *g, gval a, gval b, teeny_loc loc, const char *name) {
+  if (a.type.rank >= TEENY_MAX_RANK)
+    teeny__gen_fail(g, loc, "%s of %s tiles would make a tile of rank %d (at most %d)", name,
+                    teeny__gen_tstr(g, a.type), a.type.rank + 1, TEENY_MAX_RANK);
+  check_numel(g, a.type, 2, loc, name);
+  gval first = teeny__gen_binop(g, OP_EQ, range_of(g, 2, loc), teeny__gv_weak_int(0), loc);
+  if (a.type.rank == 1) {
+    a = expand(g, a, 1, loc, name);
+    b = expand(g, b, 1, loc, name);
+    first = expand(g, first, 0, loc, name);
+  }
+  gval v[3] = {first, a, b};
+  unify(g, v, 3, loc, name);
+  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
+}
+
+static gval flatten(gen *g, gval x, teeny_loc loc) {
+  if (x.type.rank <= 1)
+    return x;
+  int n = (int)teeny__type_numel(x.type);
+  return shape_op(g, IR_RESHAPE, x, teeny__type_with_shape(x.type, 1, &n), 0, loc);
+}
+
+static gval gen_join(gen *g, const teeny_expr *e) {
+  gval ab[2];
+  two_numbers(g, e, ab);
+  return join_values(g, ab[0], ab[1], e->loc, "join");
+}
+
+static gval gen_interleave(gen *g, const teeny_expr *e) {
+  gval ab[2];
+  two_numbers(g, e, ab);
+  if (ab[0].type.rank > 1)
+    teeny__gen_fail(g, e->loc, "interleave of %s tiles needs rank-3 tiles (not yet supported); "
+                    "interleave(ravel(a), ravel(b)) interleaves the flattened tiles",
+                    teeny__gen_tstr(g, ab[0].type));
+  gval j = join_values(g, ab[0], ab[1], e->loc, "interleave");
+  int n = (int)teeny__type_numel(j.type);
+  return shape_op(g, IR_RESHAPE, j, teeny__type_with_shape(j.type, 1, &n), 0, e->loc);
+}
+
+static gval gen_cat(gen *g, const teeny_expr *e) {
+  gval ab[2];
+  for (int i = 0; i < 2; i++)
+    ab[i] = need_tile(g, e, i, "cat");
+  if (!teeny__type_eq(teeny__type_with_dtype(ab[0].type, TEENY_DT_I32),
+                      teeny__type_with_dtype(ab[1].type, TEENY_DT_I32)))
+    teeny__gen_fail(g, e->loc, "cat needs two tiles of one shape, not %s and %s",
+                    teeny__gen_tstr(g, ab[0].type), teeny__gen_tstr(g, ab[1].type));
+  two_numbers(g, e, ab);
+  teeny_type t = ab[0].type;
+  gval j = join_values(g, flatten(g, ab[0], e->loc), flatten(g, ab[1], e->loc), e->loc, "cat");
+  int s[2] = {2, j.type.shape[0]};
+  gval r = shape_op(g, IR_TRANS, j, teeny__type_with_shape(j.type, 2, s), 0, e->loc);
+  int out[TEENY_MAX_RANK];
+  for (int i = 0; i < t.rank; i++)
+    out[i] = i == 0 ? 2 * t.shape[0] : t.shape[i];
+  return shape_op(g, IR_RESHAPE, r, teeny__type_with_shape(r.type, t.rank, out), 0, e->loc);
+}
+
+static gval gen_ravel(gen *g, const teeny_expr *e) {
+  return flatten(g, need_tile(g, e, 0, "ravel"), e->loc);
+}
+
 /* ---- memory ------------------------------------------------------------------------- */
 
 static gval need_ptr(gen *g, const teeny_expr *e, const char *name) {
@@ -792,6 +896,10 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_BROADCAST_TO: return gen_broadcast_to(g, e);
   case BI_RESHAPE: return gen_reshape(g, e);
   case BI_TRANS: return gen_trans(g, e);
+  case BI_JOIN: return gen_join(g, e);
+  case BI_INTERLEAVE: return gen_interleave(g, e);
+  case BI_CAT: return gen_cat(g, e);
+  case BI_RAVEL: return gen_ravel(g, e);
   case BI_LOAD: return gen_load(g, e);
   case BI_STORE: return gen_store(g, e);
   case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);

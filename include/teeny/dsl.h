@@ -106,6 +106,10 @@ i32 teeny__arange(i32 start, i32 end);
 #define broadcast_to(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
 #define trans(x) (x)
 #define reshape(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+#define join(a, b) ((a) + (b))       /* [S], [S] -> [S, 2] */
+#define interleave(a, b) ((a) + (b)) /* [N], [N] -> [2N]: a0 b0 a1 b1 ... */
+#define cat(a, b) ((a) + (b))        /* along axis 0: a's rows, then b's */
+#define ravel(x) (x)                 /* to one axis, row-major */
 
 /* ---- memory ---------------------------------------------------------------- */
 

@@ -575,6 +575,52 @@ static const lang_case tuple_cases[] = {
 START_TEST(tuples) { run_case(&tuple_cases[_i]); }
 END_TEST
 
+/* join, interleave, cat, ravel: every output element is one input element,
+ * bit for bit (so one check serves every dtype). */
+static size_t binding_size(const lang_case *c) {
+  return strstr(c->bindings, "D=f32") || strstr(c->bindings, "D=i32") ? 4
+         : strstr(c->bindings, "D=i8")                                ? 1
+         : strstr(c->bindings, "D=f64") || strstr(c->bindings, "D=i64") ? 8
+                                                                       : 2;
+}
+
+static void check_joins(const lang_case *c, void *const *bufs) {
+  size_t es = binding_size(c);
+  long B = c->n[0] / c->grid;
+  const char *x = bufs[0], *y = bufs[1], *out = bufs[2];
+  for (unsigned p = 0; p < c->grid; p++) {
+    const char *a = x + es * (size_t)(p * B), *b = y + es * (size_t)(p * B);
+    const char *o = out + es * (size_t)(p * 9 * B);
+#define SAME(at, src, j) \
+  ck_assert_msg(memcmp(o + es * (size_t)(at), (src) + es * (size_t)(j), es) == 0, \
+                "program %u: out[%ld] is not %s[%ld]", p, (long)(at), #src, (long)(j))
+    for (long i = 0; i < B; i++) {
+      SAME(2 * i, a, i);                /* join(a, b) */
+      SAME(2 * i + 1, b, i);
+      SAME(2 * B + 2 * i, b, i);        /* interleave(b, a) */
+      SAME(2 * B + 2 * i + 1, a, i);
+      SAME(4 * B + i, a, i);            /* cat(a, b) */
+      SAME(5 * B + i, b, i);
+      SAME(6 * B + i, b, i);            /* cat of [B/4, 4] tiles: b's rows, then a's */
+      SAME(7 * B + i, a, i);
+      SAME(8 * B + (i % 4) * (B / 4) + i / 4, b, i); /* ravel(trans(b as [B/4, 4])) */
+    }
+#undef SAME
+  }
+}
+
+static const lang_case join_cases[] = {
+    {"shapes", "joins", "D=f32,BLOCK=16", 3, {48, 48, 9 * 48}, {F_RANDOM, F_RANDOM, F_ZERO}, {0},
+     check_joins, 0},
+    {"shapes", "joins", "D=bf16,BLOCK=32", 2, {64, 64, 9 * 64}, {F_RANDOM, F_SMALL, F_ZERO}, {0},
+     check_joins, 0},
+    {"shapes", "joins", "D=i8,BLOCK=64", 1, {64, 64, 9 * 64}, {F_SMALL, F_IOTA, F_ZERO}, {0},
+     check_joins, 0},
+};
+
+START_TEST(joins) { run_case(&join_cases[_i]); }
+END_TEST
+
 /* Tutorial 06's fused attention (examples/kernels/attention_tuple.c: a struct
  * returned by its inner loop, typed-constant stages), emulator against
  * interpreter; test_kernels checks the interpreter against float64. */
@@ -594,6 +640,7 @@ static Suite *lang_suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, jumps, 0, (int)NELEM(jump_cases));
   tcase_add_test(tc, shadow);
+  tcase_add_loop_test(tc, joins, 0, (int)NELEM(join_cases));
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);

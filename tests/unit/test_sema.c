@@ -38,6 +38,16 @@ typedef struct sema_case {
 } sema_case;
 
 static const sema_case bad[] = {
+    /* joining tiles */
+    {"    tile(f32) m = zeros(f32, 4, 4);\n    tile(f32) j = @join(m, m);\n", 0,
+     "would make a tile of rank 3", 0},
+    {"    tile(f32) m = zeros(f32, 4, 4);\n    tile(f32) j = @interleave(m, m);\n", 0,
+     "needs rank-3 tiles", 0},
+    {"    tile(f32) j = @cat(zeros(f32, 4), zeros(f32, 8));\n", 0,
+     "cat needs two tiles of one shape", 0},
+    {"    tile(f32) j = cat(@1.0f, zeros(f32, 8));\n", 0, "cat needs a tile", 0},
+    {"    f32 s = ravel(@1.0f);\n", 0, "ravel needs a tile", 0},
+    {"    tile(i32) j = join(@x, x);\n", 0, "join joins numbers", 0},
     /* cache and eviction options: the right builtin, one per group */
     {"    tile(i32) r = arange(0, B);\n    tile(D) a = load(x + r, @cache_wb);\n", 0,
      "load takes no 'cache_wb'", 0},
