@@ -829,13 +829,26 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
   if (M < 16 || N < 16 || K < 16)
     teeny__gen_fail(g, e->loc, "dot needs every dim >= 16, got [%d, %d] x [%d, %d]", M, K, K, N);
   teeny_dtype dt = a.type.dt;
-  bool ok = (dt == b.type.dt && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 ||
-                                 dt == TEENY_DT_F32 || dt == TEENY_DT_I8)) ||
-            (teeny__dt_is_fp8(dt) && teeny__dt_is_fp8(b.type.dt)); /* e4m3 x e5m2 too */
+  bool f8a = teeny__dt_is_fp8(dt), f8b = teeny__dt_is_fp8(b.type.dt);
+  bool half = dt == TEENY_DT_F16 || dt == TEENY_DT_BF16;
+  bool ok = (dt == b.type.dt && (half || dt == TEENY_DT_F32 || dt == TEENY_DT_I8)) ||
+            (f8a && f8b) || /* e4m3 x e5m2 too */
+            (f8a && (b.type.dt == TEENY_DT_F16 || b.type.dt == TEENY_DT_BF16)) || (f8b && half);
   if (!ok)
     teeny__gen_fail(g, e->loc, "dtype mismatch: dot operands must both be f16, bf16, f32 "
-                               "or i8, or both fp8 (f8e4m3, f8e5m2), got %s and %s",
+                               "or i8, or fp8 (f8e4m3, f8e5m2) with fp8, f16 or bf16, got %s "
+                               "and %s",
                     teeny_dtype_name(dt), teeny_dtype_name(b.type.dt));
+  if (f8a || f8b) {
+    /* every fp8 value is exact in f16 and in bf16: the tensor cores
+     * multiply them there (f32 accumulation, as for f16), the f8 operand
+     * taking the other's dtype (f16 for two fp8s).  Native fp8 mma is
+     * not used yet (docs/dsl.md). */
+    teeny_dtype to = !f8a ? dt : !f8b ? b.type.dt : TEENY_DT_F16;
+    a = teeny__gen_convert(g, a, to, e->args[0]->loc);
+    b = teeny__gen_convert(g, b, to, e->args[1]->loc);
+    dt = to;
+  }
   teeny_dtype out = dt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
   int s[2] = {M, N};
   teeny_type ct = teeny__type_tile(out, 2, s);

@@ -189,6 +189,55 @@ START_TEST(wide_to_bf16_rounds_once) {
 }
 END_TEST
 
+/* dot on fp8 operands, and fp8 with f16 or bf16: the fp8 side converts
+ * exactly to the other's dtype (f16 for two fp8s) and the tensor cores
+ * multiply (mma.sync or wgmma), not the FMA fallback.  Small
+ * integers keep every sum exact, so the emulator must equal the
+ * interpreter bit for bit and both the plain-C sums. */
+static const char fp8_dot[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_DTYPE(A);\n"
+    "TEENY_DTYPE(B);\n"
+    "TEENY_KERNEL(A, B)\n"
+    "void k(ptr(i32) x, ptr(i32) y, ptr(f32) out)\n"
+    "{ tile(i32) m = arange(0, 64), n = arange(0, 32), kk = arange(0, 32);\n"
+    "  tile(A) a = (tile(A)) load(x + col(m) * 32 + row(kk));\n"
+    "  tile(B) b = (tile(B)) load(y + col(kk) * 32 + row(n));\n"
+    "  store(out + col(m) * 32 + row(n), dot(a, b)); }\n";
+
+static const kcase *fp8_case;
+
+static void check_fp8_dot(void **out) {
+  /* x and y hold i % 7 - 3 (kr_fill 2) */
+  const float *o = out[2];
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 32; n++) {
+      double s = 0;
+      for (int k = 0; k < 32; k++)
+        s += (double)((m * 32 + k) % 7 - 3) * (double)((k * 32 + n) % 7 - 3);
+      ck_assert_msg(o[m * 32 + n] == (float)s, "%s: out[%d][%d] = %g, not %g", fp8_case->bindings,
+                    m, n, o[m * 32 + n], s);
+    }
+}
+
+START_TEST(fp8_dot_on_tensor_cores) {
+  static const char *const binds[] = {"A=f8e4m3,B=f8e4m3", "A=f8e5m2,B=f8e4m3", "A=f16,B=f8e5m2",
+                                      "A=f8e4m3,B=bf16"};
+  for (int i = 0; i < 4; i++) {
+    kcase c = {"fp8_dot.c", fp8_dot, "k", binds[i], 1, {{64 * 32, 2}, {32 * 32, 2}, {64 * 32, 3}},
+               {0}};
+    fp8_case = &c;
+    kr_run_everywhere(&c, check_fp8_dot);
+    for (int tg = 0; tg < 2; tg++) {
+      char *t = kr_text(fp8_dot, "k", binds[i], tg ? "sm_80" : "sm_90a");
+      ck_assert_msg(kr_count(t, "mma.sync.aligned.m16n8k16") + kr_count(t, "wgmma.mma_async") > 0,
+                    "%s: no tensor-core instruction on %s", binds[i], tg ? "sm_80" : "sm_90a");
+      free(t);
+    }
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("emulator");
   TCase *tc = tcase_create("arith");
@@ -198,6 +247,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, min_max_order_signed_zeros);
   tcase_add_test(tc, abs_of_a_maximum_with_nan);
   tcase_add_test(tc, wide_to_bf16_rounds_once);
+  tcase_add_test(tc, fp8_dot_on_tensor_cores);
   suite_add_tcase(s, tc);
   return s;
 }
