@@ -293,6 +293,40 @@ static gval gen_ravel(gen *g, const teeny_expr *e) {
   return flatten(g, need_tile(g, e, 0, "ravel"), e->loc);
 }
 
+/* histogram(x, bins [, mask]): i32 [bins], the count of x's elements equal
+ * to each of 0 .. bins-1.  Elements out of that range, or masked off, are
+ * not counted: they reach the IR op as -1 (compared as i64, so no dtype
+ * wraps into range). */
+static gval need_mask(gen *g, const teeny_expr *e, int i, const char *name);
+
+static gval gen_histogram(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "histogram");
+  if (x.type.rank != 1 || !teeny__dt_is_int(x.type.dt))
+    teeny__gen_fail(g, e->args[0]->loc, "histogram needs a 1-D tile of integers, not %s",
+                    teeny__gen_tstr(g, x.type));
+  int64_t nb = teeny__gen_const_int(g, e->args[1], "histogram's bin count");
+  if (nb <= 0 || nb > TEENY_MAX_TILE_NUMEL || !pow2(nb))
+    teeny__gen_fail(g, e->args[1]->loc, "histogram's bin count %lld is not a power of two "
+                    "from 1 to %d", (long long)nb, TEENY_MAX_TILE_NUMEL);
+  gval w = teeny__gen_convert(g, x, TEENY_DT_I64, e->loc);
+  gval ok = teeny__gen_binop(g, OP_LOGAND,
+                             teeny__gen_binop(g, OP_GE, w, teeny__gv_int(TEENY_DT_I64, 0), e->loc),
+                             teeny__gen_binop(g, OP_LT, w, teeny__gv_int(TEENY_DT_I64, nb), e->loc),
+                             e->loc);
+  if (e->nargs == 3) {
+    gval m = need_mask(g, e, 2, "histogram");
+    if (m.type.rank > 1)
+      teeny__gen_fail(g, e->args[2]->loc, "histogram's mask %s does not fit %s",
+                      teeny__gen_tstr(g, m.type), teeny__gen_tstr(g, x.type));
+    ok = teeny__gen_binop(g, OP_LOGAND, ok, m, e->loc);
+  }
+  gval v[3] = {ok, teeny__gen_convert(g, w, TEENY_DT_I32, e->loc), teeny__gv_int(TEENY_DT_I32, -1)};
+  unify(g, v, 3, e->loc, "histogram");
+  gval sel = teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, e->loc);
+  int bins = (int)nb;
+  return teeny__gen_op(g, IR_HISTOGRAM, &sel, 1, teeny__type_tile(TEENY_DT_I32, 1, &bins), e->loc);
+}
+
 /* ---- memory ------------------------------------------------------------------------- */
 
 static gval need_ptr(gen *g, const teeny_expr *e, const char *name) {
@@ -913,6 +947,7 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_INTERLEAVE: return gen_interleave(g, e);
   case BI_CAT: return gen_cat(g, e);
   case BI_RAVEL: return gen_ravel(g, e);
+  case BI_HISTOGRAM: return gen_histogram(g, e);
   case BI_LOAD: return gen_load(g, e);
   case BI_STORE: return gen_store(g, e);
   case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);

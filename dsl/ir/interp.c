@@ -734,6 +734,22 @@ static double dot_float(teeny_dtype ad, teeny_dtype cd, teeny_prec prec, const e
 
 /* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b.  Integer operands (i8) multiply
  * and accumulate with wrapping in the int acc dtype (i32). */
+static int exec_histogram(interp *it, const teeny_op *op) {
+  long n = teeny__type_numel(type_of(it, op->args[0]));
+  long bins = teeny__type_numel(type_of(it, op->res[0]));
+  int rc = charge(it, op, (uint64_t)(n + bins));
+  if (rc)
+    return rc;
+  const elem *x = val(it, op->args[0]);
+  elem *r = val(it, op->res[0]);
+  for (long b = 0; b < bins; b++)
+    r[b] = teeny__scalar_int(TEENY_DT_I32, 0);
+  for (long i = 0; i < n; i++)
+    if (x[i].i >= 0 && x[i].i < bins)
+      r[x[i].i] = teeny__scalar_int(TEENY_DT_I32, r[x[i].i].u + 1);
+  return TEENY_OK;
+}
+
 static int exec_dot(interp *it, const teeny_op *op) {
   teeny_type at = type_of(it, op->args[0]), ct = type_of(it, op->res[0]);
   long M = at.shape[0], K = at.shape[1], N = ct.shape[1];
@@ -960,6 +976,7 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_REDUCE:
   case IR_SCAN: return exec_combine(it, op);
   case IR_DOT: return exec_dot(it, op);
+  case IR_HISTOGRAM: return exec_histogram(it, op);
   case IR_IF: return exec_if(it, op);
   case IR_FOR: return exec_for(it, op);
   case IR_WHILE: return exec_while(it, op);

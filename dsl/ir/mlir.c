@@ -823,6 +823,14 @@ static void print_atomic_cas(printer *p, const teeny_op *op) {
   emit_generic(p, op, &r, 1, n == 4 ? "teeny.atomic_cas" : "tt.atomic_cas", a, n, props);
 }
 
+/* tt.histogram: Triton's op of the same meaning for values in range (the
+ * front end turns the others, and masked-off ones, into -1). */
+static void print_histogram(printer *p, const teeny_op *op) {
+  val a[1], r = res(p, op, 0);
+  int n = args_of(p, op, a, 1);
+  emit_generic(p, op, &r, 1, "tt.histogram", a, n, NULL);
+}
+
 static void print_barrier(printer *p, const teeny_op *op) {
   line_begin(p, NULL, 0);
   teeny__buf_puts(p->out, "gpu.barrier");
@@ -1169,6 +1177,9 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_DOT:
     print_dot(p, op);
+    return;
+  case IR_HISTOGRAM:
+    print_histogram(p, op);
     return;
   case IR_IF:
     print_if(p, op);

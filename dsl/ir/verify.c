@@ -523,6 +523,14 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_SCAN:
     verify_combine(v, op);
     break;
+  case IR_HISTOGRAM: {
+    teeny_type x = op->nargs == 1 ? vt(v, op->args[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    teeny_type r = op->nres == 1 ? vt(v, op->res[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    if (op->nargs != 1 || op->nres != 1 || x.rank != 1 || x.dt != TEENY_DT_I32 || r.rank != 1 ||
+        r.dt != TEENY_DT_I32 || !pow2(r.shape[0]))
+      vfail(v, op, "histogram takes an i32 [N] and gives an i32 [bins]");
+    break;
+  }
   case IR_DOT: {
     if (op->nargs != 3 || op->nres != 1) {
       vfail(v, op, "dot takes a, b, acc");

@@ -701,6 +701,11 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_SCAN:
     walk_combine(g, op);
     return;
+  case IR_HISTOGRAM:
+    set_top(g, op->res[0]);
+    VI(g, op->res[0])->nat = teeny__cg_default(g, vtype(g, op->res[0]));
+    VI(g, op->res[0])->str = CG_STR_DERIVED;
+    return;
   case IR_DOT:
     set_top(g, op->res[0]);
     VI(g, op->res[0])->nat = teeny__cg_dot_layout(g, op);

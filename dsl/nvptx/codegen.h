@@ -454,6 +454,8 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op);
  * ========================================================================== */
 
 void teeny__cg_emit_reduce(cg *g, const teeny_op *op);
+/* histogram: bins in shared memory, counted with shared atomics */
+void teeny__cg_emit_histogram(cg *g, const teeny_op *op);
 void teeny__cg_emit_scan(cg *g, const teeny_op *op);
 /* Run a combine region on scalars: out = region(acc..., x...). */
 void teeny__cg_combine(cg *g, const teeny_region *r, int n, LLVMValueRef *acc,

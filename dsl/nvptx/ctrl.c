@@ -1291,6 +1291,9 @@ static void emit_op(cg *g, const teeny_op *op) {
   case IR_DOT:
     teeny__cg_emit_dot(g, op);
     return;
+  case IR_HISTOGRAM:
+    teeny__cg_emit_histogram(g, op);
+    return;
   case IR_IF:
     emit_if(g, op);
     return;

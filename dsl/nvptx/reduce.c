@@ -418,3 +418,73 @@ void teeny__cg_emit_scan(cg *g, const teeny_op *op) {
     teeny__cg_set(g, op->res[o], L, st.S[o]);
   }
 }
+
+/* ---- histogram ----------------------------------------------------------------------------------
+ * The bins live in shared memory for the op: zeroed by all threads, then
+ * every element's first holder adds 1 to its bin with a shared atomic
+ * (atom.shared.add: elements that meet in a bin from different threads
+ * are counted exactly), then each thread reads its result elements.  An
+ * element out of [0, bins) is not counted (the front end sends masked-off
+ * and out-of-range ones as -1).  Barriers before (the exchange region's),
+ * after zeroing and after counting. */
+
+void teeny__cg_emit_histogram(cg *g, const teeny_op *op) {
+  const cg_layout *L = teeny__cg_use_layout(g, op->args[0]);
+  LLVMValueRef *x = teeny__cg_get(g, op->args[0], L);
+  teeny_type rt = teeny__ir_type(g->f, op->res[0]);
+  int bins = rt.shape[0], nthreads = 32 * g->num_warps;
+  const cg_layout *Lout = g->vi[op->res[0]].nat;
+  teeny__cg_smem_begin(g);
+  int base = teeny__cg_smem_take(g, bins * 4, 16);
+  LLVMValueRef zero = teeny__cg_i32(g, 0);
+  for (int i = 0; i < bins; i += nthreads) {
+    LLVMValueRef bin = LLVMBuildAdd(g->b, g->tid, teeny__cg_i32(g, i), "");
+    LLVMValueRef addr = teeny__cg_smem_ptr(
+        g, LLVMBuildAdd(g->b, teeny__cg_i32(g, base), LLVMBuildShl(g->b, bin, teeny__cg_i32(g, 2), ""), ""));
+    if (bins - i >= nthreads) {
+      teeny__cg_smem_store(g, addr, TEENY_DT_I32, &zero, 1);
+      continue;
+    }
+    LLVMBasicBlockRef st = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hist.zero");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hist.zeroed");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, bin, teeny__cg_i32(g, bins), ""), st, join);
+    LLVMPositionBuilderAtEnd(g->b, st);
+    teeny__cg_smem_store(g, addr, TEENY_DT_I32, &zero, 1);
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, join);
+  }
+  teeny__cg_barrier(g);
+  LLVMValueRef owner = teeny__cg_owner(g, L);
+  for (long r = 0; r < (1L << L->nreg); r++) {
+    if (!teeny__cg_reg_owner(L, r))
+      continue;
+    LLVMValueRef in = LLVMBuildICmp(g->b, LLVMIntULT, x[r], teeny__cg_i32(g, bins), "");
+    in = LLVMBuildAnd(g->b, in, owner, "");
+    LLVMBasicBlockRef add = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hist.add");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "hist.added");
+    LLVMBuildCondBr(g->b, in, add, join);
+    LLVMPositionBuilderAtEnd(g->b, add);
+    g->divergent++;
+    LLVMValueRef off = LLVMBuildAdd(g->b, teeny__cg_i32(g, base),
+                                    LLVMBuildShl(g->b, x[r], teeny__cg_i32(g, 2), ""), "");
+    LLVMBuildAtomicRMW(g->b, LLVMAtomicRMWBinOpAdd, teeny__cg_smem_ptr(g, off), teeny__cg_i32(g, 1),
+                       LLVMAtomicOrderingMonotonic, 0);
+    g->divergent--;
+    LLVMBuildBr(g->b, join);
+    LLVMPositionBuilderAtEnd(g->b, join);
+  }
+  teeny__cg_barrier(g);
+  long nout = 1L << Lout->nreg;
+  LLVMValueRef *out = teeny__cg_regs_new(g, Lout);
+  for (long r = 0; r < nout; r++) {
+    long s = teeny__cg_dup_src(Lout, r);
+    if (s != r) {
+      out[r] = out[s];
+      continue;
+    }
+    LLVMValueRef off = LLVMBuildAdd(g->b, teeny__cg_i32(g, base),
+                                    LLVMBuildShl(g->b, teeny__cg_flat(g, Lout, r), teeny__cg_i32(g, 2), ""), "");
+    teeny__cg_smem_load(g, teeny__cg_smem_ptr(g, off), TEENY_DT_I32, &out[r], 1);
+  }
+  teeny__cg_set(g, op->res[0], Lout, out);
+}

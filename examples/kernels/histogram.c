@@ -3,6 +3,10 @@
  * Grid: cdiv(n, BLOCK_SIZE); counts must start at zero. */
 #include <teeny/dsl.h>
 
+/* The kernel's name is also the builtin histogram()'s, which it shadows
+ * (docs/dsl.md §1); on the host the builtin is a macro. */
+#undef histogram
+
 TEENY_CONST(BLOCK_SIZE);
 TEENY_CONST(NUM_BINS);
 

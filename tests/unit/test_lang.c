@@ -621,6 +621,39 @@ static const lang_case join_cases[] = {
 START_TEST(joins) { run_case(&join_cases[_i]); }
 END_TEST
 
+/* histogram: x is i % 7 - 3 (F_SMALL), y (u8) iota, z (i64) i % 7 - 3. */
+static void check_counts(const lang_case *c, void *const *bufs) {
+  const int32_t *x = bufs[0], *out = bufs[3];
+  const uint8_t *y = bufs[1];
+  const int64_t *z = bufs[2];
+  int bins = strstr(c->bindings, "BINS=16") ? 16 : 64;
+  long n = (long)c->scalars[0], total = (long)c->grid * (c->n[0] / c->grid);
+  long want[3][64] = {{0}};
+  for (long i = 0; i < total; i++) {
+    if (i < n && x[i] >= 0 && x[i] < bins)
+      want[0][x[i]]++;
+    if (i < n && y[i] < bins)
+      want[1][y[i]]++;
+    int64_t w = (i < n ? z[i] : 0) * 4294967296LL + i % 5;
+    if (w >= 0 && w < bins)
+      want[2][w]++;
+  }
+  for (int k = 0; k < 3; k++)
+    for (int b = 0; b < bins; b++)
+      ck_assert_msg(out[k * bins + b] == want[k][b], "histogram %d bin %d: %d, not %ld", k, b,
+                    out[k * bins + b], want[k][b]);
+}
+
+static const lang_case hist_cases[] = {
+    {"hist", "counts", "BLOCK=128,BINS=16", 3, {384, 384, 384, 48}, {F_SMALL, F_IOTA, F_SMALL, F_ZERO},
+     {300}, check_counts, 0},
+    {"hist", "counts", "BLOCK=16,BINS=64", 5, {80, 80, 80, 192}, {F_SMALL, F_IOTA, F_SMALL, F_ZERO},
+     {77}, check_counts, 0},
+};
+
+START_TEST(histograms) { run_case(&hist_cases[_i]); }
+END_TEST
+
 /* Tutorial 06's fused attention (examples/kernels/attention_tuple.c: a struct
  * returned by its inner loop, typed-constant stages), emulator against
  * interpreter; test_kernels checks the interpreter against float64. */
@@ -641,6 +674,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, jumps, 0, (int)NELEM(jump_cases));
   tcase_add_test(tc, shadow);
   tcase_add_loop_test(tc, joins, 0, (int)NELEM(join_cases));
+  tcase_add_loop_test(tc, histograms, 0, (int)NELEM(hist_cases));
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);

@@ -38,6 +38,13 @@ typedef struct sema_case {
 } sema_case;
 
 static const sema_case bad[] = {
+    /* histogram */
+    {"    tile(i32) h = histogram(@zeros(f32, 16), 8);\n", 0, "1-D tile of integers", 0},
+    {"    tile(i32) h = histogram(zeros(i32, 16), @12);\n", 0, "not a power of two", 0},
+    {"    tile(i32) h = histogram(@zeros(i32, 4, 4), 8);\n", 0, "1-D tile of integers", 0},
+    {"    tile(i32) h = histogram(zeros(i32, 16), 8, @zeros(bool, 1, 16));\n", 0,
+     "does not fit", 0},
+    {"    tile(i32) h = histogram(zeros(i32, 16), @n);\n", 0, "bin count", 0},
     /* joining tiles */
     {"    tile(f32) m = zeros(f32, 4, 4);\n    tile(f32) j = @join(m, m);\n", 0,
      "would make a tile of rank 3", 0},
