@@ -247,7 +247,9 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_ATOMIC_XCHG] = "atomic_xchg", [OP_ATOMIC_CAS] = "atomic_cas", [OP_STORE] = "store",
     [OP_ARANGE] = "arange", [OP_ZEROS] = "zeros", [OP_FULL] = "full", [OP_COL] = "col",
     [OP_ROW] = "row", [OP_EXPAND_DIMS] = "expand_dims", [OP_BROADCAST_TO] = "broadcast_to",
-    [OP_RESHAPE] = "reshape", [OP_TRANS] = "trans", [OP_PROGRAM_ID] = "program_id",
+    [OP_RESHAPE] = "reshape", [OP_TRANS] = "trans", [OP_JOIN] = "join",
+    [OP_INTERLEAVE] = "interleave", [OP_CAT] = "cat", [OP_RAVEL] = "ravel",
+    [OP_HISTOGRAM] = "histogram", [OP_PROGRAM_ID] = "program_id",
     [OP_NUM_PROGRAMS] = "num_programs", [OP_BARRIER] = "barrier", [OP_FAST_EXP] = "fast_exp",
     [OP_FAST_EXP2] = "fast_exp2", [OP_FAST_LOG] = "fast_log", [OP_FAST_LOG2] = "fast_log2",
     [OP_FAST_SIN] = "fast_sin", [OP_FAST_COS] = "fast_cos", [OP_FAST_TANH] = "fast_tanh",
@@ -336,6 +338,14 @@ static void print_call(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
   case OP_SCAN:
     print_expr(b, p, e->a[0]);
     sb_printf(b, ", %d, %s", e->iarg, e->text);
+    break;
+  case OP_HISTOGRAM:
+    print_expr(b, p, e->a[0]);
+    sb_printf(b, ", %s", p->dims[e->sh.d[0]].text);
+    if (e->n > 1) {
+      sb_put(b, ", ");
+      print_expr(b, p, e->a[1]);
+    }
     break;
   default:
     print_args(b, p, e, 0);

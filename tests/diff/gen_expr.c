@@ -914,12 +914,103 @@ static dfz_expr *p_scan(gen *g, gwant w, int depth) {
   return combined(g, c, op, op == OP_SCAN ? dt : g_sum_dtype(dt), axis, n, depth, DFZ_F_SCAN);
 }
 
+/* Two operands of shape sh joined by op (join, interleave, cat) into r. */
+static dfz_expr *joined(gen *g, dfz_op op, gwant c, dfz_shape sh, dfz_shape r, int depth) {
+  c.sh = sh;
+  dfz_expr *a = gx(g, c, depth - 1), *b = gx(g, c, depth - 1);
+  if (!a || !b)
+    return NULL;
+  dfz_expr *e = node(g, EK_CALL, op, c.dt, r);
+  e->a[0] = a;
+  e->a[1] = b;
+  e->n = 2;
+  e->f = dfz_fact_hull(a->f, b->f);
+  g_use(g, DFZ_F_SHAPE);
+  return e;
+}
+
+/* A literal dim of value v (binding-independent: "8"), or -1. */
+static int literal_dim(gen *g, int v) {
+  if (v < 1 || g->p->ndims >= DFZ_MAX_DIMS - 1)
+    return -1;
+  return v == 1 ? DFZ_DIM_ONE : dfz_dim_get(g->p, -1, -1, v);
+}
+
+/* sh built from two halves: interleave or cat of [n/2] tiles, cat of
+ * [v0/2, d1] tiles along axis 0, or a reshape of join(a[n/2], b[n/2]). */
+static dfz_expr *p_join(gen *g, gwant c, dfz_shape sh, int depth) {
+  long v0 = g_dim_value(g, sh.d[0]), n = sh.rank == 1 ? v0 : v0 * g_dim_value(g, sh.d[1]);
+  if (n < 2)
+    return NULL;
+  int h = literal_dim(g, (int)(n / 2)), two = literal_dim(g, 2);
+  if (h < 0 || two < 0)
+    return NULL;
+  switch (dfz_below(&g->r, 3)) {
+  case 0:
+    if (sh.rank == 1)
+      return joined(g, dfz_chance(&g->r, 50) ? OP_INTERLEAVE : OP_CAT, c, dfz_shape1(h), sh, depth);
+    if (v0 >= 2) {
+      int h0 = literal_dim(g, (int)(v0 / 2));
+      if (h0 >= 0)
+        return joined(g, OP_CAT, c, dfz_shape2(h0, sh.d[1]), sh, depth);
+    }
+    return NULL;
+  default: {
+    dfz_expr *j = joined(g, OP_JOIN, c, dfz_shape1(h), dfz_shape2(h, two), depth);
+    return view(g, OP_RESHAPE, j, sh);
+  }
+  }
+}
+
+/* histogram(x, bins [, mask]) for an i32 [bins]: x an integer tile of
+ * small values around [0, bins). */
+static dfz_expr *p_histogram(gen *g, gwant w, int depth) {
+  int nb = g_dim_value(g, w.sh.d[0]);
+  int dx = dfz_chance(&g->r, 50) ? (g->lay == LAY_1D ? g->dB : g->dBM) : w.sh.d[0];
+  if (w.bound > 0 && g_dim_value(g, dx) > w.bound)
+    return NULL;
+  static const teeny_dtype dts[] = {TEENY_DT_I32, TEENY_DT_U8, TEENY_DT_I64, TEENY_DT_I16,
+                                    TEENY_DT_U32};
+  gwant c = g_want(dts[dfz_below(&g->r, 5)], dfz_shape1(dx));
+  c.exact = true;
+  c.exact_shape = true;
+  c.bound = nb + 3;
+  dfz_expr *x = gx(g, c, depth - 1);
+  if (!x)
+    return NULL;
+  dfz_expr *e = node(g, EK_CALL, OP_HISTOGRAM, TEENY_DT_I32, w.sh);
+  e->a[0] = x;
+  e->n = 1;
+  if (dfz_chance(&g->r, 30)) {
+    gwant mw = g_want(TEENY_DT_BOOL, dfz_shape1(dx));
+    mw.exact = true;
+    dfz_expr *m = gx(g, mw, 2);
+    if (m && m->sh.rank <= 1 && g_fits(m->sh, x->sh))
+      e->a[e->n++] = m;
+  }
+  e->f = dfz_fact_range(0, g_dim_value(g, dx), true);
+  g_use(g, DFZ_F_SHAPE);
+  return e;
+}
+
 static dfz_expr *p_shape(gen *g, gwant w, int depth) {
   if (!g_on(g, DFZ_F_SHAPE) || g->in_helper || w.sh.rank == 0)
     return NULL;
   dfz_shape sh = w.sh;
   gwant c = child(w, w.dt, sh);
   c.exact_shape = true;
+  if (sh.rank == 1 && dfz_is_int(w.dt) && dfz_chance(&g->r, 25)) {
+    dfz_expr *h = p_histogram(g, w, depth);
+    if (h && w.dt != TEENY_DT_I32)
+      h = gx_cast(g, h, w.dt);
+    if (h)
+      return h;
+  }
+  if (dfz_chance(&g->r, 25)) {
+    dfz_expr *j = p_join(g, c, sh, depth);
+    if (j)
+      return j;
+  }
   if (sh.rank == 1) {
     /* [D] from a reshape of [Da, Db] with D = Da * Db, or of [1, D] */
     int d = sh.d[0];
@@ -928,7 +1019,7 @@ static dfz_expr *p_shape(gen *g, gwant w, int depth) {
         if (g_dim_mul(g, a, b) == d && dfz_chance(&g->r, 60)) {
           c.sh = dfz_shape2(a, b);
           g_use(g, DFZ_F_SHAPE);
-          return view(g, OP_RESHAPE, gx(g, c, depth - 1), sh);
+          return view(g, dfz_chance(&g->r, 30) ? OP_RAVEL : OP_RESHAPE, gx(g, c, depth - 1), sh);
         }
     c.sh = dfz_chance(&g->r, 50) ? dfz_shape2(DFZ_DIM_ONE, d) : dfz_shape2(d, DFZ_DIM_ONE);
     g_use(g, DFZ_F_SHAPE);
