@@ -293,6 +293,66 @@ static gval gen_ravel(gen *g, const teeny_expr *e) {
   return flatten(g, need_tile(g, e, 0, "ravel"), e->loc);
 }
 
+/* gather(src, index, axis): index's shape, out[.., i, ..] = src[.., index[..,
+ * i, ..], ..] along axis (Triton's tl.gather); index has src's rank and
+ * src's dims off the axis; an index out of [0, src's dim) gives 0.  A
+ * 64-bit index is range-checked before it narrows to the op's i32. */
+static gval gather_values(gen *g, gval src, gval idx, int axis, teeny_loc loc) {
+  int n = src.type.shape[axis];
+  if (teeny__dt_bits(idx.type.dt) == 64) {
+    gval ok = teeny__gen_binop(g, OP_LOGAND,
+                               teeny__gen_binop(g, OP_GE, idx, teeny__gv_weak_int(0), loc),
+                               teeny__gen_binop(g, OP_LT, idx, teeny__gv_int(idx.type.dt, n), loc),
+                               loc);
+    gval v[3] = {ok, teeny__gen_convert(g, idx, TEENY_DT_I32, loc), teeny__gv_int(TEENY_DT_I32, -1)};
+    unify(g, v, 3, loc, "gather");
+    idx = teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
+  } else {
+    idx = teeny__gen_convert(g, idx, TEENY_DT_I32, loc);
+  }
+  gval a[2] = {src, idx};
+  gval r = teeny__gen_op(g, IR_GATHER, a, 2, teeny__type_with_dtype(idx.type, src.type.dt), loc);
+  g->f->values[r.id].def->axis = axis;
+  return r;
+}
+
+static gval gen_gather(gen *g, const teeny_expr *e) {
+  gval src = need_tile(g, e, 0, "gather"), idx = need_tile(g, e, 1, "gather");
+  if (src.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "gather takes numbers, not %s", teeny__gen_tstr(g, src.type));
+  if (!teeny__dt_is_int(idx.type.dt))
+    teeny__gen_fail(g, e->args[1]->loc, "gather's index must be integers, not %s",
+                    teeny__gen_tstr(g, idx.type));
+  int axis = const_axis(g, e, 2, src.type.rank, "gather");
+  if (idx.type.rank != src.type.rank)
+    teeny__gen_fail(g, e->loc, "gather's index %s must have the rank of %s",
+                    teeny__gen_tstr(g, idx.type), teeny__gen_tstr(g, src.type));
+  for (int d = 0; d < src.type.rank; d++)
+    if (d != axis && idx.type.shape[d] != src.type.shape[d])
+      teeny__gen_fail(g, e->loc, "gather's index %s must match %s off axis %d",
+                      teeny__gen_tstr(g, idx.type), teeny__gen_tstr(g, src.type), axis);
+  if (src.is_const) /* every element alike: gather picks the same value */
+    src = teeny__gen_broadcast(g, teeny__gen_operand(g, src, src.type.dt, e->loc), src.type.rank,
+                               src.type.shape, e->loc);
+  return gather_values(g, src, idx, axis, e->loc);
+}
+
+/* flip(x [, axis]): x reversed along axis (default the last; Triton's
+ * tl.flip), a gather with index n-1-i. */
+static gval gen_flip(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "flip");
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "flip takes numbers, not %s", teeny__gen_tstr(g, x.type));
+  int axis = e->nargs == 2 ? const_axis(g, e, 1, x.type.rank, "flip") : x.type.rank - 1;
+  int n = x.type.shape[axis];
+  gval rev = teeny__gen_binop(g, OP_SUB, teeny__gv_int(TEENY_DT_I32, n - 1), range_of(g, n, e->loc),
+                              e->loc);
+  if (x.type.rank == 2)
+    rev = expand(g, rev, axis == 0 ? 1 : 0, e->loc, "flip");
+  rev = teeny__gen_broadcast(g, rev, x.type.rank, x.type.shape, e->loc);
+  return gather_values(g, x, rev, axis, e->loc);
+}
+
 /* histogram(x, bins [, mask]): i32 [bins], the count of x's elements equal
  * to each of 0 .. bins-1.  Elements out of that range, or masked off, are
  * not counted: they reach the IR op as -1 (compared as i64, so no dtype
@@ -948,6 +1008,8 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_CAT: return gen_cat(g, e);
   case BI_RAVEL: return gen_ravel(g, e);
   case BI_HISTOGRAM: return gen_histogram(g, e);
+  case BI_GATHER: return gen_gather(g, e);
+  case BI_FLIP: return gen_flip(g, e);
   case BI_LOAD: return gen_load(g, e);
   case BI_STORE: return gen_store(g, e);
   case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);

@@ -734,6 +734,27 @@ static double dot_float(teeny_dtype ad, teeny_dtype cd, teeny_prec prec, const e
 
 /* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b.  Integer operands (i8) multiply
  * and accumulate with wrapping in the int acc dtype (i32). */
+static int exec_gather(interp *it, const teeny_op *op) {
+  teeny_type st = type_of(it, op->args[0]), rt = type_of(it, op->res[0]);
+  long n = teeny__type_numel(rt);
+  int rc = charge(it, op, (uint64_t)n);
+  if (rc)
+    return rc;
+  const elem *src = val(it, op->args[0]), *idx = val(it, op->args[1]);
+  elem *r = val(it, op->res[0]);
+  long cols = rt.rank == 2 ? rt.shape[1] : 1, scols = st.rank == 2 ? st.shape[1] : 1;
+  long len = st.shape[op->axis];
+  for (long e = 0; e < n; e++) {
+    long i = e / cols, j = e % cols, k = idx[e].i;
+    if (k < 0 || k >= len) {
+      r[e] = teeny__scalar_cast(TEENY_DT_I32, rt.dt, (elem){.i = 0});
+      continue;
+    }
+    r[e] = st.rank == 1 ? src[k] : op->axis == 0 ? src[k * scols + j] : src[i * scols + k];
+  }
+  return TEENY_OK;
+}
+
 static int exec_histogram(interp *it, const teeny_op *op) {
   long n = teeny__type_numel(type_of(it, op->args[0]));
   long bins = teeny__type_numel(type_of(it, op->res[0]));
@@ -977,6 +998,7 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_SCAN: return exec_combine(it, op);
   case IR_DOT: return exec_dot(it, op);
   case IR_HISTOGRAM: return exec_histogram(it, op);
+  case IR_GATHER: return exec_gather(it, op);
   case IR_IF: return exec_if(it, op);
   case IR_FOR: return exec_for(it, op);
   case IR_WHILE: return exec_while(it, op);

@@ -293,6 +293,9 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
     break;
   }
   case IR_PROGRAM_ID: case IR_NUM_PROGRAMS: case IR_EXPAND_DIMS:
+  case IR_GATHER:
+    teeny__buf_printf(b, " axis %d", op->axis);
+    break;
   case IR_REDUCE: case IR_SCAN:
     teeny__buf_printf(b, " axis=%d", op->axis);
     break;

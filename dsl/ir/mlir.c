@@ -823,6 +823,15 @@ static void print_atomic_cas(printer *p, const teeny_op *op) {
   emit_generic(p, op, &r, 1, n == 4 ? "teeny.atomic_cas" : "tt.atomic_cas", a, n, props);
 }
 
+/* tt.gather: Triton's op (an index out of range is undefined there; 0 here). */
+static void print_gather(printer *p, const teeny_op *op) {
+  char props[40];
+  val a[2], r = res(p, op, 0);
+  int n = args_of(p, op, a, 2);
+  snprintf(props, sizeof props, "axis = %d : i32", op->axis);
+  emit_generic(p, op, &r, 1, "tt.gather", a, n, props);
+}
+
 /* tt.histogram: Triton's op of the same meaning for values in range (the
  * front end turns the others, and masked-off ones, into -1). */
 static void print_histogram(printer *p, const teeny_op *op) {
@@ -1180,6 +1189,9 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     return;
   case IR_HISTOGRAM:
     print_histogram(p, op);
+    return;
+  case IR_GATHER:
+    print_gather(p, op);
     return;
   case IR_IF:
     print_if(p, op);

@@ -523,6 +523,18 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_SCAN:
     verify_combine(v, op);
     break;
+  case IR_GATHER: {
+    bool ok = op->nargs == 2 && op->nres == 1;
+    teeny_type s = ok ? vt(v, op->args[0]) : teeny__type_scalar(TEENY_DT_VOID);
+    teeny_type i = ok ? vt(v, op->args[1]) : s, r = ok ? vt(v, op->res[0]) : s;
+    ok = ok && s.rank >= 1 && s.rank == i.rank && i.dt == TEENY_DT_I32 && r.dt == s.dt &&
+         r.rank == i.rank && op->axis >= 0 && op->axis < s.rank;
+    for (int d = 0; ok && d < s.rank; d++)
+      ok = r.shape[d] == i.shape[d] && (d == op->axis || i.shape[d] == s.shape[d]);
+    if (!ok)
+      vfail(v, op, "gather takes src and an i32 index of src's rank, equal off the axis");
+    break;
+  }
   case IR_HISTOGRAM: {
     teeny_type x = op->nargs == 1 ? vt(v, op->args[0]) : teeny__type_scalar(TEENY_DT_VOID);
     teeny_type r = op->nres == 1 ? vt(v, op->res[0]) : teeny__type_scalar(TEENY_DT_VOID);

@@ -701,6 +701,7 @@ static void walk_op(cg *g, const teeny_op *op) {
   case IR_SCAN:
     walk_combine(g, op);
     return;
+  case IR_GATHER:
   case IR_HISTOGRAM:
     set_top(g, op->res[0]);
     VI(g, op->res[0])->nat = teeny__cg_default(g, vtype(g, op->res[0]));

@@ -12,6 +12,7 @@
  *   math.c      the math builtins (f32 fast paths, f64)
  *   mem.c       loads, stores, atomics
  *   reduce.c    reduce and scan
+ *   index.c     gather and histogram: elements moved by computed indices
  *   dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
  *   ctrl.c      regions, op dispatch, if/for/while
  *   order.c     program order between threads: where barriers must go
@@ -454,7 +455,12 @@ void teeny__cg_emit_atomic(cg *g, const teeny_op *op);
  * ========================================================================== */
 
 void teeny__cg_emit_reduce(cg *g, const teeny_op *op);
-/* histogram: bins in shared memory, counted with shared atomics */
+/*
+ * index.c
+ */
+/* gather through shared memory; histogram: bins there, counted with shared
+ * atomics */
+void teeny__cg_emit_gather(cg *g, const teeny_op *op);
 void teeny__cg_emit_histogram(cg *g, const teeny_op *op);
 void teeny__cg_emit_scan(cg *g, const teeny_op *op);
 /* Run a combine region on scalars: out = region(acc..., x...). */

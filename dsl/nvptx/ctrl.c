@@ -1294,6 +1294,9 @@ static void emit_op(cg *g, const teeny_op *op) {
   case IR_HISTOGRAM:
     teeny__cg_emit_histogram(g, op);
     return;
+  case IR_GATHER:
+    teeny__cg_emit_gather(g, op);
+    return;
   case IR_IF:
     emit_if(g, op);
     return;

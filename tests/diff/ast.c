@@ -249,7 +249,7 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_ROW] = "row", [OP_EXPAND_DIMS] = "expand_dims", [OP_BROADCAST_TO] = "broadcast_to",
     [OP_RESHAPE] = "reshape", [OP_TRANS] = "trans", [OP_JOIN] = "join",
     [OP_INTERLEAVE] = "interleave", [OP_CAT] = "cat", [OP_RAVEL] = "ravel",
-    [OP_HISTOGRAM] = "histogram", [OP_PROGRAM_ID] = "program_id",
+    [OP_HISTOGRAM] = "histogram", [OP_GATHER] = "gather", [OP_FLIP] = "flip", [OP_PROGRAM_ID] = "program_id",
     [OP_NUM_PROGRAMS] = "num_programs", [OP_BARRIER] = "barrier", [OP_FAST_EXP] = "fast_exp",
     [OP_FAST_EXP2] = "fast_exp2", [OP_FAST_LOG] = "fast_log", [OP_FAST_LOG2] = "fast_log2",
     [OP_FAST_SIN] = "fast_sin", [OP_FAST_COS] = "fast_cos", [OP_FAST_TANH] = "fast_tanh",
@@ -338,6 +338,12 @@ static void print_call(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
   case OP_SCAN:
     print_expr(b, p, e->a[0]);
     sb_printf(b, ", %d, %s", e->iarg, e->text);
+    break;
+  case OP_GATHER:
+  case OP_FLIP:
+    print_args(b, p, e, 0);
+    if (e->op == OP_GATHER || e->iarg != -100)
+      sb_printf(b, ", %d", e->iarg);
     break;
   case OP_HISTOGRAM:
     print_expr(b, p, e->a[0]);

@@ -993,6 +993,54 @@ static dfz_expr *p_histogram(gen *g, gwant w, int depth) {
   return e;
 }
 
+/* flip(x [, axis]) of a value of sh, or gather(src, index, axis) with
+ * src of sh or of another size along the axis, and small integer indices
+ * around [0, n) (some out of range: they give 0). */
+static dfz_expr *p_gather(gen *g, gwant c, dfz_shape sh, int depth) {
+  int axis = sh.rank == 2 ? dfz_below(&g->r, 2) : 0;
+  if (dfz_chance(&g->r, 40)) {
+    c.sh = sh;
+    dfz_expr *x = gx(g, c, depth - 1);
+    if (!x)
+      return NULL;
+    dfz_expr *e = node(g, EK_CALL, OP_FLIP, c.dt, sh);
+    e->a[0] = x;
+    e->n = 1;
+    e->iarg = dfz_chance(&g->r, 50) ? -100 : sh.rank == 2 && dfz_chance(&g->r, 50) ? axis - 2 : axis;
+    if (e->iarg == -100)
+      axis = sh.rank - 1;
+    e->f = x->f;
+    g_use(g, DFZ_F_SHAPE);
+    return e;
+  }
+  dfz_shape ss = sh;
+  if (dfz_chance(&g->r, 40)) { /* a source of another length along the axis */
+    int len = 1 << dfz_range(&g->r, 0, 6);
+    int d = literal_dim(g, len);
+    if (d < 0 || (long)len * (sh.rank == 2 ? g_dim_value(g, sh.d[1 - axis]) : 1) > G_MAX_TILE)
+      return NULL;
+    ss.d[axis] = d;
+  }
+  c.sh = ss;
+  dfz_expr *src = gx(g, c, depth - 1);
+  static const teeny_dtype its[] = {TEENY_DT_I32, TEENY_DT_I64, TEENY_DT_U8, TEENY_DT_I16};
+  gwant iw = g_want(its[dfz_below(&g->r, 4)], sh);
+  iw.exact = true;
+  iw.exact_shape = true;
+  iw.bound = g_dim_value(g, ss.d[axis]) + 2;
+  dfz_expr *idx = gx(g, iw, 2);
+  if (!src || !idx || !dfz_shape_eq(idx->sh, sh))
+    return NULL;
+  dfz_expr *e = node(g, EK_CALL, OP_GATHER, c.dt, sh);
+  e->a[0] = src;
+  e->a[1] = idx;
+  e->n = 2;
+  e->iarg = axis;
+  e->f = dfz_fact_hull(src->f, dfz_fact_const(0));
+  g_use(g, DFZ_F_SHAPE);
+  return e;
+}
+
 static dfz_expr *p_shape(gen *g, gwant w, int depth) {
   if (!g_on(g, DFZ_F_SHAPE) || g->in_helper || w.sh.rank == 0)
     return NULL;
@@ -1010,6 +1058,11 @@ static dfz_expr *p_shape(gen *g, gwant w, int depth) {
     dfz_expr *j = p_join(g, c, sh, depth);
     if (j)
       return j;
+  }
+  if (dfz_chance(&g->r, 20) && w.dt != TEENY_DT_PTR) {
+    dfz_expr *x = p_gather(g, c, sh, depth);
+    if (x)
+      return x;
   }
   if (sh.rank == 1) {
     /* [D] from a reshape of [Da, Db] with D = Da * Db, or of [1, D] */

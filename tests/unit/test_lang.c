@@ -579,6 +579,7 @@ END_TEST
  * bit for bit (so one check serves every dtype). */
 static size_t binding_size(const lang_case *c) {
   return strstr(c->bindings, "D=f32") || strstr(c->bindings, "D=i32") ? 4
+         : strstr(c->bindings, "D=i16") || strstr(c->bindings, "D=f16") ? 2
          : strstr(c->bindings, "D=i8")                                ? 1
          : strstr(c->bindings, "D=f64") || strstr(c->bindings, "D=i64") ? 8
                                                                        : 2;
@@ -619,6 +620,51 @@ static const lang_case join_cases[] = {
 };
 
 START_TEST(joins) { run_case(&join_cases[_i]); }
+END_TEST
+
+/* gather and flip: every output element is one source element (bit for
+ * bit) or 0.  ix is F_RANDOM, lx F_SMALL (i % 7 - 3: some negative). */
+static void check_gathers(const lang_case *c, void *const *bufs) {
+  size_t es = binding_size(c);
+  long B = c->n[0] / c->grid;
+  const char *x = bufs[0], *out = bufs[3];
+  const int32_t *ix = bufs[1];
+  const int64_t *lx = bufs[2];
+  static const char zero[8];
+  for (unsigned pg = 0; pg < c->grid; pg++) {
+    const char *a = x + es * (size_t)(pg * B), *o = out + es * (size_t)(pg * 8 * B);
+#define IS(at, ptr) \
+  ck_assert_msg(memcmp(o + es * (size_t)(at), (ptr), es) == 0, "program %u: out[%ld] is wrong", pg, \
+                (long)(at))
+#define EL(i) (a + es * (size_t)(i))
+    for (long i = 0; i < B; i++) {
+      IS(i, ix[i] >= 0 && ix[i] < B ? EL(ix[i]) : zero);
+      IS(B + i, EL(B - 1 - i));
+      long row = i / 4, col = i % 4;
+      IS(2 * B + i, EL((B / 4 - 1 - row) * 4 + col));
+      IS(3 * B + i, EL(row * 4 + 3 - col));
+      IS(4 * B + i, lx[i] >= 0 && lx[i] < 4 ? EL(row * 4 + lx[i]) : zero);
+    }
+    for (long p = 0; p < B / 2; p++)
+      for (long col = 0; col < 4; col++) {
+        long k = p + col - 2;
+        IS(5 * B + p * 4 + col, k >= 0 && k < B / 4 ? EL(k * 4 + col) : zero);
+      }
+    for (long i = 0; i < B / 2; i++)
+      IS(7 * B + i, EL(B - 1 - 2 * i));
+#undef IS
+#undef EL
+  }
+}
+
+static const lang_case gather_cases[] = {
+    {"gather", "gathers", "D=f32,BLOCK=64", 2, {128, 64, 64, 8 * 128}, {F_RANDOM, F_RANDOM, F_SMALL, F_ZERO},
+     {0}, check_gathers, 0},
+    {"gather", "gathers", "D=i16,BLOCK=16", 3, {48, 16, 16, 8 * 48}, {F_IOTA, F_SMALL, F_SMALL, F_ZERO},
+     {0}, check_gathers, 0},
+};
+
+START_TEST(gathers) { run_case(&gather_cases[_i]); }
 END_TEST
 
 /* histogram: x is i % 7 - 3 (F_SMALL), y (u8) iota, z (i64) i % 7 - 3. */
@@ -675,6 +721,7 @@ static Suite *lang_suite(void) {
   tcase_add_test(tc, shadow);
   tcase_add_loop_test(tc, joins, 0, (int)NELEM(join_cases));
   tcase_add_loop_test(tc, histograms, 0, (int)NELEM(hist_cases));
+  tcase_add_loop_test(tc, gathers, 0, (int)NELEM(gather_cases));
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);

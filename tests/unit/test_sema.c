@@ -38,6 +38,16 @@ typedef struct sema_case {
 } sema_case;
 
 static const sema_case bad[] = {
+    /* gather and flip */
+    {"    tile(f32) g = gather(zeros(f32, 16), @zeros(f32, 16), 0);\n", 0,
+     "gather's index must be integers", 0},
+    {"    tile(f32) g = @gather(zeros(f32, 16, 4), zeros(i32, 16), 0);\n", 0,
+     "must have the rank of", 0},
+    {"    tile(f32) g = @gather(zeros(f32, 16, 4), zeros(i32, 8, 8), 0);\n", 0,
+     "must match", 0},
+    {"    tile(f32) g = gather(zeros(f32, 16), zeros(i32, 16), @1);\n", 0, "out of range", 0},
+    {"    tile(f32) f = flip(zeros(f32, 4, 4), @2);\n", 0, "out of range", 0},
+    {"    f32 f = flip(@1.0f);\n", 0, "flip needs a tile", 0},
     /* histogram */
     {"    tile(i32) h = histogram(@zeros(f32, 16), 8);\n", 0, "1-D tile of integers", 0},
     {"    tile(i32) h = histogram(zeros(i32, 16), @12);\n", 0, "not a power of two", 0},
