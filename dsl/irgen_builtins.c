@@ -180,6 +180,29 @@ static gval gen_reshape(gen *g, const teeny_expr *e) {
   return shape_op(g, IR_RESHAPE, x, rt, 0, e->loc);
 }
 
+/* permute(x, dims...): dims a permutation of 0 .. rank-1 (Triton's
+ * tl.permute); for rank 2 that is x itself or trans(x). */
+static gval gen_permute(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "permute");
+  if (e->nargs - 1 != x.type.rank)
+    teeny__gen_fail(g, e->loc, "permute of %s needs %d dims, got %d", teeny__gen_tstr(g, x.type),
+                    x.type.rank, e->nargs - 1);
+  int d[TEENY_MAX_RANK];
+  bool seen[TEENY_MAX_RANK] = {false};
+  for (int i = 0; i < x.type.rank; i++) {
+    d[i] = const_axis(g, e, i + 1, x.type.rank, "permute");
+    if (d[i] < 0)
+      d[i] += x.type.rank;
+    if (seen[d[i]])
+      teeny__gen_fail(g, e->args[i + 1]->loc, "permute's dims must be a permutation: %d twice", d[i]);
+    seen[d[i]] = true;
+  }
+  if (x.type.rank == 1 || d[0] == 0)
+    return x;
+  int s[2] = {x.type.shape[1], x.type.shape[0]};
+  return shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, 2, s), 0, e->loc);
+}
+
 static gval gen_trans(gen *g, const teeny_expr *e) {
   gval x = need_tile(g, e, 0, "trans");
   if (x.type.rank != 2)
@@ -351,6 +374,69 @@ static gval gen_flip(gen *g, const teeny_expr *e) {
     rev = expand(g, rev, axis == 0 ? 1 : 0, e->loc, "flip");
   rev = teeny__gen_broadcast(g, rev, x.type.rank, x.type.shape, e->loc);
   return gather_values(g, x, rev, axis, e->loc);
+}
+
+/* sort(x [, descending]): x's last axis sorted (each row of a 2-D tile;
+ * Triton's tl.sort), ascending unless `descending` (a constant bool) is
+ * true.  A bitonic network of gathers and selects, so the interpreter and
+ * the GPU run the same comparisons: log2(n) (log2(n) + 1) / 2 steps, each
+ * comparing every element with its partner i ^ stride and taking the
+ * partner's value where the pair is out of order.  Both ends of a pair make
+ * the same decision, so the result is always a permutation of x; floats
+ * order NaN after everything, and -0 and +0 as equals. */
+static gval sort_greater(gen *g, gval a, gval b, teeny_loc loc) {
+  gval gt = teeny__gen_binop(g, OP_GT, a, b, loc);
+  if (!teeny__dt_is_float(a.type.dt))
+    return gt;
+  gval an = teeny__gen_binop(g, OP_NE, a, a, loc), bn = teeny__gen_binop(g, OP_NE, b, b, loc);
+  gval nan_last = teeny__gen_binop(g, OP_LOGAND, an, teeny__gen_binop(g, OP_EQ, bn, teeny__gv_bool(false), loc),
+                                   loc);
+  return teeny__gen_binop(g, OP_LOGOR, gt, nan_last, loc);
+}
+
+static gval sel3(gen *g, gval c, gval a, gval b, teeny_loc loc) {
+  gval v[3] = {c, a, b};
+  unify(g, v, 3, loc, "sort");
+  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
+}
+
+static gval gen_sort(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "sort");
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "sort takes numbers, not %s", teeny__gen_tstr(g, x.type));
+  bool descending = false;
+  if (e->nargs == 2) {
+    gval d = arg(g, e, 1);
+    if (!d.is_const || d.type.rank != 0)
+      teeny__gen_fail(g, e->args[1]->loc, "sort's 'descending' must be a constant bool");
+    descending = d.c.i != 0;
+  }
+  if (x.is_const)
+    return x;
+  teeny_dtype dt = x.type.dt;
+  if (dt == TEENY_DT_BOOL) /* compare as integers; the values stay bools */
+    x = teeny__gen_convert(g, x, TEENY_DT_U8, e->loc);
+  int axis = x.type.rank - 1, n = x.type.shape[axis];
+  gval i = range_of(g, n, e->loc);
+  if (x.type.rank == 2)
+    i = expand(g, i, 0, e->loc, "sort");
+  i = teeny__gen_broadcast(g, i, x.type.rank, x.type.shape, e->loc);
+  for (int size = 2; size <= n; size *= 2)
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      gval p = gather_values(g, x, teeny__gen_binop(g, OP_BITXOR, i, teeny__gv_weak_int(stride), e->loc),
+                             axis, e->loc);
+      gval lower = teeny__gen_binop(g, OP_EQ, teeny__gen_binop(g, OP_BITAND, i, teeny__gv_weak_int(stride), e->loc),
+                                    teeny__gv_weak_int(0), e->loc);
+      /* blocks of `size` alternate in direction, up to the last merge */
+      gval up = teeny__gen_binop(g, OP_EQ, teeny__gen_binop(g, OP_BITAND, i, teeny__gv_weak_int(size), e->loc),
+                                 teeny__gv_weak_int(0), e->loc);
+      if (descending)
+        up = teeny__gen_binop(g, OP_EQ, up, teeny__gv_bool(false), e->loc);
+      gval a = sel3(g, lower, x, p, e->loc), b = sel3(g, lower, p, x, e->loc);
+      gval swap = sel3(g, up, sort_greater(g, a, b, e->loc), sort_greater(g, b, a, e->loc), e->loc);
+      x = sel3(g, swap, p, x, e->loc);
+    }
+  return dt == TEENY_DT_BOOL ? teeny__gen_convert(g, x, TEENY_DT_BOOL, e->loc) : x;
 }
 
 /* histogram(x, bins [, mask]): i32 [bins], the count of x's elements equal
@@ -1010,6 +1096,8 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_HISTOGRAM: return gen_histogram(g, e);
   case BI_GATHER: return gen_gather(g, e);
   case BI_FLIP: return gen_flip(g, e);
+  case BI_SORT: return gen_sort(g, e);
+  case BI_PERMUTE: return gen_permute(g, e);
   case BI_LOAD: return gen_load(g, e);
   case BI_STORE: return gen_store(g, e);
   case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);

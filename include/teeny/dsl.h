@@ -111,6 +111,8 @@ i32 teeny__arange(i32 start, i32 end);
 #define cat(a, b) ((a) + (b))        /* along axis 0: a's rows, then b's */
 #define ravel(x) (x)                 /* to one axis, row-major */
 #define gather(src, index, axis) ((src) + teeny__args(0, index, axis))
+#define sort(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
+#define permute(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
 #define flip(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 /* histogram(x, bins [, mask]): i32 counts of 0 .. bins-1 */
 #define histogram(x, ...) ((i32)(x) + teeny__args(0, __VA_ARGS__))

@@ -62,7 +62,7 @@ typedef enum dfz_op {
   OP_BARRIER, OP_FAST_EXP, OP_FAST_EXP2, OP_FAST_LOG, OP_FAST_LOG2, OP_FAST_SIN, OP_FAST_COS,
   OP_FAST_TANH,
   /* joining tiles, histogram(x, bins [, mask]) (bins: the result's dim) */
-  OP_JOIN, OP_INTERLEAVE, OP_CAT, OP_RAVEL, OP_HISTOGRAM, OP_GATHER, OP_FLIP,
+  OP_JOIN, OP_INTERLEAVE, OP_CAT, OP_RAVEL, OP_HISTOGRAM, OP_GATHER, OP_FLIP, OP_SORT,
   /* a helper call (text: the helper's name) */
   OP_CALL,
   OP__COUNT

@@ -998,6 +998,20 @@ static dfz_expr *p_histogram(gen *g, gwant w, int depth) {
  * around [0, n) (some out of range: they give 0). */
 static dfz_expr *p_gather(gen *g, gwant c, dfz_shape sh, int depth) {
   int axis = sh.rank == 2 ? dfz_below(&g->r, 2) : 0;
+  if (dfz_chance(&g->r, 30)) { /* sort(x [, true]) */
+    c.sh = sh;
+    dfz_expr *x = gx(g, c, depth - 1);
+    if (!x)
+      return NULL;
+    dfz_expr *e = node(g, EK_CALL, OP_SORT, c.dt, sh);
+    e->a[0] = x;
+    e->n = 1;
+    if (dfz_chance(&g->r, 40))
+      e->text = dfz_chance(&g->r, 70) ? "true" : "false";
+    e->f = x->f;
+    g_use(g, DFZ_F_SHAPE);
+    return e;
+  }
   if (dfz_chance(&g->r, 40)) {
     c.sh = sh;
     dfz_expr *x = gx(g, c, depth - 1);

@@ -22,5 +22,5 @@ void joins(ptr(D) x, ptr(D) y, ptr(D) out)
     tile(D) m = reshape(b, BLOCK / 4, 4);
     tile(D) c = cat(m, reshape(a, BLOCK / 4, 4));               /* [BLOCK / 2, 4] */
     store(o + 6 * BLOCK + col(arange(0, BLOCK / 2)) * 4 + row(arange(0, 4)), c);
-    store(o + 8 * BLOCK + r, ravel(trans(m)));
+    store(o + 8 * BLOCK + r, ravel(permute(m, 1, 0)));          /* trans(m) */
 }

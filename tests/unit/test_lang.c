@@ -667,6 +667,71 @@ static const lang_case gather_cases[] = {
 START_TEST(gathers) { run_case(&gather_cases[_i]); }
 END_TEST
 
+/* sort: o1 is a permutation of the NaN/zero-laced input, ascending with
+ * NaNs last; o2's rows of y descending; o3 the bools false first. */
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void check_sorts(const lang_case *c, void *const *bufs) {
+  long B = c->n[0];
+  const float *x = bufs[0], *o1 = bufs[2];
+  const int16_t *y = bufs[1], *o2 = bufs[3];
+  const uint8_t *o3 = bufs[4];
+  uint32_t *want = malloc(sizeof *want * (size_t)B), *got = malloc(sizeof *got * (size_t)B);
+  long falses = 0;
+  for (long i = 0; i < B; i++) {
+    float v = i % 7 == 3 ? NAN : x[i];
+    v = i % 5 == 1 ? -0.0f : i % 5 == 2 ? 0.0f : v;
+    float o = o1[i];
+    if (isnan(v)) /* any NaN: the kernel's 0/0 has its own sign */
+      v = NAN;
+    if (isnan(o))
+      o = NAN;
+    memcpy(&want[i], &v, 4);
+    memcpy(&got[i], &o, 4);
+    falses += !(x[i] > 0.5f);
+  }
+  qsort(want, (size_t)B, 4, cmp_u32);
+  qsort(got, (size_t)B, 4, cmp_u32);
+  ck_assert_msg(memcmp(want, got, 4 * (size_t)B) == 0, "sort(v) is not a permutation of v");
+  long nan_from = B;
+  for (long i = 0; i < B; i++)
+    if (isnan(o1[i]) && nan_from == B)
+      nan_from = i;
+  for (long i = 0; i < B; i++) {
+    if (i >= nan_from)
+      ck_assert_msg(isnan(o1[i]), "a number after a NaN at %ld", i);
+    else if (i > 0)
+      ck_assert_msg(o1[i - 1] <= o1[i], "o1[%ld] = %g > o1[%ld] = %g", i - 1, o1[i - 1], i, o1[i]);
+    ck_assert_int_eq(o3[i], i >= falses);
+  }
+  for (long r = 0; r < B / 8; r++)
+    for (long j = 1; j < 8; j++)
+      ck_assert_msg(o2[r * 8 + j - 1] >= o2[r * 8 + j], "row %ld not descending", r);
+  int16_t rows[8];
+  for (long r = 0; r < B / 8; r++) { /* each row keeps its values */
+    long sum_in = 0, sum_out = 0;
+    memcpy(rows, y + r * 8, sizeof rows);
+    for (int j = 0; j < 8; j++)
+      sum_in += rows[j], sum_out += o2[r * 8 + j];
+    ck_assert_int_eq(sum_in, sum_out);
+  }
+  free(want);
+  free(got);
+}
+
+static const lang_case sort_cases[] = {
+    {"sorts", "sorts", "BLOCK=64", 1, {64, 64, 64, 64, 64}, {F_RANDOM, F_SMALL, F_ZERO, F_ZERO, F_ZERO},
+     {0}, check_sorts, 0},
+    {"sorts", "sorts", "BLOCK=256", 1, {256, 256, 256, 256, 256},
+     {F_RANDOM, F_IOTA, F_ZERO, F_ZERO, F_ZERO}, {0}, check_sorts, 0},
+};
+
+START_TEST(sorts) { run_case(&sort_cases[_i]); }
+END_TEST
+
 /* histogram: x is i % 7 - 3 (F_SMALL), y (u8) iota, z (i64) i % 7 - 3. */
 static void check_counts(const lang_case *c, void *const *bufs) {
   const int32_t *x = bufs[0], *out = bufs[3];
@@ -722,6 +787,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, joins, 0, (int)NELEM(join_cases));
   tcase_add_loop_test(tc, histograms, 0, (int)NELEM(hist_cases));
   tcase_add_loop_test(tc, gathers, 0, (int)NELEM(gather_cases));
+  tcase_add_loop_test(tc, sorts, 0, (int)NELEM(sort_cases));
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);

@@ -48,6 +48,9 @@ static const sema_case bad[] = {
     {"    tile(f32) g = gather(zeros(f32, 16), zeros(i32, 16), @1);\n", 0, "out of range", 0},
     {"    tile(f32) f = flip(zeros(f32, 4, 4), @2);\n", 0, "out of range", 0},
     {"    f32 f = flip(@1.0f);\n", 0, "flip needs a tile", 0},
+    {"    tile(f32) s = sort(zeros(f32, 16), n @> 0);\n", 0, "must be a constant bool", 0},
+    {"    tile(f32) t = @permute(zeros(f32, 4, 8), 1);\n", 0, "needs 2 dims", 0},
+    {"    tile(f32) t = permute(zeros(f32, 4, 8), 1, @1);\n", 0, "must be a permutation", 0},
     /* histogram */
     {"    tile(i32) h = histogram(@zeros(f32, 16), 8);\n", 0, "1-D tile of integers", 0},
     {"    tile(i32) h = histogram(zeros(i32, 16), @12);\n", 0, "not a power of two", 0},
