@@ -93,8 +93,9 @@ static void check_program(const teeny_program *p) {
   for (int i = 0; i < p->nfuncs; i++) {
     const teeny_func *f = p->funcs[i];
     CHECK(f->nvars >= f->nparams);
-    for (int j = 0; j < f->nparams; j++)
-      CHECK(f->params[j].var == j);
+    for (int j = 0; j < f->nparams; j++) /* in order; a struct takes a slot per leaf */
+      CHECK(f->params[j].var >= 0 && f->params[j].var < f->nvars &&
+            (j == 0 ? f->params[j].var == 0 : f->params[j].var > f->params[j - 1].var));
     for (int j = 0; j < f->nkgenerics; j++)
       CHECK(f->kgenerics[j] >= 0 && f->kgenerics[j] < p->ngenerics);
     CHECK(f->backward < p->nfuncs);
