@@ -225,6 +225,9 @@ teeny_type teeny__gen_type_of(gen *g, const teeny_expr *e);
 #define TEENY_MAX_COMBINE 8 /* values one reduce or scan combines (a struct's leaves) */
 
 gval teeny__gen_builtin(gen *g, const teeny_expr *call);
+/* A struct value of the struct type named by call's argument i, from n
+ * leaf values converted to its fields' dtypes. */
+gval teeny__gen_struct_of(gen *g, const teeny_expr *call, int i, gval *vals, int n);
 
 /* ---- irgen_debug.c ------------------------------------------------------------------ */
 

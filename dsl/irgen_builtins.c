@@ -376,6 +376,42 @@ static gval gen_flip(gen *g, const teeny_expr *e) {
   return gather_values(g, x, rev, axis, e->loc);
 }
 
+/* A struct value of the type named by e's argument i from n leaf values,
+ * each implicitly converted to its field's dtype (split, randint4x). */
+gval teeny__gen_struct_of(gen *g, const teeny_expr *e, int i, gval *vals, int n) {
+  const teeny_struct *st = teeny__tyspec_struct(g->prog, e->args[i]->type);
+  if (!st || st->nleaves != n)
+    teeny__gen_fail(g, e->args[i]->loc, "internal error: %s's result type", e->name);
+  gval *leaves = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n);
+  for (int k = 0; k < n; k++) {
+    const char *what = teeny__arena_printf(g->cx->arena, "use as field %s of %s", st->leaf_name[k],
+                                           st->name);
+    leaves[k] = teeny__gen_implicit(g, vals[k], teeny__tyspec_dtype(st->leaf_type[k], g->b),
+                                    e->loc, what);
+  }
+  return teeny__gv_struct(st, leaves);
+}
+
+/* split(x, S): x [N, 2] as two [N] tiles, x[:, 0] and x[:, 1] (Triton's
+ * tl.split), in a struct of type S. */
+static gval gen_split(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "split");
+  if (x.type.rank != 2 || x.type.shape[1] != 2)
+    teeny__gen_fail(g, e->args[0]->loc, "split needs an [N, 2] tile, not %s (tiles have rank 1 "
+                    "or 2)", teeny__gen_tstr(g, x.type));
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[0]->loc, "split takes numbers, not %s", teeny__gen_tstr(g, x.type));
+  int n = x.type.shape[0];
+  gval half[2];
+  for (int k = 0; k < 2; k++) {
+    int s[2] = {n, 1};
+    gval idx = teeny__gen_broadcast(g, teeny__gv_int(TEENY_DT_I32, k), 2, s, e->loc);
+    gval col = gather_values(g, x, idx, 1, e->loc);
+    half[k] = shape_op(g, IR_RESHAPE, col, teeny__type_with_shape(col.type, 1, &n), 0, e->loc);
+  }
+  return teeny__gen_struct_of(g, e, 1, half, 2);
+}
+
 /* sort(x [, descending]): x's last axis sorted (each row of a 2-D tile;
  * Triton's tl.sort), ascending unless `descending` (a constant bool) is
  * true.  A bitonic network of gathers and selects, so the interpreter and
@@ -1098,6 +1134,8 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_FLIP: return gen_flip(g, e);
   case BI_SORT: return gen_sort(g, e);
   case BI_PERMUTE: return gen_permute(g, e);
+  case BI_SPLIT: return gen_split(g, e);
+  case BI_RANDINT4X: return teeny__gen_random(g, e, BI_RANDINT4X);
   case BI_LOAD: return gen_load(g, e);
   case BI_STORE: return gen_store(g, e);
   case BI_ATOMIC_ADD: return gen_atomic(g, e, RMW_ADD);

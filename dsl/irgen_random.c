@@ -9,7 +9,8 @@
  * Offsets of 32 bits run Philox-4x32 with the seed's low and high words as
  * the key; 64-bit offsets run Philox-4x64 with the whole seed as the first
  * key word.  The counter is (offset, 0, 0, 0); randint is the first output
- * word, rand maps it to [0, 1) (as a signed int folded onto [0, 2^31) and
+ * word (randint4x all four, in a struct of the caller's type), rand maps
+ * it to [0, 1) (as a signed int folded onto [0, 2^31) and
  * scaled just below 2^-31), randn feeds the first two words through the
  * Box-Muller transform.
  */
@@ -116,6 +117,8 @@ gval teeny__gen_random(gen *g, const teeny_expr *e, teeny_builtin which) {
   switch (which) {
   case BI_RANDINT:
     return w[0];
+  case BI_RANDINT4X: /* the four words, in a struct of the type named last */
+    return teeny__gen_struct_of(g, e, 2, w, 4);
   case BI_RAND:
     return uniform(g, p, w[0], e->loc);
   default:

@@ -696,6 +696,18 @@ static void dtype_arg(resolver *r, const teeny_expr *call, teeny_expr *a) {
         call->sym_index == BI_BITCAST ? "second" : "first", call->name, a->name);
 }
 
+/* The last argument of split / randint4x: the struct type of the result,
+ * with n leaves (C has no tuples: `pair p = split(x, pair);`). */
+static void struct_arg(resolver *r, const teeny_expr *call, teeny_expr *a, int n) {
+  expr(r, a, USE_DTYPE_ARG);
+  const teeny_struct *st = a->kind == EX_NAME && a->type ? teeny__tyspec_struct(r->prog, a->type)
+                                                         : NULL;
+  if (!st || a->type->is_tile || a->type->is_ptr || st->nleaves != n)
+    err(r, a->loc, "the last argument of %s must be a struct type of %d fields for its "
+                   "result (typedef struct { tile(T) %s; } S;)",
+        call->name, n, n == 2 ? "a, b" : "w0, w1, w2, w3");
+}
+
 /* Option constants at the end of e's arguments: mark them SYM_OPTION and
  * check them (allowed for the builtin, one per group, nothing after them).
  * A name that is a variable or generic in scope is not an option. */
@@ -775,6 +787,8 @@ static void builtin_call(resolver *r, teeny_expr *e, int b) {
       dtype_arg(r, e, e->args[i]);
     else if (i == 2 && fn_third)
       combine_fn(r, e, e->args[i]);
+    else if ((b == BI_SPLIT && i == 1) || (b == BI_RANDINT4X && i == 2))
+      struct_arg(r, e, e->args[i], b == BI_SPLIT ? 2 : 4);
     else if (i == msg)
       message_arg(r, e, e->args[i]);
     else

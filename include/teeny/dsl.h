@@ -113,6 +113,8 @@ i32 teeny__arange(i32 start, i32 end);
 #define gather(src, index, axis) ((src) + teeny__args(0, index, axis))
 #define sort(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define permute(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
+/* split(x, S): x [N, 2] as a struct S of its two columns (C has no tuples) */
+#define split(x, S) ((S){(x), (x)})
 #define flip(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 /* histogram(x, bins [, mask]): i32 counts of 0 .. bins-1 */
 #define histogram(x, ...) ((i32)(x) + teeny__args(0, __VA_ARGS__))
@@ -206,6 +208,8 @@ static inline void teeny__barrier(void) {}
 #define rand(seed, offset) ((f32)(seed) + (f32)(offset))
 #define randn(seed, offset) ((f32)(seed) + (f32)(offset))
 #define randint(seed, offset) ((u32)(seed) + (u32)(offset))
+/* randint4x(seed, offset, S): the four Philox words in a struct S of four u32 tiles */
+#define randint4x(seed, offset, S) ((S){randint(seed, offset), randint(seed, offset), randint(seed, offset), randint(seed, offset)})
 #define cdiv(a, b) (((a) + (b) - 1) / (b))
 
 /* ---- dtype introspection, checks, printing ------------------------------------ */

@@ -591,7 +591,7 @@ static void check_joins(const lang_case *c, void *const *bufs) {
   const char *x = bufs[0], *y = bufs[1], *out = bufs[2];
   for (unsigned p = 0; p < c->grid; p++) {
     const char *a = x + es * (size_t)(p * B), *b = y + es * (size_t)(p * B);
-    const char *o = out + es * (size_t)(p * 9 * B);
+    const char *o = out + es * (size_t)(p * 11 * B);
 #define SAME(at, src, j) \
   ck_assert_msg(memcmp(o + es * (size_t)(at), (src) + es * (size_t)(j), es) == 0, \
                 "program %u: out[%ld] is not %s[%ld]", p, (long)(at), #src, (long)(j))
@@ -605,17 +605,19 @@ static void check_joins(const lang_case *c, void *const *bufs) {
       SAME(6 * B + i, b, i);            /* cat of [B/4, 4] tiles: b's rows, then a's */
       SAME(7 * B + i, a, i);
       SAME(8 * B + (i % 4) * (B / 4) + i / 4, b, i); /* ravel(trans(b as [B/4, 4])) */
+      SAME(9 * B + 2 * i, a, i);        /* split(join(b, a)), interleaved back */
+      SAME(9 * B + 2 * i + 1, b, i);
     }
 #undef SAME
   }
 }
 
 static const lang_case join_cases[] = {
-    {"shapes", "joins", "D=f32,BLOCK=16", 3, {48, 48, 9 * 48}, {F_RANDOM, F_RANDOM, F_ZERO}, {0},
+    {"shapes", "joins", "D=f32,BLOCK=16", 3, {48, 48, 11 * 48}, {F_RANDOM, F_RANDOM, F_ZERO}, {0},
      check_joins, 0},
-    {"shapes", "joins", "D=bf16,BLOCK=32", 2, {64, 64, 9 * 64}, {F_RANDOM, F_SMALL, F_ZERO}, {0},
+    {"shapes", "joins", "D=bf16,BLOCK=32", 2, {64, 64, 11 * 64}, {F_RANDOM, F_SMALL, F_ZERO}, {0},
      check_joins, 0},
-    {"shapes", "joins", "D=i8,BLOCK=64", 1, {64, 64, 9 * 64}, {F_SMALL, F_IOTA, F_ZERO}, {0},
+    {"shapes", "joins", "D=i8,BLOCK=64", 1, {64, 64, 11 * 64}, {F_SMALL, F_IOTA, F_ZERO}, {0},
      check_joins, 0},
 };
 

@@ -61,7 +61,14 @@ static const char src[] =
     "void k64(ptr(u64) ri, ptr(f32) r, i64 seed, i64 base)\n"
     "{ tile(i64) o = base + (i64)(program_id(0) * B + arange(0, B));\n"
     "  tile(i32) at = program_id(0) * B + arange(0, B);\n"
-    "  store(ri + at, randint(seed, o)); store(r + at, rand(seed, o)); }\n";
+    "  store(ri + at, randint(seed, o)); store(r + at, rand(seed, o)); }\n"
+    "typedef struct { tile(u32) w0, w1, w2, w3; } words;\n"
+    "TEENY_KERNEL(B)\n"
+    "void k4(ptr(u32) out, i64 seed, i32 base)\n"
+    "{ tile(i32) at = program_id(0) * B + arange(0, B);\n"
+    "  words w = randint4x(seed, base + at, words);\n"
+    "  store(out + 4 * at, w.w0); store(out + 4 * at + 1, w.w1);\n"
+    "  store(out + 4 * at + 2, w.w2); store(out + 4 * at + 3, w.w3); }\n";
 
 static teeny_spec *spec(const char *kernel, const char *target) {
   teeny_compile_req req;
@@ -134,6 +141,33 @@ START_TEST(philox_4x32_matches) {
 }
 END_TEST
 
+/* randint4x: all four words of Philox-4x32, in the interpreter and on the
+ * emulator (Triton's tl.randint4x). */
+START_TEST(randint4x_gives_all_words) {
+  static uint32_t out[4 * N], out2[4 * N];
+  for (int t = 0; t < 2; t++) {
+    teeny_spec *s = spec("k4", t ? "sm_80" : "sm_90a");
+    teeny_interp_arg a[3];
+    memset(a, 0, sizeof a);
+    a[0].data = out, a[0].bytes = sizeof out;
+    a[1].v.i = 0x1234567890ll;
+    a[2].v.i = -300;
+    run(s, false, a, 3, N / 256);
+    for (int i = 0; i < N; i++) {
+      uint32_t c[4] = {(uint32_t)(i - 300), 0, 0, 0};
+      philox32(c, 0x34567890u, 0x12u);
+      for (int w = 0; w < 4; w++)
+        ck_assert_msg(out[4 * i + w] == c[w], "randint4x word %d at %d: %u, want %u", w, i,
+                      out[4 * i + w], c[w]);
+    }
+    a[0].data = out2;
+    run(s, true, a, 3, N / 256);
+    ck_assert(memcmp(out, out2, sizeof out) == 0);
+    teeny_spec_destroy(s);
+  }
+}
+END_TEST
+
 START_TEST(philox_4x64_matches) {
   teeny_spec *s = spec("k64", "sm_80");
   static uint64_t ri[N], ri2[N];
@@ -200,6 +234,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, philox_4x32_matches);
   tcase_add_test(tc, philox_4x64_matches);
+  tcase_add_test(tc, randint4x_gives_all_words);
   tcase_add_test(tc, misuse_is_diagnosed);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

@@ -51,6 +51,8 @@ static const sema_case bad[] = {
     {"    tile(f32) s = sort(zeros(f32, 16), n @> 0);\n", 0, "must be a constant bool", 0},
     {"    tile(f32) t = @permute(zeros(f32, 4, 8), 1);\n", 0, "needs 2 dims", 0},
     {"    tile(f32) t = permute(zeros(f32, 4, 8), 1, @1);\n", 0, "must be a permutation", 0},
+    {"    tile(f32) t = split(zeros(f32, 4, 2), @f32);\n", 0, "must be a struct type of 2 fields", 0},
+    {SDEF "    pair p = split(@zeros(f32, 4, 4), pair);\n", "", "split needs an [N, 2] tile", 2},
     /* histogram */
     {"    tile(i32) h = histogram(@zeros(f32, 16), 8);\n", 0, "1-D tile of integers", 0},
     {"    tile(i32) h = histogram(zeros(i32, 16), @12);\n", 0, "not a power of two", 0},
