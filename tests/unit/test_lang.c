@@ -18,7 +18,7 @@
 
 #include "kernel_util.h"
 
-#define MAXP 8
+#define MAXP 16
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static bool is_float_dt(teeny_dtype dt) {
@@ -136,14 +136,17 @@ static int run(launch *l, const lang_case *c, runner fn) {
 
 /* Buffer b of two runs: bit for bit, or f32 within tol. */
 static bool same_buffer(const launch *a, const launch *b, int k, double tol) {
-  if (tol == 0 || a->dts[k] != TEENY_DT_F32)
+  teeny_dtype dt = a->dts[k];
+  if (tol == 0 || (dt != TEENY_DT_F32 && dt != TEENY_DT_F16 && dt != TEENY_DT_BF16))
     return memcmp(a->bufs[k], b->bufs[k], a->bytes[k]) == 0;
-  const float *x = a->bufs[k], *y = b->bufs[k];
-  for (size_t i = 0; i < a->bytes[k] / 4; i++)
-    if (fabs((double)x[i] - (double)y[i]) > tol * (1 + fabs((double)x[i]))) {
-      fprintf(stderr, "element %zu: %.9g vs %.9g\n", i, (double)x[i], (double)y[i]);
+  size_t es = dt == TEENY_DT_F32 ? 4 : 2;
+  for (size_t i = 0; i < a->bytes[k] / es; i++) {
+    double x = ku_get(a->bufs[k], dt, i), y = ku_get(b->bufs[k], dt, i);
+    if (fabs(x - y) > tol * (1 + fabs(x))) {
+      fprintf(stderr, "element %zu: %.9g vs %.9g\n", i, x, y);
       return false;
     }
+  }
   return true;
 }
 
@@ -767,6 +770,35 @@ static const lang_case hist_cases[] = {
 START_TEST(histograms) { run_case(&hist_cases[_i]); }
 END_TEST
 
+/* Tutorial 09's persistent matmul (examples/kernels/matmul_persistent.c):
+ * three programs walk 12 output tiles, a k loop (cp.async into wgmma on
+ * sm_90a) nested in the tile loop; M, N, K not multiples of the blocks.
+ * Against float64 sums, and the emulator against the interpreter. */
+static void check_persistent(const lang_case *c, void *const *bufs) {
+  (void)c;
+  const uint16_t *a = bufs[0], *b = bufs[1], *out = bufs[2];
+  enum { M = 200, N = 136, K = 100 };
+  double err = 0, norm = 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++)
+        s += (double)ku_f16_to_f32(a[i * K + k]) * ku_f16_to_f32(b[k * N + j]);
+      double got = ku_f16_to_f32(out[i * N + j]);
+      err = fmax(err, fabs(got - s));
+      norm = fmax(norm, fabs(s));
+    }
+  ck_assert_msg(err <= 2e-3 * norm, "persistent matmul: max error %g (max %g)", err, norm);
+}
+
+static const lang_case persistent_case = {
+    "examples/kernels/matmul_persistent", "matmul_persistent",
+    "D=f16,BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,GROUP_M=2,NUM_SMS=3", 3, {200 * 100, 100 * 136, 200 * 136},
+    {F_RANDOM, F_RANDOM, F_ZERO}, {200, 136, 100, 100, 1, 136, 1, 136, 1}, check_persistent, 2e-3};
+
+START_TEST(persistent_matmul) { run_case(&persistent_case); }
+END_TEST
+
 /* Tutorial 06's fused attention (examples/kernels/attention_tuple.c: a struct
  * returned by its inner loop, typed-constant stages), emulator against
  * interpreter; test_kernels checks the interpreter against float64. */
@@ -790,6 +822,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, histograms, 0, (int)NELEM(hist_cases));
   tcase_add_loop_test(tc, gathers, 0, (int)NELEM(gather_cases));
   tcase_add_loop_test(tc, sorts, 0, (int)NELEM(sort_cases));
+  tcase_add_test(tc, persistent_matmul);
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);
