@@ -799,6 +799,92 @@ static const lang_case persistent_case = {
 START_TEST(persistent_matmul) { run_case(&persistent_case); }
 END_TEST
 
+/* Tutorial 08's grouped matmul through pointer tables
+ * (examples/kernels/grouped_matmul.c): grouped_tables fills the tables on
+ * the same engine from offsets into one pool (an interpreter address is
+ * its parameter's window, the emulator's a host pointer, so each engine
+ * makes its own), then grouped_matmul runs three groups of odd sizes on 4
+ * programs.  The interpreter against float64, the emulator within 2e-3. */
+enum { GM_GROUPS = 3 };
+static const int gm_size[GM_GROUPS][3] = {{70, 40, 50}, {128, 64, 32}, {33, 100, 70}};
+
+static long gm_layout(int32_t *offs, int32_t *sizes, int32_t *lds) {
+  long at = 0;
+  for (int g = 0; g < GM_GROUPS; g++) {
+    int M = gm_size[g][0], N = gm_size[g][1], K = gm_size[g][2];
+    offs[3 * g] = (int32_t)at, at += (long)M * K;
+    offs[3 * g + 1] = (int32_t)at, at += (long)K * N;
+    offs[3 * g + 2] = (int32_t)at, at += (long)M * N;
+    sizes[3 * g] = M, sizes[3 * g + 1] = N, sizes[3 * g + 2] = K;
+    lds[3 * g] = K, lds[3 * g + 1] = N, lds[3 * g + 2] = N;
+  }
+  return at;
+}
+
+/* One engine: tables, then the products; returns the pool (caller frees). */
+static uint16_t *gm_run(const char *target, int warps) {
+  int32_t offs[3 * GM_GROUPS], sizes[3 * GM_GROUPS], lds[3 * GM_GROUPS];
+  long n = gm_layout(offs, sizes, lds);
+  lang_case tc = {"examples/kernels/grouped_matmul", "grouped_tables", "", 1,
+                  {n, 3 * GM_GROUPS, 64, 64, 64}, {F_RANDOM, F_ZERO, F_ZERO, F_ZERO, F_ZERO},
+                  {GM_GROUPS}, NULL, 0};
+  lang_case mc = {"examples/kernels/grouped_matmul", "grouped_matmul",
+                  "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,NUM_SMS=4", 4,
+                  {n, 64, 64, 64, 3 * GM_GROUPS, 3 * GM_GROUPS},
+                  {F_RANDOM, F_ZERO, F_ZERO, F_ZERO, F_ZERO, F_ZERO}, {GM_GROUPS}, NULL, 0};
+  runner fn = target ? teeny_spec_emulate : teeny_spec_interpret;
+  launch t, m;
+  launch_init(&t, &tc, spec_for(&tc, target, warps));
+  memcpy(t.bufs[1], offs, sizeof offs);
+  ck_assert_msg(run(&t, &tc, fn) == 0, "grouped_tables on %s", target ? target : "the interpreter");
+  launch_init(&m, &mc, spec_for(&mc, target, warps));
+  m.args[0].data = t.bufs[0]; /* one pool: the tables point into t's */
+  for (int b = 1; b <= 3; b++)
+    memcpy(m.bufs[b], t.bufs[b + 1], 64 * sizeof(int64_t));
+  memcpy(m.bufs[4], sizes, sizeof sizes);
+  memcpy(m.bufs[5], lds, sizeof lds);
+  ck_assert_msg(run(&m, &mc, fn) == 0, "grouped_matmul on %s", target ? target : "the interpreter");
+  uint16_t *pool = malloc(sizeof *pool * (size_t)n);
+  memcpy(pool, t.bufs[0], sizeof *pool * (size_t)n);
+  launch_close(&m);
+  launch_close(&t);
+  return pool;
+}
+
+START_TEST(grouped_matmul) {
+  int32_t offs[3 * GM_GROUPS], sizes[3 * GM_GROUPS], lds[3 * GM_GROUPS];
+  long n = gm_layout(offs, sizes, lds);
+  uint16_t *ref = gm_run(NULL, 4);
+  for (int g = 0; g < GM_GROUPS; g++) {
+    int M = sizes[3 * g], N = sizes[3 * g + 1], K = sizes[3 * g + 2];
+    const uint16_t *A = ref + offs[3 * g], *B = ref + offs[3 * g + 1], *C = ref + offs[3 * g + 2];
+    for (int i = 0; i < M; i++)
+      for (int j = 0; j < N; j++) {
+        double s = 0;
+        for (int k = 0; k < K; k++)
+          s += (double)ku_f16_to_f32(A[i * K + k]) * ku_f16_to_f32(B[k * N + j]);
+        double got = ku_f16_to_f32(C[i * N + j]);
+        ck_assert_msg(fabs(got - s) <= 2e-3 * (1 + fabs(s)), "group %d C[%d][%d] = %g, not %g", g,
+                      i, j, got, s);
+      }
+  }
+  static const struct {
+    const char *target;
+    int warps;
+  } cfg[] = {{"sm_90a", 4}, {"sm_80", 4}, {"sm_90a", 8}};
+  for (size_t k = 0; k < NELEM(cfg); k++) {
+    uint16_t *emu = gm_run(cfg[k].target, cfg[k].warps);
+    for (long i = 0; i < n; i++) {
+      double x = ku_f16_to_f32(ref[i]), y = ku_f16_to_f32(emu[i]);
+      ck_assert_msg(fabs(x - y) <= 2e-3 * (1 + fabs(x)), "%s w%d: pool[%ld] %g, interpreter %g",
+                    cfg[k].target, cfg[k].warps, i, y, x);
+    }
+    free(emu);
+  }
+  free(ref);
+}
+END_TEST
+
 /* Tutorial 06's fused attention (examples/kernels/attention_tuple.c: a struct
  * returned by its inner loop, typed-constant stages), emulator against
  * interpreter; test_kernels checks the interpreter against float64. */
@@ -823,6 +909,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, gathers, 0, (int)NELEM(gather_cases));
   tcase_add_loop_test(tc, sorts, 0, (int)NELEM(sort_cases));
   tcase_add_test(tc, persistent_matmul);
+  tcase_add_test(tc, grouped_matmul);
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));
   tcase_add_test(tc, prints);
