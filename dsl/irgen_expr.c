@@ -676,6 +676,10 @@ static gval gen_pointer_cast(gen *g, const teeny_expr *e, gval v) {
 }
 
 static gval gen_cast(gen *g, const teeny_expr *e) {
+  if (e->type->is_void) { /* (void)x: x is evaluated and discarded, as in C */
+    teeny__gen_expr_any(g, e->lhs);
+    return teeny__gv_void();
+  }
   gval v = teeny__gen_expr(g, e->lhs);
   if (e->type->is_ptr || v.type.dt == TEENY_DT_PTR)
     return gen_pointer_cast(g, e, v);

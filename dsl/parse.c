@@ -727,9 +727,9 @@ static teeny_expr *cast(parser *ps) {
   teeny_token *lp = advance(ps);
   enter(ps);
   teeny_tyspec *ts = type(ps);
-  if (ts->is_void)
-    fail_at(ps, ts->loc, "casts to void are not supported");
   expect(ps, ")", "after the type of a cast");
+  if (ts->is_void && (ts->is_tile || ts->is_ptr))
+    fail_at(ps, ts->loc, "%s is not a type a value converts to", tyspec_str(ps, ts));
   if (is(ps, "{")) { /* compound literal (S){...} */
     if (ts->strct < 0)
       fail_at(ps, ts->loc, "only structs have compound literals: (%s){...}; to make a "

@@ -301,6 +301,9 @@ static const char *const good_bodies[] = {
     "    i32 j = 0;\n    while (j < 3) { acc = acc * 2.0f; j += 1; }\n"
     "    do { j -= 1; } while (j > 0);\n"
     "    tile(i32) r = pid * B + arange(0, B);\n    store(x + r, (tile(D))acc, r < n);\n",
+    /* (void)x: evaluated and discarded, as C's idiom for an unused parameter */
+    "    (void)n;\n    (void)y;\n    tile(i32) r = arange(0, B);\n    (void)(r + 1);\n"
+    "    store(x + r, load(y + r), r < n);\n",
     /* cache and eviction options on loads and stores, scalar and tile */
     "    tile(i32) r = arange(0, B);\n    tile(D) a = load(y + r, r < n, 0, cache_cg, evict_last);\n"
     "    D s = load(y, cache_ca);\n    tile(D) b = load(y + r, evict_first, cache_cv);\n"
