@@ -993,38 +993,37 @@ static dfz_expr *p_histogram(gen *g, gwant w, int depth) {
   return e;
 }
 
-/* flip(x [, axis]) of a value of sh, or gather(src, index, axis) with
- * src of sh or of another size along the axis, and small integer indices
- * around [0, n) (some out of range: they give 0). */
+/* op(x) of a value x of shape sh that op only reorders (sort, flip). */
+static dfz_expr *reordered(gen *g, dfz_op op, gwant c, dfz_shape sh, int depth) {
+  c.sh = sh;
+  dfz_expr *x = gx(g, c, depth - 1);
+  if (!x)
+    return NULL;
+  dfz_expr *e = node(g, EK_CALL, op, c.dt, sh);
+  e->a[0] = x;
+  e->n = 1;
+  e->f = x->f;
+  g_use(g, DFZ_F_SHAPE);
+  return e;
+}
+
+/* sort(x [, descending]) or flip(x [, axis]) of a value of sh, or
+ * gather(src, index, axis) with src of sh or of another size along the
+ * axis and small integer indices around [0, n) (some out of range: they
+ * give 0). */
 static dfz_expr *p_gather(gen *g, gwant c, dfz_shape sh, int depth) {
   int axis = sh.rank == 2 ? dfz_below(&g->r, 2) : 0;
   if (dfz_chance(&g->r, 30)) { /* sort(x [, true]) */
-    c.sh = sh;
-    dfz_expr *x = gx(g, c, depth - 1);
-    if (!x)
-      return NULL;
-    dfz_expr *e = node(g, EK_CALL, OP_SORT, c.dt, sh);
-    e->a[0] = x;
-    e->n = 1;
-    if (dfz_chance(&g->r, 40))
+    dfz_expr *e = reordered(g, OP_SORT, c, sh, depth);
+    if (e && dfz_chance(&g->r, 40))
       e->text = dfz_chance(&g->r, 70) ? "true" : "false";
-    e->f = x->f;
-    g_use(g, DFZ_F_SHAPE);
     return e;
   }
   if (dfz_chance(&g->r, 40)) {
-    c.sh = sh;
-    dfz_expr *x = gx(g, c, depth - 1);
-    if (!x)
+    dfz_expr *e = reordered(g, OP_FLIP, c, sh, depth);
+    if (!e)
       return NULL;
-    dfz_expr *e = node(g, EK_CALL, OP_FLIP, c.dt, sh);
-    e->a[0] = x;
-    e->n = 1;
     e->iarg = dfz_chance(&g->r, 50) ? -100 : sh.rank == 2 && dfz_chance(&g->r, 50) ? axis - 2 : axis;
-    if (e->iarg == -100)
-      axis = sh.rank - 1;
-    e->f = x->f;
-    g_use(g, DFZ_F_SHAPE);
     return e;
   }
   dfz_shape ss = sh;
