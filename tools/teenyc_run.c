@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/common.h"
 #include "teeny/compile.h"
 #include "tools/npy.h"
 
@@ -287,7 +288,7 @@ static int fill_buffer(const item *it, teeny_dtype dt, buffer *b) {
   if (!b->data)
     return user_error("--fill %s: cannot allocate %s", it->name, spec);
   bool is_float = dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 ||
-                  dt == TEENY_DT_F64;
+                  dt == TEENY_DT_F64 || teeny__dt_is_fp8(dt);
   bool is_unsigned = dt == TEENY_DT_U8 || dt == TEENY_DT_U16 || dt == TEENY_DT_U32 ||
                      dt == TEENY_DT_U64 || dt == TEENY_DT_BOOL;
   for (size_t i = 0; kind && strcmp(kind, "zeros") && i < b->count; i++) {
@@ -652,6 +653,10 @@ static void put(void *buf, teeny_dtype dt, size_t i, double v) {
     memcpy((char *)buf + 2 * i, &h, 2);
     break;
   }
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2:
+    ((uint8_t *)buf)[i] = teeny__fp8_bits(dt, v);
+    break;
   default: break;
   }
 }
@@ -683,6 +688,9 @@ static double get(const void *buf, teeny_dtype dt, size_t i) {
   case TEENY_DT_BF16:
     memcpy(&h, (const char *)buf + 2 * i, 2);
     return bf16_to(h);
+  case TEENY_DT_F8E4M3:
+  case TEENY_DT_F8E5M2:
+    return teeny__fp8_value(dt, ((const uint8_t *)buf)[i]);
   default: return 0;
   }
 }

@@ -8,8 +8,9 @@ names as user names; device_print's lines (the CUDA printf buffer, read
 from this process's standard output) against the interpreter's; and
 device_assert, which must stop the kernel with its message when compiled
 with --debug and do nothing without it (in a child process: a failed
-assert leaves the CUDA context unusable).  Prints one line per case and
-exits 1 if any failed.
+assert leaves the CUDA context unusable); the shape builtins, gather,
+sort and histogram; the ports of tutorials 08 and 09.  Prints one line per
+case and exits 1 if any failed.
 
     python3 tests/gpu/lang_gpu.py
 """
@@ -230,6 +231,132 @@ def check_asserts(tc):
                "" if good else text.strip().splitlines()[-1:])
 
 
+def check_shape_builtins(drv, tc):
+    """join/interleave/cat/ravel/permute/split (shapes.c), gather/flip
+    (gather.c), sort (sorts.c), histogram (hist.c), against torch."""
+    B, P = 16, 3
+    k = Kernel(drv, tc, L + "shapes.c", "joins", {"D": "f32", "BLOCK": B})
+    x = torch.randn(P * B, device="cuda")
+    y = torch.randn(P * B, device="cuda")
+    out = torch.full((P * 11 * B,), float("nan"), device="cuda")
+    k((P,), x, y, out)
+    torch.cuda.synchronize()
+    good = True
+    for p in range(P):
+        a, b, o = x[p * B:(p + 1) * B], y[p * B:(p + 1) * B], out[p * 11 * B:(p + 1) * 11 * B]
+        m = b.view(B // 4, 4)
+        want = torch.cat([torch.stack([a, b], 1).reshape(-1), torch.stack([b, a], 1).reshape(-1),
+                          a, b, b, a, m.t().reshape(-1), torch.stack([a, b], 1).reshape(-1)])
+        good = good and torch.equal(o, want)
+    record("shapes: join, interleave, cat, ravel, permute, split", good)
+
+    B = 64
+    k = Kernel(drv, tc, L + "gather.c", "gathers", {"D": "f32", "BLOCK": B})
+    x = torch.randn(2 * B, device="cuda")
+    ix = torch.randint(-8, B + 8, (B,), device="cuda", dtype=torch.int32)
+    lx = torch.randint(-3, 6, (B,), device="cuda", dtype=torch.int64)
+    out = torch.full((2 * 8 * B,), float("nan"), device="cuda")
+    k((2,), x, ix, lx, out)
+    torch.cuda.synchronize()
+    good = True
+    zero = torch.zeros((), device="cuda")
+    for p in range(2):
+        a, o = x[p * B:(p + 1) * B], out[p * 8 * B:(p + 1) * 8 * B]
+        m = a.view(B // 4, 4)
+        ok = (ix >= 0) & (ix < B)
+        s0 = torch.where(ok, a[ix.clamp(0, B - 1).long()], zero)
+        lk = lx.view(B // 4, 4)
+        s4 = torch.where((lk >= 0) & (lk < 4), m.gather(1, lk.clamp(0, 3)), zero).reshape(-1)
+        kk = (torch.arange(B // 2, device="cuda")[:, None] + torch.arange(4, device="cuda")[None, :]
+              - 2)
+        s5 = torch.where((kk >= 0) & (kk < B // 4),
+                         m[kk.clamp(0, B // 4 - 1), torch.arange(4, device="cuda")[None, :]],
+                         zero).reshape(-1)
+        s7 = a[B - 1 - 2 * torch.arange(B // 2, device="cuda")]
+        good = good and torch.equal(o[:B], s0) and torch.equal(o[B:2 * B], a.flip(0))
+        good = good and torch.equal(o[2 * B:3 * B], m.flip(0).reshape(-1))
+        good = good and torch.equal(o[3 * B:4 * B], m.flip(1).reshape(-1))
+        good = good and torch.equal(o[4 * B:5 * B], s4) and torch.equal(o[5 * B:7 * B], s5)
+        good = good and torch.equal(o[7 * B:7 * B + B // 2], s7)
+    record("gather: 1-D, 2-D on both axes, out-of-range and i64 indices; flip", good)
+
+    B = 256
+    k = Kernel(drv, tc, L + "sorts.c", "sorts", {"BLOCK": B})
+    x = torch.rand(B, device="cuda")
+    y = torch.randint(-1000, 1000, (B,), device="cuda", dtype=torch.int16)
+    o1 = torch.full((B,), 7.0, device="cuda")
+    o2 = torch.zeros(B, device="cuda", dtype=torch.int16)
+    o3 = torch.zeros(B, device="cuda", dtype=torch.bool)
+    k((1,), x, y, o1, o2, o3)
+    torch.cuda.synchronize()
+    i = torch.arange(B, device="cuda")
+    v = torch.where(i % 7 == 3, torch.full_like(x, float("nan")), x)
+    v = torch.where(i % 5 == 1, torch.full_like(x, -0.0), torch.where(i % 5 == 2, torch.zeros_like(x), v))
+    ref = torch.sort(v).values  # NaNs last, as ours
+    good = torch.equal(torch.isnan(o1), torch.isnan(ref)) and bool(torch.all((o1 == ref) | torch.isnan(ref)))
+    good = good and torch.equal(o2.view(-1, 8), torch.sort(y.view(-1, 8), 1, descending=True).values)
+    good = good and torch.equal(o3, torch.sort((x > 0.5).to(torch.uint8)).values.bool())
+    record("sort: floats with NaN and signed zeros, rows descending, bools", good)
+
+    B, BINS, n = 128, 16, 300
+    k = Kernel(drv, tc, L + "hist.c", "counts", {"BLOCK": B, "BINS": BINS})
+    grid = (n + B - 1) // B
+    xs = torch.randint(-4, 20, (n,), device="cuda", dtype=torch.int32)
+    ys = torch.randint(0, 255, (n,), device="cuda", dtype=torch.uint8)
+    zs = torch.randint(-2, 2, (n,), device="cuda", dtype=torch.int64)
+    out = torch.zeros(3 * BINS, device="cuda", dtype=torch.int32)
+    k((grid,), xs, ys, zs, out, n)
+    torch.cuda.synchronize()
+
+    def counts(v):
+        v = v[(v >= 0) & (v < BINS)].long()
+        return torch.bincount(v, minlength=BINS).int()
+
+    z = torch.zeros(grid * B, device="cuda", dtype=torch.int64)
+    z[:n] = zs
+    w = z * 4294967296 + torch.arange(grid * B, device="cuda") % 5
+    want = torch.cat([counts(xs.long()), counts(ys.long()), counts(w)])
+    record("histogram: i32 with a mask, u8 past the bins, i64 out of range", torch.equal(out, want))
+
+
+def check_tutorial_matmuls(drv, tc):
+    """Tutorials 08 (grouped, pointer tables) and 09 (persistent)."""
+    M, N, K = 1000, 520, 300
+    k = Kernel(drv, tc, "examples/kernels/matmul_persistent.c", "matmul_persistent",
+               {"D": "f16", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8,
+                "NUM_SMS": 132})
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+    tiles = ((M + 127) // 128) * ((N + 127) // 128)
+    k((min(132, tiles),), a, b, c, M, N, K, K, 1, N, 1, N, 1)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double()
+    err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+    record("tutorial 09: persistent matmul 1000x520x300", err <= 5e-3, f"err {err:.2e}")
+
+    sizes = [(70, 40, 50), (1024, 512, 256), (33, 100, 700), (256, 256, 64)]
+    mats = [(torch.randn(m, kk, device="cuda", dtype=torch.float16),
+             torch.randn(kk, n2, device="cuda", dtype=torch.float16),
+             torch.full((m, n2), float("nan"), device="cuda", dtype=torch.float16))
+            for m, n2, kk in sizes]
+    ptrs = [torch.tensor([t[i].data_ptr() for t in mats], device="cuda", dtype=torch.int64)
+            for i in range(3)]
+    sz = torch.tensor([v for m, n2, kk in sizes for v in (m, n2, kk)], device="cuda",
+                      dtype=torch.int32)
+    lds = torch.tensor([v for m, n2, kk in sizes for v in (kk, n2, n2)], device="cuda",
+                       dtype=torch.int32)
+    pool = torch.zeros(1, device="cuda", dtype=torch.float16)  # unused on the GPU
+    k = Kernel(drv, tc, "examples/kernels/grouped_matmul.c", "grouped_matmul",
+               {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "NUM_SMS": 132})
+    k((132,), pool, ptrs[0], ptrs[1], ptrs[2], sz, lds, len(sizes))
+    torch.cuda.synchronize()
+    err = max(((c.double() - a.double() @ b.double()).abs().max()
+               / (a.double() @ b.double()).abs().max()).item() for a, b, c in mats)
+    record("tutorial 08: grouped matmul, 4 groups through pointer tables", err <= 5e-3,
+           f"err {err:.2e}")
+
+
 def main():
     tc = teenyc_path()
     drv = Driver()
@@ -239,6 +366,8 @@ def main():
     check_introspect_and_shadow(drv, tc)
     check_prints(drv, tc)
     check_asserts(tc)
+    check_shape_builtins(drv, tc)
+    check_tutorial_matmuls(drv, tc)
     print(f"{sum(results)}/{len(results)} passed")
     return 0 if all(results) else 1
 

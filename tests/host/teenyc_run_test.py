@@ -130,6 +130,24 @@ class Usage(unittest.TestCase):
         self.assertEqual(rc, 0, se)
         self.assertIn("out_ptr: f32[3000]", so)
 
+    def test_random_fill_of_every_float_dtype(self):
+        """--fill NAME=N:random gives nonzero values in fp8 buffers too (they
+        were left zero), and a dot on them agrees between the engines."""
+        k = os.path.join(ROOT, "tests/gpu/kernels/fp8_dot.c")
+        for ta in ("f8e4m3", "f8e5m2"):
+            with tempfile.TemporaryDirectory() as d:
+                rc, so, se = run([k, "-k", "fp8_dot", "-d", "TA=" + ta, "-d", "TB=f8e4m3",
+                                  "-c", "BM=64", "-c", "BN=64", "-c", "BK=32", "--grid", "2,2",
+                                  "--engine", "both", "--tol", "1e-4", "--atol", "1e-5",
+                                  "--fill", "a=6000:random", "--fill", "b=6000:random:2",
+                                  "--fill", "c=10000", "--arg", "M=100", "--arg", "N=100",
+                                  "--arg", "K=60", "--out", d])
+                self.assertEqual(rc, 0, se)
+                a = read_npy(os.path.join(d, "a.npy"))[1]
+                self.assertGreater(sum(1 for v in a if v), 5000, ta)  # fp8 bits, mostly nonzero
+                c = read_npy(os.path.join(d, "c.npy"))[1]
+                self.assertGreater(sum(1 for v in c if v), 9000, ta)
+
     def test_errors(self):
         d = tempfile.mkdtemp()
         write_npy(os.path.join(d, "i.npy"), "<i4", [1, 2, 3])
