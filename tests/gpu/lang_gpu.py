@@ -357,6 +357,34 @@ def check_tutorial_matmuls(drv, tc):
            f"err {err:.2e}")
 
 
+def check_hints_and_fp8_dot(drv, tc):
+    """Cache/eviction options leave values alone; fp8 dots (converted to
+    f16 for the tensor cores) against float64."""
+    G = "tests/gpu/kernels/"
+    n = 100003
+    k = Kernel(drv, tc, G + "hints.c", "hinted", {"B": 1024})
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    out = torch.full((n,), float("nan"), device="cuda")
+    k(((n + 1023) // 1024,), x, y, out, n)
+    torch.cuda.synchronize()
+    record("cache_cg/cv/ca/cs, evict_first/last: values unchanged",
+           torch.equal(out, x * 2 + y + x[0]))
+    M, N, K = 300, 200, 160
+    f8 = {"f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2, "f16": torch.float16}
+    for ta, tb in (("f8e4m3", "f8e4m3"), ("f8e5m2", "f8e4m3"), ("f16", "f8e5m2")):
+        k = Kernel(drv, tc, G + "fp8_dot.c", "fp8_dot",
+                   {"TA": ta, "TB": tb, "BM": 128, "BN": 128, "BK": 64})
+        a = torch.randn(M, K, device="cuda").to(f8[ta])
+        b = torch.randn(K, N, device="cuda").to(f8[tb])
+        c = torch.full((M, N), float("nan"), device="cuda")
+        k(((M + 127) // 128, (N + 127) // 128), a, b, c, M, N, K)
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double()
+        err = ((c.double() - ref).abs().max() / ref.abs().max()).item()
+        record(f"dot {ta} x {tb} {M}x{N}x{K}", err <= 1e-5, f"err {err:.2e}")
+
+
 def main():
     tc = teenyc_path()
     drv = Driver()
@@ -368,6 +396,7 @@ def main():
     check_asserts(tc)
     check_shape_builtins(drv, tc)
     check_tutorial_matmuls(drv, tc)
+    check_hints_and_fp8_dot(drv, tc)
     print(f"{sum(results)}/{len(results)} passed")
     return 0 if all(results) else 1
 
