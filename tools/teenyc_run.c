@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/common.h"
 #include "teeny/compile.h"
 #include "tools/npy.h"
 
@@ -288,7 +287,7 @@ static int fill_buffer(const item *it, teeny_dtype dt, buffer *b) {
   if (!b->data)
     return user_error("--fill %s: cannot allocate %s", it->name, spec);
   bool is_float = dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 ||
-                  dt == TEENY_DT_F64 || teeny__dt_is_fp8(dt);
+                  dt == TEENY_DT_F64 || dt == TEENY_DT_F8E4M3 || dt == TEENY_DT_F8E5M2;
   bool is_unsigned = dt == TEENY_DT_U8 || dt == TEENY_DT_U16 || dt == TEENY_DT_U32 ||
                      dt == TEENY_DT_U64 || dt == TEENY_DT_BOOL;
   for (size_t i = 0; kind && strcmp(kind, "zeros") && i < b->count; i++) {
@@ -624,6 +623,46 @@ static double bf16_to(uint16_t h) {
   return f;
 }
 
+/* The value of fp8 bits (OCP e4m3: no infinities, S.1111.111 NaN; e5m2:
+ * IEEE-like), and the code nearest to x (ties to the even code, past the
+ * largest finite value saturating to it, as the language rounds). */
+static double fp8_value(teeny_dtype dt, unsigned b) {
+  bool e4 = dt == TEENY_DT_F8E4M3;
+  int mbits = e4 ? 3 : 2, bias = e4 ? 7 : 15;
+  unsigned e = (b >> mbits) & (e4 ? 15u : 31u), m = b & ((1u << mbits) - 1);
+  double v;
+  if ((e4 && e == 15 && m == 7) || (!e4 && e == 31 && m))
+    v = NAN;
+  else if (!e4 && e == 31)
+    v = INFINITY;
+  else if (e == 0)
+    v = ldexp((double)m, 1 - bias - mbits);
+  else
+    v = ldexp((double)((1u << mbits) + m), (int)e - bias - mbits);
+  return (b & 0x80) ? -v : v;
+}
+
+static uint8_t fp8_from(teeny_dtype dt, double x) {
+  bool e4 = dt == TEENY_DT_F8E4M3;
+  if (isnan(x))
+    return e4 ? 0x7f : 0x7e;
+  unsigned sign = signbit(x) ? 0x80u : 0u, top = e4 ? 0x7eu : 0x7bu; /* largest finite */
+  double a = fabs((double)(float)x);
+  if (a >= fp8_value(dt, top))
+    return (uint8_t)(sign | top);
+  unsigned lo = 0, hi = top; /* the largest code whose value is <= a */
+  while (lo < hi) {
+    unsigned mid = (lo + hi + 1) / 2;
+    if (fp8_value(dt, mid) <= a)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  double below = a - fp8_value(dt, lo), above = fp8_value(dt, lo + 1) - a;
+  unsigned c = below < above ? lo : above < below ? lo + 1 : (lo % 2 ? lo + 1 : lo);
+  return (uint8_t)(sign | c);
+}
+
 #define PUT(T)                                                                 \
   do {                                                                         \
     T t_ = (T)v;                                                               \
@@ -655,7 +694,7 @@ static void put(void *buf, teeny_dtype dt, size_t i, double v) {
   }
   case TEENY_DT_F8E4M3:
   case TEENY_DT_F8E5M2:
-    ((uint8_t *)buf)[i] = teeny__fp8_bits(dt, v);
+    ((uint8_t *)buf)[i] = fp8_from(dt, v);
     break;
   default: break;
   }
@@ -690,7 +729,7 @@ static double get(const void *buf, teeny_dtype dt, size_t i) {
     return bf16_to(h);
   case TEENY_DT_F8E4M3:
   case TEENY_DT_F8E5M2:
-    return teeny__fp8_value(dt, ((const uint8_t *)buf)[i]);
+    return fp8_value(dt, ((const uint8_t *)buf)[i]);
   default: return 0;
   }
 }
