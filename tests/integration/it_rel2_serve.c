@@ -117,8 +117,11 @@ int it_fair_lanes(void) {
   CHECK(tc_open(&w, d.sock) == 0);
   CHECK_INT(va_call(&w, "f32", 1024, "a.c", NULL), ==, 0); /* stored */
   CHECK(tc_open(&a, d.sock) == 0);
+  /* 1200 statements: about 1 s a compile here, so the other clients'
+   * requests (started 0.3 s in) are in well before the second one ends;
+   * with 400 (0.3 s) a loaded machine let both end first */
   for (int i = 0; i < NSLOW; i++)
-    CHECK(it_send_slow(&a, 400, 100 + i, 2048, 0) == 0);
+    CHECK(it_send_slow(&a, 1200, 100 + i, 2048, 0) == 0);
   usleep(300000); /* A's compiles run and queue */
   sides[0] = (side){d.sock, 256, "c.c", 0, -1};
   sides[1] = (side){d.sock, 512, "b.c", 0, -1};
