@@ -51,7 +51,8 @@ static void copy_kernel(teeny_arena *a, const teeny_program *prog, teeny_kernel_
   d->name = teeny__arena_strdup(a, fn->name);
   d->line = fn->loc.line;
   int *gs = teeny__arena_alloc(a, sizeof *gs * ((size_t)fn->nkgenerics + 1));
-  memcpy(gs, fn->kgenerics, sizeof *gs * (size_t)fn->nkgenerics);
+  if (fn->nkgenerics) /* TEENY_KERNEL(): kgenerics may be NULL */
+    memcpy(gs, fn->kgenerics, sizeof *gs * (size_t)fn->nkgenerics);
   d->generics = gs;
   d->ngenerics = (size_t)fn->nkgenerics;
   teeny_param_info *ps = teeny__arena_alloc(a, sizeof *ps * ((size_t)fn->nparams + 1));
