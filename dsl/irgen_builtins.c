@@ -221,6 +221,23 @@ static gval gen_trans(gen *g, const teeny_expr *e) {
 
 static void unify(gen *g, gval *vals, int n, teeny_loc loc, const char *name);
 
+/* c ? a : b element-wise, the three broadcast to one shape (a and b of one
+ * dtype already). */
+static gval select_of(gen *g, gval c, gval a, gval b, teeny_loc loc, const char *name) {
+  gval v[3] = {c, a, b};
+  unify(g, v, 3, loc, name);
+  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
+}
+
+/* Argument i of e, a tile of numbers (not pointers). */
+static gval need_numbers(gen *g, const teeny_expr *e, int i, const char *name) {
+  gval x = need_tile(g, e, i, name);
+  if (x.type.dt == TEENY_DT_PTR)
+    teeny__gen_fail(g, e->args[i]->loc, "%s takes numbers, not %s", name,
+                    teeny__gen_tstr(g, x.type));
+  return x;
+}
+
 /* A non-constant [n] tile: 0, 1, ..., n-1. */
 static gval range_of(gen *g, int n, teeny_loc loc) {
   teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &n);
@@ -263,9 +280,7 @@ static gval join_values(gen *g, gval a, gval b, teeny_loc loc, const char *name)
     b = expand(g, b, 1, loc, name);
     first = expand(g, first, 0, loc, name);
   }
-  gval v[3] = {first, a, b};
-  unify(g, v, 3, loc, name);
-  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
+  return select_of(g, first, a, b, loc, name);
 }
 
 static gval flatten(gen *g, gval x, teeny_loc loc) {
@@ -320,19 +335,22 @@ static gval gen_ravel(gen *g, const teeny_expr *e) {
  * i, ..], ..] along axis (Triton's tl.gather); index has src's rank and
  * src's dims off the axis; an index out of [0, src's dim) gives 0.  A
  * 64-bit index is range-checked before it narrows to the op's i32. */
+/* Integer indices as the i32 the IR ops take, -1 where a 64-bit one is
+ * outside [0, n) (narrower ones convert as they are: a u32 past 2^31 turns
+ * negative, which is out of range too). */
+static gval narrow_index(gen *g, gval idx, int n, teeny_loc loc, const char *name) {
+  gval i32 = teeny__gen_convert(g, idx, TEENY_DT_I32, loc);
+  if (teeny__dt_bits(idx.type.dt) != 64)
+    return i32;
+  gval ok = teeny__gen_binop(g, OP_LOGAND,
+                             teeny__gen_binop(g, OP_GE, idx, teeny__gv_weak_int(0), loc),
+                             teeny__gen_binop(g, OP_LT, idx, teeny__gv_int(idx.type.dt, n), loc),
+                             loc);
+  return select_of(g, ok, i32, teeny__gv_int(TEENY_DT_I32, -1), loc, name);
+}
+
 static gval gather_values(gen *g, gval src, gval idx, int axis, teeny_loc loc) {
-  int n = src.type.shape[axis];
-  if (teeny__dt_bits(idx.type.dt) == 64) {
-    gval ok = teeny__gen_binop(g, OP_LOGAND,
-                               teeny__gen_binop(g, OP_GE, idx, teeny__gv_weak_int(0), loc),
-                               teeny__gen_binop(g, OP_LT, idx, teeny__gv_int(idx.type.dt, n), loc),
-                               loc);
-    gval v[3] = {ok, teeny__gen_convert(g, idx, TEENY_DT_I32, loc), teeny__gv_int(TEENY_DT_I32, -1)};
-    unify(g, v, 3, loc, "gather");
-    idx = teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
-  } else {
-    idx = teeny__gen_convert(g, idx, TEENY_DT_I32, loc);
-  }
+  idx = narrow_index(g, idx, src.type.shape[axis], loc, "gather");
   gval a[2] = {src, idx};
   gval r = teeny__gen_op(g, IR_GATHER, a, 2, teeny__type_with_dtype(idx.type, src.type.dt), loc);
   g->f->values[r.id].def->axis = axis;
@@ -340,9 +358,7 @@ static gval gather_values(gen *g, gval src, gval idx, int axis, teeny_loc loc) {
 }
 
 static gval gen_gather(gen *g, const teeny_expr *e) {
-  gval src = need_tile(g, e, 0, "gather"), idx = need_tile(g, e, 1, "gather");
-  if (src.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "gather takes numbers, not %s", teeny__gen_tstr(g, src.type));
+  gval src = need_numbers(g, e, 0, "gather"), idx = need_tile(g, e, 1, "gather");
   if (!teeny__dt_is_int(idx.type.dt))
     teeny__gen_fail(g, e->args[1]->loc, "gather's index must be integers, not %s",
                     teeny__gen_tstr(g, idx.type));
@@ -363,9 +379,7 @@ static gval gen_gather(gen *g, const teeny_expr *e) {
 /* flip(x [, axis]): x reversed along axis (default the last; Triton's
  * tl.flip), a gather with index n-1-i. */
 static gval gen_flip(gen *g, const teeny_expr *e) {
-  gval x = need_tile(g, e, 0, "flip");
-  if (x.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "flip takes numbers, not %s", teeny__gen_tstr(g, x.type));
+  gval x = need_numbers(g, e, 0, "flip");
   int axis = e->nargs == 2 ? const_axis(g, e, 1, x.type.rank, "flip") : x.type.rank - 1;
   int n = x.type.shape[axis];
   gval rev = teeny__gen_binop(g, OP_SUB, teeny__gv_int(TEENY_DT_I32, n - 1), range_of(g, n, e->loc),
@@ -395,12 +409,10 @@ gval teeny__gen_struct_of(gen *g, const teeny_expr *e, int i, gval *vals, int n)
 /* split(x, S): x [N, 2] as two [N] tiles, x[:, 0] and x[:, 1] (Triton's
  * tl.split), in a struct of type S. */
 static gval gen_split(gen *g, const teeny_expr *e) {
-  gval x = need_tile(g, e, 0, "split");
+  gval x = need_numbers(g, e, 0, "split");
   if (x.type.rank != 2 || x.type.shape[1] != 2)
     teeny__gen_fail(g, e->args[0]->loc, "split needs an [N, 2] tile, not %s (tiles have rank 1 "
                     "or 2)", teeny__gen_tstr(g, x.type));
-  if (x.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "split takes numbers, not %s", teeny__gen_tstr(g, x.type));
   int n = x.type.shape[0];
   gval half[2];
   for (int k = 0; k < 2; k++) {
@@ -430,16 +442,8 @@ static gval sort_greater(gen *g, gval a, gval b, teeny_loc loc) {
   return teeny__gen_binop(g, OP_LOGOR, gt, nan_last, loc);
 }
 
-static gval sel3(gen *g, gval c, gval a, gval b, teeny_loc loc) {
-  gval v[3] = {c, a, b};
-  unify(g, v, 3, loc, "sort");
-  return teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, loc);
-}
-
 static gval gen_sort(gen *g, const teeny_expr *e) {
-  gval x = need_tile(g, e, 0, "sort");
-  if (x.type.dt == TEENY_DT_PTR)
-    teeny__gen_fail(g, e->args[0]->loc, "sort takes numbers, not %s", teeny__gen_tstr(g, x.type));
+  gval x = need_numbers(g, e, 0, "sort");
   bool descending = false;
   if (e->nargs == 2) {
     gval d = arg(g, e, 1);
@@ -468,17 +472,19 @@ static gval gen_sort(gen *g, const teeny_expr *e) {
                                  teeny__gv_weak_int(0), e->loc);
       if (descending)
         up = teeny__gen_binop(g, OP_EQ, up, teeny__gv_bool(false), e->loc);
-      gval a = sel3(g, lower, x, p, e->loc), b = sel3(g, lower, p, x, e->loc);
-      gval swap = sel3(g, up, sort_greater(g, a, b, e->loc), sort_greater(g, b, a, e->loc), e->loc);
-      x = sel3(g, swap, p, x, e->loc);
+      gval a = select_of(g, lower, x, p, e->loc, "sort");
+      gval b = select_of(g, lower, p, x, e->loc, "sort");
+      gval swap = select_of(g, up, sort_greater(g, a, b, e->loc), sort_greater(g, b, a, e->loc),
+                            e->loc, "sort");
+      x = select_of(g, swap, p, x, e->loc, "sort");
     }
   return dt == TEENY_DT_BOOL ? teeny__gen_convert(g, x, TEENY_DT_BOOL, e->loc) : x;
 }
 
 /* histogram(x, bins [, mask]): i32 [bins], the count of x's elements equal
  * to each of 0 .. bins-1.  Elements out of that range, or masked off, are
- * not counted: they reach the IR op as -1 (compared as i64, so no dtype
- * wraps into range). */
+ * not counted: they reach the IR op as -1 (narrow_index: no dtype wraps
+ * into range). */
 static gval need_mask(gen *g, const teeny_expr *e, int i, const char *name);
 
 static gval gen_histogram(gen *g, const teeny_expr *e) {
@@ -490,21 +496,14 @@ static gval gen_histogram(gen *g, const teeny_expr *e) {
   if (nb <= 0 || nb > TEENY_MAX_TILE_NUMEL || !pow2(nb))
     teeny__gen_fail(g, e->args[1]->loc, "histogram's bin count %lld is not a power of two "
                     "from 1 to %d", (long long)nb, TEENY_MAX_TILE_NUMEL);
-  gval w = teeny__gen_convert(g, x, TEENY_DT_I64, e->loc);
-  gval ok = teeny__gen_binop(g, OP_LOGAND,
-                             teeny__gen_binop(g, OP_GE, w, teeny__gv_int(TEENY_DT_I64, 0), e->loc),
-                             teeny__gen_binop(g, OP_LT, w, teeny__gv_int(TEENY_DT_I64, nb), e->loc),
-                             e->loc);
+  gval sel = narrow_index(g, x, (int)nb, e->loc, "histogram");
   if (e->nargs == 3) {
     gval m = need_mask(g, e, 2, "histogram");
     if (m.type.rank > 1)
       teeny__gen_fail(g, e->args[2]->loc, "histogram's mask %s does not fit %s",
                       teeny__gen_tstr(g, m.type), teeny__gen_tstr(g, x.type));
-    ok = teeny__gen_binop(g, OP_LOGAND, ok, m, e->loc);
+    sel = select_of(g, m, sel, teeny__gv_int(TEENY_DT_I32, -1), e->loc, "histogram");
   }
-  gval v[3] = {ok, teeny__gen_convert(g, w, TEENY_DT_I32, e->loc), teeny__gv_int(TEENY_DT_I32, -1)};
-  unify(g, v, 3, e->loc, "histogram");
-  gval sel = teeny__gen_op(g, IR_SELECT, v, 3, v[1].type, e->loc);
   int bins = (int)nb;
   return teeny__gen_op(g, IR_HISTOGRAM, &sel, 1, teeny__type_tile(TEENY_DT_I32, 1, &bins), e->loc);
 }
