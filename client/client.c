@@ -123,7 +123,7 @@ static int open_offline(teeny_client *c) {
 static void note_readonly(teeny_client *c, const char *before) {
   const char *ro = c->emb->estore_readonly(c->store);
   if (ro)
-    snprintf(c->notice, sizeof c->notice, "%s%sthe store %.200s is read-only for this "
+    snprintf(c->notice, sizeof c->notice, "%.300s%sthe store %.200s is read-only for this "
              "process (%.400s): nothing compiled here is cached", before,
              *before ? "; " : "", c->emb->estore_root(c->store), ro);
 }

@@ -123,6 +123,9 @@ int teeny__dt_bits(teeny_dtype dt);       /* bool: 1; ptr: 64; void: 0 */
 /* x rounded to float dtype dt (f16, bf16, f32: nearest-even, overflow to
  * inf); other dtypes return x.  (fpround.c) */
 double teeny__round_dtype(teeny_dtype dt, double x);
+/* fma(a, b, c) of values of float dtype dt, rounded once to dt as the GPU's
+ * fma.rn.f16/.bf16/.f32/.f64 do (fp8: in f32, then rounded).  (fpround.c) */
+double teeny__fma_dtype(teeny_dtype dt, double a, double b, double c);
 
 /* ---- 8-bit floats (fp8.c) ------------------------------------------------------- */
 

@@ -4,6 +4,8 @@
  * wherever the compiler folds constants of a dtype narrower than f64.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "common/common.h"
 
@@ -37,5 +39,34 @@ double teeny__round_dtype(teeny_dtype dt, double x) {
     return teeny__fp8_round(dt, x);
   default:
     return x;
+  }
+}
+
+/* The sum p + c (doubles) rounded to odd: when inexact, of the two doubles
+ * around the exact sum, the one whose last bit is 1.  A later rounding to a
+ * format at least two bits narrower is then the single rounding of the
+ * exact sum.  The sum's error comes from Knuth's TwoSum. */
+static double sum_round_odd(double p, double c) {
+  double s = p + c;
+  if (!isfinite(s))
+    return s;
+  double bb = s - p;
+  double err = (p - (s - bb)) + (c - bb);
+  uint64_t u;
+  memcpy(&u, &s, sizeof u);
+  if (err != 0.0 && !(u & 1)) /* s is the even neighbour: the odd one is toward err */
+    s = nextafter(s, err > 0.0 ? INFINITY : -INFINITY);
+  return s;
+}
+
+double teeny__fma_dtype(teeny_dtype dt, double a, double b, double c) {
+  switch (dt) {
+  case TEENY_DT_F64:
+    return fma(a, b, c);
+  case TEENY_DT_F16:
+  case TEENY_DT_BF16: /* a * b is exact in a double (at most 22 bits) */
+    return teeny__round_dtype(dt, sum_round_odd(a * b, c));
+  default: /* f32; fp8 computes in f32 */
+    return teeny__round_dtype(dt, (double)fmaf((float)a, (float)b, (float)c));
   }
 }

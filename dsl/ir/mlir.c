@@ -705,22 +705,54 @@ static int tt_evict(const teeny_op *op) {
   return op->evict == TEENY_EVICT_FIRST ? 2 : op->evict == TEENY_EVICT_LAST ? 3 : TT_EVICT_NORMAL;
 }
 
+/* Bool memory is i8 memory, as Triton's front end makes it (it never loads
+ * or stores through !tt.ptr<i1>, and its lowering of one aborts): the
+ * pointer bit-cast to i8 elements, a bool value widened to i8.  Returns
+ * whether ptr points at bools; *a is then the i8 pointer. */
+static bool bool_memory(printer *p, const teeny_op *op, val *a) {
+  if (a->type.pointee != TEENY_DT_BOOL)
+    return false;
+  teeny_type t = a->type;
+  t.pointee = TEENY_DT_I8;
+  val ip = tmp_of(p, t);
+  emit_generic(p, op, &ip, 1, "tt.bitcast", a, 1, NULL);
+  *a = ip;
+  return true;
+}
+
+static val bool_to_i8(printer *p, const teeny_op *op, val v) {
+  val w = tmp_of(p, teeny__type_with_dtype(v.type, TEENY_DT_I8));
+  emit_cast(p, op, w, "arith.extui", v);
+  return w;
+}
+
 /* tt.load: operandSegmentSizes says which of mask and other are present. */
 static void print_load(printer *p, const teeny_op *op) {
   char props[200];
   val a[3], r = res(p, op, 0);
   int n = args_of(p, op, a, 3);
+  bool bools = bool_memory(p, op, &a[0]);
+  if (bools && n >= 3)
+    a[2] = bool_to_i8(p, op, a[2]);
   snprintf(props, sizeof props,
            "boundaryCheck = array<i32>, cache = %d : i32, evict = %d : i32, "
            "isVolatile = false, operandSegmentSizes = array<i32: 1, %d, %d>",
            tt_cache(op), tt_evict(op), n >= 2, n >= 3);
-  emit_generic(p, op, &r, 1, "tt.load", a, n, props);
+  if (!bools) {
+    emit_generic(p, op, &r, 1, "tt.load", a, n, props);
+    return;
+  }
+  val w = tmp_of(p, teeny__type_with_dtype(r.type, TEENY_DT_I8));
+  emit_generic(p, op, &w, 1, "tt.load", a, n, props);
+  emit_cmp(p, op, r, "arith.cmpi", "ne", w, tmp_zero(p, op, w.type));
 }
 
 static void print_store(printer *p, const teeny_op *op) {
   char props[120];
   val a[3];
   int n = args_of(p, op, a, 3);
+  if (bool_memory(p, op, &a[0]))
+    a[1] = bool_to_i8(p, op, a[1]);
   snprintf(props, sizeof props,
            "boundaryCheck = array<i32>, cache = %d : i32, evict = %d : i32",
            tt_cache(op), tt_evict(op));

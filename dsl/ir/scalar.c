@@ -230,9 +230,7 @@ teeny_scalar teeny__scalar_unop(teeny_opcode code, teeny_dtype dt, teeny_scalar 
 }
 
 double teeny__scalar_fma(teeny_dtype dt, double a, double b, double c) {
-  if (dt == TEENY_DT_F64)
-    return fma(a, b, c);
-  return teeny__scalar_round(dt, fmaf((float)a, (float)b, (float)c));
+  return teeny__fma_dtype(dt, a, b, c); /* rounded once, as the GPU's fma */
 }
 
 /* ---- comparisons ---------------------------------------------------------------- */

@@ -30,10 +30,17 @@ static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
 static char llvm_version[32]; /* written once, under nvptx_once */
 
 static void nvptx_init(void) {
-  /* 32-bit shared-memory pointers (as Triton uses): half the registers
-   * for shared addresses.  A process-wide LLVM option, set exactly once. */
-  const char *argv[] = {"teenyc", "-nvptx-short-ptr"};
-  LLVMParseCommandLineOptions(2, argv, NULL);
+  /* Process-wide LLVM options, set exactly once.  -nvptx-short-ptr:
+   * 32-bit shared-memory pointers (as Triton uses), half the registers for
+   * shared addresses.  -vectorize-slp=false: LLVM 19's SLP vectorizer
+   * narrows `uitofp (sext i8 x to i32)` to `uitofp i8 x` when it packs two
+   * of them (a negative i8 made unsigned converts as 246, not 2^32 - 10:
+   * repro-gpu/reduce_bf16_dot_gpu); the pass builder's own switch for it
+   * does not stop the pass.  Its only gain in our kernels was f16x2 adds in
+   * element-wise f16 kernels (memory-bound); the benchmarked kernels' PTX
+   * is the same without it (docs/perf-notes.md). */
+  const char *argv[] = {"teenyc", "-nvptx-short-ptr", "-vectorize-slp=false"};
+  LLVMParseCommandLineOptions(3, argv, NULL);
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
@@ -397,6 +404,7 @@ static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
     LLVMDisposeErrorMessage(em);
     return TEENY_E_LLVM;
   }
+  teeny__cg_repair_nvptx(g->mod); /* repair.c: around NVPTX back-end bugs */
   if (g->ir_out) { /* teeny__codegen_llvm_ir: the optimised IR instead */
     char *text = LLVMPrintModuleToString(g->mod);
     *g->ir_out = teeny__strdup(text);

@@ -17,6 +17,7 @@
  *   ctrl.c      regions, op dispatch, if/for/while
  *   order.c     program order between threads: where barriers must go
  *   debug.c     device_print and device_assert: vprintf, __assertfail
+ *   repair.c    rewrites of the optimised IR around NVPTX back-end bugs
  *
  * Execution model (Triton's): one CTA per program; every thread computes
  * every scalar (scalars are uniform); a tile value is spread over the CTA
@@ -601,5 +602,13 @@ void teeny__cg_emit_debug(cg *g, const teeny_op *op);
 
 /* Lower the ops of r in order (terminators are left to the owner). */
 void teeny__cg_emit_region(cg *g, const teeny_region *r);
+
+/* ============================================================================
+ * repair.c
+ * ========================================================================== */
+
+/* After the passes, before PTX emission on the GPU (not the emulator):
+ * rewrite the IR forms LLVM 19's NVPTX back end lowers wrongly. */
+void teeny__cg_repair_nvptx(LLVMModuleRef m);
 
 #endif /* TEENY_DSL_NVPTX_CODEGEN_H */

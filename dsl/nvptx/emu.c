@@ -165,6 +165,13 @@ static uint64_t rt_and(emu *e, uint64_t x, uint64_t mask) {
   return x & mask;
 }
 
+/* fma of f16 or bf16 values (as doubles) rounded once to dt (the GPU's
+ * fma.rn.f16/.bf16; LLVM on the host goes through f32 and rounds twice). */
+static double rt_fma16(emu *e, double a, double b, double c, int32_t dt) {
+  (void)e;
+  return teeny__fma_dtype((teeny_dtype)dt, a, b, c);
+}
+
 static float rt_tanhf(emu *e, float x) {
   (void)e;
   return tanhf(x);
@@ -663,7 +670,7 @@ static const struct {
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},
     {"teeny_emu_wgmma", (void *)rt_wgmma}, {"teeny_emu_wgmma_ra", (void *)rt_wgmma_ra},
     {"teeny_emu_barrier_and", (void *)rt_barrier_and},
-    {"teeny_emu_and", (void *)rt_and},
+    {"teeny_emu_and", (void *)rt_and},     {"teeny_emu_fma16", (void *)rt_fma16},
     {"teeny_emu_vprintf", (void *)rt_vprintf}, {"teeny_emu_assertfail", (void *)rt_assertfail},
 };
 

@@ -391,6 +391,31 @@ static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRe
  * where LLVM cannot see it: on the GPU, PTX's own abs in inline asm (ptxas
  * still folds it into its users' |x| operand modifiers); in the emulator,
  * an AND in its runtime.  Vectors (none today) would keep llvm.fabs. */
+/* The emulator's f16/bf16 fma, rounded once (teeny_emu_fma16), element by
+ * element where the operands are vectors. */
+static LLVMValueRef emu_fma16_one(cg *g, teeny_dtype dt, LLVMValueRef *x) {
+  LLVMValueRef args[4];
+  for (int i = 0; i < 3; i++)
+    args[i] = teeny__cg_cast(g, x[i], dt, TEENY_DT_F64);
+  args[3] = teeny__cg_i32(g, (int)dt);
+  LLVMValueRef r = teeny__cg_emu_call(g, "teeny_emu_fma16", g->t_f64, args, 4);
+  return teeny__cg_cast(g, r, TEENY_DT_F64, dt); /* exact: r is a value of dt */
+}
+
+static LLVMValueRef emu_fma16(cg *g, teeny_dtype dt, LLVMValueRef *a) {
+  LLVMTypeRef t = LLVMTypeOf(a[0]);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind)
+    return emu_fma16_one(g, dt, a);
+  LLVMValueRef r = LLVMGetUndef(t);
+  for (unsigned i = 0; i < LLVMGetVectorSize(t); i++) {
+    LLVMValueRef k = teeny__cg_i32(g, (int)i), x[3];
+    for (int j = 0; j < 3; j++)
+      x[j] = LLVMBuildExtractElement(g->b, a[j], k, "");
+    r = LLVMBuildInsertElement(g->b, r, emu_fma16_one(g, dt, x), k, "");
+  }
+  return r;
+}
+
 static LLVMValueRef float_abs(cg *g, teeny_dtype dt, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x);
   if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
@@ -408,9 +433,13 @@ static LLVMValueRef float_abs(cg *g, teeny_dtype dt, LLVMValueRef x) {
     return teeny__cg_asm(g, t, "abs.f32 $0, $1;", "=f,f", &x, 1, false);
   case TEENY_DT_F64:
     return teeny__cg_asm(g, t, "abs.f64 $0, $1;", "=d,d", &x, 1, false);
-  default: { /* f16, bf16: clear the sign bit of the 16-bit pattern */
+  default: { /* f16, bf16: PTX's abs (sm_53, sm_80), not an and.b16 of the
+              * sign bit: ptxas (12.8, and the 13.0 driver JIT) at -O1 and
+              * above drops such an and on the low half of a packed pair
+              * (repro-gpu/abs_f16_pair_gpu; docs/reliability.md) */
     LLVMValueRef b = LLVMBuildBitCast(g->b, x, g->t_i16, "");
-    b = teeny__cg_asm(g, g->t_i16, "and.b16 $0, $1, 0x7FFF;", "=h,h", &b, 1, false);
+    b = teeny__cg_asm(g, g->t_i16, dt == TEENY_DT_BF16 ? "abs.bf16 $0, $1;" : "abs.f16 $0, $1;",
+                      "=h,h", &b, 1, false);
     return LLVMBuildBitCast(g->b, b, t, "");
   }
   }
@@ -491,6 +520,8 @@ static bool through_f32(cg *g, teeny_dtype dt) {
 static bool promote_f32(cg *g, const teeny_op *op, const teeny_dtype *adt) {
   if (op->code == IR_SELECT || op->code == IR_CAST || op->code == IR_BITCAST)
     return false;
+  if (op->code == IR_FMA && g->emu && adt[0] == TEENY_DT_BF16)
+    return false; /* rounded once by emu_fma16, not in f32 */
   for (int i = 0; i < op->nargs && i < 3; i++)
     if (through_f32(g, adt[i]))
       return true;
@@ -551,6 +582,8 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   }
   case IR_FMA: {
     LLVMTypeRef t = LLVMTypeOf(a[0]);
+    if (g->emu && (dt == TEENY_DT_F16 || dt == TEENY_DT_BF16))
+      return emu_fma16(g, dt, a);
     return teeny__cg_intrin(g, "llvm.fma", &t, 1, a, 3);
   }
   case IR_ADDPTR: {

@@ -16,6 +16,7 @@ import torch
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 _CU_JIT_ERROR_LOG_BUFFER = 5
 _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+_CU_JIT_OPTIMIZATION_LEVEL = 7
 
 
 class CudaError(RuntimeError):
@@ -39,10 +40,16 @@ class Driver:
     def load(self, ptx: bytes, entry: str):
         module = ctypes.c_void_p()
         log = ctypes.create_string_buffer(8192)
-        opts = (ctypes.c_int * 2)(_CU_JIT_ERROR_LOG_BUFFER, _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-        vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192))
+        keys = [_CU_JIT_ERROR_LOG_BUFFER, _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
+        values = [ctypes.cast(log, ctypes.c_void_p), ctypes.c_void_p(8192)]
+        level = os.environ.get("TEENY_CUDA_JIT_OPT")  # as libteenyc-client (docs/client.md)
+        if level:
+            keys.append(_CU_JIT_OPTIMIZATION_LEVEL)
+            values.append(ctypes.c_void_p(int(level)))
+        opts = (ctypes.c_int * len(keys))(*keys)
+        vals = (ctypes.c_void_p * len(values))(*values)
         rc = self.lib.cuModuleLoadDataEx(ctypes.byref(module), ctypes.c_char_p(ptx + b"\0"),
-                                         2, opts, vals)
+                                         len(keys), opts, vals)
         if rc != 0:
             raise CudaError(f"cuModuleLoadDataEx failed ({rc}): {log.value.decode(errors='replace')}")
         func = ctypes.c_void_p()

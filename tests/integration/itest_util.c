@@ -58,7 +58,7 @@ char *it_slow_variant(int lines, int variant, size_t *len) {
 
 int it_send_slow(tclient *c, int lines, int variant, int block_size,
                  uint64_t id) {
-  size_t n;
+  size_t n = 0;
   char *src = it_slow_variant(lines, variant, &n);
   char bs[32];
   snprintf(bs, sizeof bs, "BLOCK_SIZE=%d", block_size);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "kernel_run.h"
 
@@ -145,6 +146,135 @@ START_TEST(abs_of_a_maximum_with_nan) {
 }
 END_TEST
 
+/* 7 + -(i32) mask in a float type is 6 where the mask holds.  LLVM 19's
+ * NVPTX back end lowers a `sitofp i1` (InstCombine's form of `sitofp (sub
+ * 0, zext m)` when m is not a single compare) that feeds arithmetic as +1; dsl/nvptx/repair.c rewrites it
+ * as a select of -1 and 0.  The emulator's x86 back end is right either
+ * way, so the PTX is checked: it has the constant -1 or 6 (the select,
+ * maybe folded with the add), where the bug has neither (selp 1, 0 and an
+ * integer conversion).  difffuzz seed 1543 (GPU). */
+static const char neg_mask[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_DTYPE(T);\n"
+    "TEENY_KERNEL(T, B)\n"
+    "void k(i32 n, ptr(T) out)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  store(out + o, ((T) 7) + (- (tile(i32)) ((o < n) & (o != 3)))); }\n";
+
+static const struct {
+  const char *bind;
+  size_t size;
+  uint64_t six, seven;
+  const char *ptx_minus_one, *ptx_six;
+} neg_mask_dts[] = {
+    {"B=64,T=f32", 4, 0x40C00000u, 0x40E00000u, "0fBF800000", "0f40C00000"},
+    {"B=64,T=f64", 8, 0x4018000000000000u, 0x401C000000000000u, "0dBFF0000000000000",
+     "0d4018000000000000"},
+    {"B=64,T=f16", 2, 0x4600, 0x4700, "0xBC00", "0x4600"},
+    {"B=64,T=bf16", 2, 0x40C0, 0x40E0, "0xBF80", "0x40C0"},
+};
+static int neg_mask_dt;
+
+static void check_neg_mask(void **out) {
+  size_t sz = neg_mask_dts[neg_mask_dt].size;
+  for (int i = 0; i < 64; i++) {
+    uint64_t v = 0;
+    memcpy(&v, (const char *)out[0] + (size_t)i * sz, sz); /* little-endian */
+    ck_assert_msg(v == (i < 5 && i != 3 ? neg_mask_dts[neg_mask_dt].six : neg_mask_dts[neg_mask_dt].seven),
+                  "%s: 7 - (i32)(%d < 5 & %d != 3) = %#llx", neg_mask_dts[neg_mask_dt].bind, i, i,
+                  (unsigned long long)v);
+  }
+}
+
+START_TEST(negated_mask_to_float) {
+  static const char *const targets[] = {"sm_80", "sm_90a"};
+  for (neg_mask_dt = 0; neg_mask_dt < 4; neg_mask_dt++) {
+    const char *bind = neg_mask_dts[neg_mask_dt].bind;
+    kcase c = {"neg_mask.c", neg_mask, "k", bind, 1, {{64, 3}}, {5}};
+    kr_run_everywhere(&c, check_neg_mask);
+    for (int t = 0; t < 2; t++) {
+      char *text = kr_text(neg_mask, "k", bind, targets[t]);
+      ck_assert_msg(kr_count(text, neg_mask_dts[neg_mask_dt].ptx_minus_one) +
+                            kr_count(text, neg_mask_dts[neg_mask_dt].ptx_six) >= 1,
+                    "%s %s: the PTX has neither -1 nor 6 (sitofp i1 lowered as +1?):\n%s", bind,
+                    targets[t], text);
+      free(text);
+    }
+  }
+}
+END_TEST
+
+/* A negative i8 made u32 is 2^32 - |x|, also as a float.  LLVM 19's SLP
+ * vectorizer, packing two such conversions, narrowed `uitofp (sext i8)` to
+ * `uitofp i8` (246 for -10); it is off (dsl/nvptx/codegen.c).  The PTX must
+ * convert from 32 bits.  difffuzz seed 102591 (GPU, reduce_bf16_dot_gpu). */
+static const char i8_as_u32[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i8) x, ptr(bf16) out)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  tile(i8) m = maximum(load(x + o), load(x + B + o));\n"
+    "  store(out + o, (tile(bf16)) (tile(u32)) m); }\n";
+
+static void check_i8_as_u32(void **out) {
+  const uint16_t *b = out[1];
+  for (int i = 0; i < 512; i++) /* x is i % 7 - 3: max(-3 + i % 7, -3 + (i + 512) % 7) */
+    ck_assert_msg(b[i] == 0x4F80 || b[i] < 0x4100,
+                  "(bf16)(u32) of an i8 in [-3, 3] is %#x (want 2^32 = 0x4f80 or 0..3)", b[i]);
+}
+
+START_TEST(negative_i8_as_u32_to_float) {
+  kcase c = {"i8_as_u32.c", i8_as_u32, "k", "B=512", 1, {{1024, 2}, {512, 3}}, {0}};
+  kr_run_everywhere(&c, check_i8_as_u32);
+  char *text = kr_text(i8_as_u32, "k", "B=512", "sm_90a");
+  ck_assert_msg(kr_count(text, "cvt.rn.bf16.u32") >= 1 && kr_count(text, "cvt.rn.bf16.u16") == 0,
+                "the PTX converts the u32 from fewer bits:\n%s", text);
+  free(text);
+}
+END_TEST
+
+/* fma on f16 and bf16 rounds once, as the GPU's fma.rn.f16/.bf16: a * b
+ * is a midpoint of the format and c a little more, so the single rounding
+ * goes up where rounding to f32 first makes a tie that goes to even.
+ * difffuzz seed 50000631 (GPU, fma_bf16_i64_min_gpu). */
+static const char fma_once[] = /* a format: the constants */
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_DTYPE(T);\n"
+    "TEENY_KERNEL(T, B)\n"
+    "void k(i32 one, ptr(T) out)\n"
+    "{ tile(i32) o = arange(0, B);\n"
+    "  tile(T) a = (tile(T)) (o * 0 + one);\n"
+    "  store(out + o, fma(a * (T) %s, (T) %s, (T) %s)); }\n";
+
+static uint16_t fma_want;
+
+static void check_fma_once(void **out) {
+  const uint16_t *r = out[0];
+  for (int j = 0; j < 64; j++)
+    ck_assert_msg(r[j] == fma_want, "fma = %#x, want %#x (rounded once)", r[j], fma_want);
+}
+
+START_TEST(fma_rounds_once) {
+  /* bf16: 1.015625 * 1.25 = 1.26953125 (between 0x3fa2 and 0x3fa3), + 2^-30;
+   * f16: 1.013671875 * 1.75 = 1.77392578125 (0x3f18 / 0x3f19), + 2^-24 */
+  static const struct {
+    const char *bind, *a, *m, *c;
+    uint16_t want;
+  } cases[] = {{"B=64,T=bf16", "1.015625f", "1.25f", "9.313225746154785e-10f", 0x3FA3},
+               {"B=64,T=f16", "1.013671875f", "1.75f", "5.960464477539063e-08f", 0x3F19}};
+  for (int i = 0; i < 2; i++) {
+    char src[1024];
+    snprintf(src, sizeof src, fma_once, cases[i].a, cases[i].m, cases[i].c);
+    kcase c = {"fma_once.c", src, "k", cases[i].bind, 1, {{64, 3}}, {1}};
+    fma_want = cases[i].want;
+    kr_run_everywhere(&c, check_fma_once);
+  }
+}
+END_TEST
+
 /* Conversions to bf16 and f16 from sources with more than 24 significant
  * bits, at the values where rounding through f32 first goes wrong (the
  * f32 step makes a tie that the second rounding breaks to even): the
@@ -248,6 +378,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, abs_of_a_maximum_with_nan);
   tcase_add_test(tc, wide_to_bf16_rounds_once);
   tcase_add_test(tc, fp8_dot_on_tensor_cores);
+  tcase_add_test(tc, negated_mask_to_float);
+  tcase_add_test(tc, negative_i8_as_u32_to_float);
+  tcase_add_test(tc, fma_rounds_once);
   suite_add_tcase(s, tc);
   return s;
 }

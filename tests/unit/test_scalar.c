@@ -465,8 +465,12 @@ static int arith_ops(const teeny_spec *s) {
   int n = 0;
   static const char *const dialects[] = {"arith.", "math.", "tt.precise_divf"};
   for (size_t k = 0; k < 3; k++)
-    for (const char *p = art->mlir; (p = strstr(p, dialects[k])); p++)
-      n += strncmp(p, "arith.constant", 14) != 0;
+    for (const char *p = art->mlir; (p = strstr(p, dialects[k])); p++) {
+      const char *eol = strchr(p, '\n');
+      const char *to_i8 = strstr(p, ": i1 to i8"); /* a bool stored as i8 (Triton's form) */
+      bool widen = strncmp(p, "arith.extui", 11) == 0 && to_i8 && (!eol || to_i8 < eol);
+      n += strncmp(p, "arith.constant", 14) != 0 && !widen;
+    }
   teeny_artifact_destroy(art);
   return n;
 }
