@@ -717,17 +717,18 @@ static gval gen_fma(gen *g, const teeny_expr *e) {
   return teeny__gen_elementwise(g, IR_FMA, v, 3, e->loc, "fma");
 }
 
-/* pow(x, y): floats (weak literals adopt the other's dtype), C's pow. */
-static gval gen_pow(gen *g, const teeny_expr *e) {
+/* pow(x, y), atan2(y, x): floats (weak literals adopt the other's dtype),
+ * as C's. */
+static gval gen_pow(gen *g, const teeny_expr *e, teeny_opcode code, const char *name) {
   gval v[2] = {arg(g, e, 0), arg(g, e, 1)};
   for (int i = 0; i < 2; i++)
     if (!v[i].weak && !teeny__dt_is_float(v[i].type.dt))
-      teeny__gen_fail(g, e->args[i]->loc, "pow needs floating-point operands, not %s; "
-                      "cast it first", teeny__gen_tstr(g, v[i].type));
+      teeny__gen_fail(g, e->args[i]->loc, "%s needs floating-point operands, not %s; "
+                      "cast it first", name, teeny__gen_tstr(g, v[i].type));
   if (v[0].weak && v[1].weak)
     for (int i = 0; i < 2; i++)
       v[i] = teeny__gen_operand(g, v[i], TEENY_DT_F32, e->args[i]->loc);
-  return teeny__gen_elementwise(g, IR_POW, v, 2, e->loc, "pow");
+  return teeny__gen_elementwise(g, code, v, 2, e->loc, name);
 }
 
 /* isnan(x), isinf(x): bool of x's shape; false for integers. */
@@ -1189,7 +1190,11 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_LOG1P: return gen_math(g, e, IR_LOG1P);
   case BI_EXPM1: return gen_math(g, e, IR_EXPM1);
   case BI_ERFC: return gen_math(g, e, IR_ERFC);
-  case BI_POW: return gen_pow(g, e);
+  case BI_POW: return gen_pow(g, e, IR_POW, "pow");
+  case BI_ATAN2: return gen_pow(g, e, IR_ATAN2, "atan2");
+  case BI_ASIN: return gen_math(g, e, IR_ASIN);
+  case BI_ACOS: return gen_math(g, e, IR_ACOS);
+  case BI_ATAN: return gen_math(g, e, IR_ATAN);
   case BI_ISNAN: return gen_isnan_isinf(g, e, false);
   case BI_ISINF: return gen_isnan_isinf(g, e, true);
   case BI_CLAMP: return gen_clamp(g, e);

@@ -92,6 +92,7 @@ static bool computes_in_f32(teeny_opcode code, const gval *args, int nargs) {
   case IR_MAX: case IR_NEG: case IR_ABS: case IR_CMP: case IR_FMA: case IR_EXP:
   case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
   case IR_COS: case IR_TANH: case IR_ERF: case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_ASIN: case IR_ACOS: case IR_ATAN: case IR_ATAN2:
   case IR_FLOOR: case IR_CEIL: case IR_POW:
     break;
   default:

@@ -970,11 +970,11 @@ static int exec_op(interp *it, const teeny_op *op) {
   case IR_NEG: case IR_NOT: case IR_ABS: case IR_EXP: case IR_EXP2:
   case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN:
   case IR_COS: case IR_TANH: case IR_ERF: case IR_FLOOR: case IR_CEIL:
-  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_ASIN: case IR_ACOS: case IR_ATAN:
     return exec_unary(it, op);
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
   case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:
-  case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_POW:
+  case IR_MIN: case IR_MAX: case IR_UMULHI: case IR_POW: case IR_ATAN2:
     return exec_binary(it, op);
   case IR_BITCAST: return exec_bitcast(it, op);
   case IR_INTTOPTR:

@@ -498,6 +498,10 @@ static const char *libdevice_name(teeny_opcode code, bool f64) {
   case IR_LOG1P: return f64 ? "__nv_log1p" : "__nv_log1pf";
   case IR_EXPM1: return f64 ? "__nv_expm1" : "__nv_expm1f";
   case IR_POW: return f64 ? "__nv_pow" : "__nv_powf";
+  case IR_ASIN: return f64 ? "__nv_asin" : "__nv_asinf";
+  case IR_ACOS: return f64 ? "__nv_acos" : "__nv_acosf";
+  case IR_ATAN: return f64 ? "__nv_atan" : "__nv_atanf";
+  case IR_ATAN2: return f64 ? "__nv_atan2" : "__nv_atan2f";
   default: return NULL;
   }
 }
@@ -1156,6 +1160,7 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
   case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_POW:
+  case IR_ASIN: case IR_ACOS: case IR_ATAN: case IR_ATAN2:
     print_float_math(p, op);
     return;
   case IR_FLOOR: case IR_CEIL: /* exact in any precision */

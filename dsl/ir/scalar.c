@@ -182,6 +182,7 @@ static double float_binop(teeny_opcode code, double a, double b) {
   case IR_MIN: return float_minmax(false, a, b);
   case IR_MAX: return float_minmax(true, a, b);
   case IR_POW: return pow(a, b);
+  case IR_ATAN2: return atan2(a, b);
   default: return NAN;
   }
 }
@@ -205,6 +206,9 @@ static double float_math(teeny_opcode code, double a) {
   case IR_ERFC: return erfc(a);
   case IR_LOG1P: return log1p(a);
   case IR_EXPM1: return expm1(a);
+  case IR_ASIN: return asin(a);
+  case IR_ACOS: return acos(a);
+  case IR_ATAN: return atan(a);
   default: return NAN;
   }
 }

@@ -301,6 +301,7 @@ static void verify_elementwise(verifier *v, const teeny_op *op, int arity) {
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
   case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_POW:
+  case IR_ASIN: case IR_ACOS: case IR_ATAN: case IR_ATAN2:
   case IR_FLOOR: case IR_CEIL: case IR_FMA:
     ok = teeny__dt_is_float(r.dt);
     break;
@@ -433,10 +434,10 @@ static void verify_op(verifier *v, const teeny_op *op) {
   case IR_NEG: case IR_NOT: case IR_EXP: case IR_EXP2: case IR_LOG:
   case IR_LOG2: case IR_SQRT: case IR_RSQRT: case IR_SIN: case IR_COS:
   case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
-  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_ASIN: case IR_ACOS: case IR_ATAN:
     verify_elementwise(v, op, 1);
     break;
-  case IR_POW:
+  case IR_POW: case IR_ATAN2:
     verify_elementwise(v, op, 2);
     break;
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:

@@ -406,7 +406,8 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
  * dtype dt (math.c); fast: the hardware approximation (fast_exp, ...). */
 LLVMValueRef teeny__cg_math(cg *g, teeny_opcode code, teeny_dtype dt, bool fast,
                            LLVMValueRef x);
-/* x^y of float dtype dt (math.c). */
+/* atan2(y, x) and x^y of float dtype dt (math.c). */
+LLVMValueRef teeny__cg_atan2(cg *g, teeny_dtype dt, LLVMValueRef y, LLVMValueRef x);
 LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y);
 /* Element-wise convert of one value. */
 LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype to);

@@ -27,8 +27,11 @@
  * about 1 ulp; rsqrt = 1/sqrt; sin and cos by a three-part Cody-Waite
  * reduction and Taylor polynomials; tanh and expm1/log1p through exp/log
  * with Kahan's and Goldberg's corrections; erf/erfc by their series and
- * continued fraction; pow as 2^(y log2 x) with C's special cases.  log1p,
- * expm1, erfc and pow on f32 run in f64 and round once.
+ * continued fraction; pow as 2^(y log2 x) with C's special cases; atan by
+ * two reductions (1/x, then pi/4 + atan((t-1)/(t+1))) and its Maclaurin
+ * series; atan2 with C's special cases, asin and acos through it on
+ * sqrt((1-x)(1+x)).  log1p, expm1, erfc, pow and the inverse trigonometric
+ * functions on f32 run in f64 and round once.
  */
 #include <math.h>
 
@@ -531,6 +534,83 @@ static LLVMValueRef erf_f64(cg *g, LLVMValueRef x, bool want_erfc) {
  * result), |x| = 1 with y = +-inf gives 1.  Relative error about
  * |y log2 x| 2^-53 more than exp2's: exact enough for every f32 result;
  * docs/dsl.md §5 states the f64 bound. */
+/* pi/4, pi/2 and pi as a double and the double of the rest. */
+#define PIO4_HI 0.78539816339744828
+#define PIO4_LO 3.0616169978683830e-17
+#define PIO2_HI 1.5707963267948966
+#define PIO2_LO 6.1232339957367660e-17
+#define PI_HI 3.1415926535897931
+#define PI_LO 1.2246467991473532e-16
+
+/* c_hi + c_lo - r (c_hi + c_lo a constant split in two). */
+static LLVMValueRef const_minus(cg *g, double hi, double lo, LLVMValueRef r) {
+  return fadd64(g, fsub64(g, cf64(g, hi), r), cf64(g, lo));
+}
+
+/* atan on [0, 1] (NaN stays NaN): above tan(pi/8), pi/4 + atan(u) with
+ * u = (t - 1) / (t + 1) (t - 1 exact there); then |u| <= tan(pi/8) and the
+ * series u - u^3/3 + u^5/5 ... to the u^41 term (0.1716^21 / 43 < 2^-60). */
+static LLVMValueRef atan01_f64(cg *g, LLVMValueRef t) {
+  LLVMValueRef mid = fcmp(g, LLVMRealOGT, t, 0.41421356237309503);
+  LLVMValueRef u = sel(g, mid, fdiv64(g, fsub64(g, t, cf64(g, 1.0)), fadd64(g, t, cf64(g, 1.0))), t);
+  LLVMValueRef u2 = fmul64(g, u, u), p = cf64(g, 1.0 / 41);
+  for (int k = 19; k >= 0; k--)
+    p = fadd64(g, fmul64(g, p, u2), cf64(g, (k % 2 ? -1.0 : 1.0) / (2 * k + 1)));
+  LLVMValueRef r = fmul64(g, u, p);
+  return sel(g, mid, fadd64(g, fadd64(g, r, cf64(g, PIO4_LO)), cf64(g, PIO4_HI)), r);
+}
+
+/* atan: |x| > 1 through pi/2 - atan(1/|x|) (inf gives pi/2), x's sign. */
+static LLVMValueRef atan_f64(cg *g, LLVMValueRef x) {
+  LLVMValueRef ax = fabs64(g, x);
+  LLVMValueRef big = fcmp(g, LLVMRealOGT, ax, 1.0);
+  LLVMValueRef a = atan01_f64(g, sel(g, big, fdiv64(g, cf64(g, 1.0), ax), ax));
+  a = sel(g, big, const_minus(g, PIO2_HI, PIO2_LO, a), a);
+  return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, copysign64(g, a, x));
+}
+
+/* atan2(y, x) as C's: t = atan of the smaller of |x|, |y| over the larger,
+ * then base + t or base - t with base 0, pi/2 or pi (in two parts, so
+ * that pi - pi/2 is pi/2) by the octant; (±0, ±0) and (±inf, ±inf) by
+ * their own rules (0 or pi, pi/4 or 3pi/4); y's sign on everything. */
+static LLVMValueRef atan2_f64(cg *g, LLVMValueRef y, LLVMValueRef x) {
+  LLVMValueRef ax = fabs64(g, x), ay = fabs64(g, y);
+  LLVMValueRef swap = LLVMBuildFCmp(g->b, LLVMRealOGT, ay, ax, "");
+  LLVMValueRef xneg = fcmp(g, LLVMRealOLT, copysign64(g, cf64(g, 1.0), x), 0); /* -0 too */
+  LLVMValueRef t = atan01_f64(g, fdiv64(g, sel(g, swap, ax, ay), sel(g, swap, ay, ax)));
+  t = sel(g, LLVMBuildXor(g->b, swap, xneg, ""), LLVMBuildFNeg(g->b, t, ""), t);
+  LLVMValueRef hi = sel(g, swap, cf64(g, PIO2_HI), sel(g, xneg, cf64(g, PI_HI), cf64(g, 0.0)));
+  LLVMValueRef lo = sel(g, swap, cf64(g, PIO2_LO), sel(g, xneg, cf64(g, PI_LO), cf64(g, 0.0)));
+  LLVMValueRef a = fadd64(g, fadd64(g, hi, t), lo);
+  LLVMValueRef both_inf = LLVMBuildAnd(g->b, fcmp(g, LLVMRealOEQ, ax, INFINITY),
+                                       fcmp(g, LLVMRealOEQ, ay, INFINITY), "");
+  a = sel(g, both_inf, sel(g, xneg, cf64(g, 3 * PIO4_HI), cf64(g, PIO4_HI)), a);
+  LLVMValueRef both_zero = LLVMBuildAnd(g->b, fcmp(g, LLVMRealOEQ, ax, 0), fcmp(g, LLVMRealOEQ, ay, 0), "");
+  a = sel(g, both_zero, sel(g, xneg, cf64(g, PI_HI), cf64(g, 0.0)), a);
+  LLVMValueRef r = copysign64(g, a, y);
+  LLVMValueRef nan = LLVMBuildOr(g->b, fcmp(g, LLVMRealUNO, x, 0), fcmp(g, LLVMRealUNO, y, 0), "");
+  return sel(g, nan, fadd64(g, x, y), r); /* a NaN operand's NaN, as libm's */
+}
+
+/* asin = atan2(x, sqrt((1 - x)(1 + x))), acos = atan2(sqrt(...), x): the
+ * product keeps its precision near |x| = 1 (1 - x is exact there); |x| > 1
+ * makes the root NaN. */
+static LLVMValueRef asin_acos_f64(cg *g, LLVMValueRef x, bool acos) {
+  LLVMTypeRef t = g->t_f64;
+  LLVMValueRef w = fmul64(g, fsub64(g, cf64(g, 1.0), x), fadd64(g, cf64(g, 1.0), x));
+  LLVMValueRef c = teeny__cg_intrin(g, "llvm.sqrt", &t, 1, &w, 1);
+  return acos ? atan2_f64(g, c, x) : atan2_f64(g, x, c);
+}
+
+LLVMValueRef teeny__cg_atan2(cg *g, teeny_dtype dt, LLVMValueRef y, LLVMValueRef x) {
+  if (dt != TEENY_DT_F64) {
+    y = teeny__cg_cast(g, y, dt, TEENY_DT_F64);
+    x = teeny__cg_cast(g, x, dt, TEENY_DT_F64);
+  }
+  LLVMValueRef r = atan2_f64(g, y, x);
+  return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
+}
+
 LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
   LLVMTypeRef t = g->t_f64;
   if (dt != TEENY_DT_F64) {
@@ -582,6 +662,11 @@ static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
   case IR_ERF:
   case IR_ERFC:
     return erf_f64(g, x, code == IR_ERFC);
+  case IR_ATAN:
+    return atan_f64(g, x);
+  case IR_ASIN:
+  case IR_ACOS:
+    return asin_acos_f64(g, x, code == IR_ACOS);
   default:
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
                    "'%s' on f64 is not supported by the PTX code generator yet; cast to f32",
@@ -589,9 +674,11 @@ static LLVMValueRef math_f64(cg *g, teeny_opcode code, LLVMValueRef x) {
   }
 }
 
-/* log1p, expm1 and erfc on f32 (and f16/bf16): in f64, rounded once. */
+/* log1p, expm1, erfc, asin, acos and atan on f32 (and f16/bf16): in f64,
+ * rounded once. */
 static bool via_f64(teeny_opcode code) {
-  return code == IR_LOG1P || code == IR_EXPM1 || code == IR_ERFC;
+  return code == IR_LOG1P || code == IR_EXPM1 || code == IR_ERFC || code == IR_ASIN ||
+         code == IR_ACOS || code == IR_ATAN;
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------- */

@@ -277,7 +277,8 @@ bool teeny__cg_is_elementwise(teeny_opcode code) {
   case IR_TANH: case IR_ERF: case IR_ABS: case IR_FLOOR: case IR_CEIL:
   case IR_FMA: case IR_ADDPTR: case IR_UMULHI: case IR_BITCAST: case IR_POW:
   case IR_INTTOPTR: case IR_PTRTOINT: case IR_PTRCAST:
-  case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_ERFC: case IR_LOG1P: case IR_EXPM1: case IR_ASIN: case IR_ACOS: case IR_ATAN:
+  case IR_ATAN2:
     return true;
   default:
     return false;
@@ -593,9 +594,12 @@ LLVMValueRef teeny__cg_scalar_op(cg *g, const teeny_op *op, const teeny_dtype *a
   case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT:
   case IR_RSQRT: case IR_SIN: case IR_COS: case IR_TANH: case IR_ERF:
   case IR_FLOOR: case IR_CEIL: case IR_ERFC: case IR_LOG1P: case IR_EXPM1:
+  case IR_ASIN: case IR_ACOS: case IR_ATAN:
     return teeny__cg_math(g, op->code, dt, op->fast, a[0]);
   case IR_POW:
     return teeny__cg_pow(g, dt, a[0], a[1]);
+  case IR_ATAN2:
+    return teeny__cg_atan2(g, dt, a[0], a[1]);
   case IR_DIV:
     if (op->fast && dt == TEENY_DT_F32 && !g->emu) /* fdiv: Triton's fast division */
       return teeny__cg_asm(g, g->t_f32, "div.full.f32 $0, $1, $2;", "=f,f,f", a, 2, false);

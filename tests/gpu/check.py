@@ -134,6 +134,22 @@ def check_absmax(drv, tc, quick):
             record(f"{k.id} n={n}", 0.0 if torch.equal(out, ref) else rel_err(out, ref), 0.0)
 
 
+def check_libdevice_asin(drv, tc, quick):
+    """Tutorial 07 (examples/kernels/libdevice_asin.c) against torch.asin in
+    float64, odd sizes; atan2 beside it against torch.atan2."""
+    for dt in ("f32", "f16", "f64"):
+        k = Kernel(drv, tc, K + "libdevice_asin.c", "asin_kernel", {"D": dt, "BLOCK_SIZE": 1024})
+        tdt = torch.float64 if dt == "f64" else DT[dt]
+        for n in (1, 1000, 1000003):
+            x = (torch.rand(n, device="cuda", dtype=torch.float64) * 2 - 1).to(tdt)
+            y = poison(torch.empty(n, device="cuda", dtype=tdt))
+            k((cdiv(n, 1024),), x, y, n)
+            torch.cuda.synchronize()
+            ref = torch.asin(x.double())
+            tol = {"f32": 1e-7, "f16": 1e-3, "f64": 1e-15}[dt]
+            record(f"{k.id} n={n}", rel_err(y, ref), tol)
+
+
 def check_cumsum(drv, tc, quick):
     for dt in ("f32", "i32"):
         for cols in (1, 100, 1000):
@@ -594,6 +610,7 @@ def main():
     print(f"teenyc {tc}; GPU {torch.cuda.get_device_name()}; torch {torch.__version__}")
     # the tensor-core kernels last: a bad instruction can take the context down
     for check in (check_vector_add, check_softmax, check_layernorm, check_absmax,
+                  check_libdevice_asin,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
                   check_fp8, check_transpose, check_matmul, check_matmul_bias_relu,

@@ -39,6 +39,9 @@ CASES = [
     ("erf", torch.erf, (-math.inf, math.inf), 4),
     ("sqrt", torch.sqrt, (0.0, math.inf), 0.5),
     ("rsqrt", torch.rsqrt, (0.0, math.inf), 2),
+    ("asin", torch.asin, (-1.0, 1.0), 1),  # in f64, rounded once
+    ("acos", torch.acos, (-1.0, 1.0), 1),
+    ("atan", torch.atan, (-math.inf, math.inf), 1),
     ("fast_exp", torch.exp, (-87.0, 88.0), None),
     ("fast_exp2", torch.exp2, (-126.0, 127.0), None),
     ("fast_log", torch.log, (0.0, math.inf), None),

@@ -39,7 +39,7 @@ struct lang_case {
   double scalars[MAXP];    /* each scalar argument, in order */
   /* The interpreter's buffers (by pointer argument) against plain C. */
   void (*check)(const lang_case *c, void *const *bufs);
-  double tol;              /* f32 buffers: emulator vs interpreter, relative
+  double tol;              /* float buffers: emulator vs interpreter, relative
                               and absolute (reductions in another order);
                               0: bit for bit */
 };
@@ -137,9 +137,10 @@ static int run(launch *l, const lang_case *c, runner fn) {
 /* Buffer b of two runs: bit for bit, or f32 within tol. */
 static bool same_buffer(const launch *a, const launch *b, int k, double tol) {
   teeny_dtype dt = a->dts[k];
-  if (tol == 0 || (dt != TEENY_DT_F32 && dt != TEENY_DT_F16 && dt != TEENY_DT_BF16))
+  if (tol == 0 || (dt != TEENY_DT_F32 && dt != TEENY_DT_F64 && dt != TEENY_DT_F16 &&
+                    dt != TEENY_DT_BF16))
     return memcmp(a->bufs[k], b->bufs[k], a->bytes[k]) == 0;
-  size_t es = dt == TEENY_DT_F32 ? 4 : 2;
+  size_t es = dt == TEENY_DT_F64 ? 8 : dt == TEENY_DT_F32 ? 4 : 2;
   for (size_t i = 0; i < a->bytes[k] / es; i++) {
     double x = ku_get(a->bufs[k], dt, i), y = ku_get(b->bufs[k], dt, i);
     if (fabs(x - y) > tol * (1 + fabs(x))) {
@@ -799,6 +800,41 @@ static const lang_case persistent_case = {
 START_TEST(persistent_matmul) { run_case(&persistent_case); }
 END_TEST
 
+/* Tutorial 07 (examples/kernels/libdevice_asin.c): asin of 1000 values in
+ * [-1, 1) on 4 programs of 256 (the last one masked), against C's asin:
+ * f32 and f16 within half an ulp and a little (rounded once from f64), f64
+ * within 4 ulp (docs/dsl.md §5). */
+static void check_asin(const lang_case *c, void *const *bufs) {
+  bool f64 = strstr(c->bindings, "D=f64") != NULL, f16 = strstr(c->bindings, "D=f16") != NULL;
+  for (int i = 0; i < 1024; i++) {
+    double x = f64 ? ((const double *)bufs[0])[i] : f16 ? ku_f16_to_f32(((const uint16_t *)bufs[0])[i])
+                                                     : ((const float *)bufs[0])[i];
+    double y = f64 ? ((const double *)bufs[1])[i] : f16 ? ku_f16_to_f32(((const uint16_t *)bufs[1])[i])
+                                                     : ((const float *)bufs[1])[i];
+    if (i >= 1000) { /* masked off: untouched */
+      ck_assert_msg(y == 0, "%s: y[%d] = %g past n", c->bindings, i, y);
+      continue;
+    }
+    double want = asin(x), ulp = ldexp(1.0, (int)floor(log2(fmax(fabs(want), 1e-30))) -
+                                           (f64 ? 52 : f16 ? 10 : 23));
+    ck_assert_msg(fabs(y - want) <= (f64 ? 4.0 : 0.5001) * ulp, "%s: asin(%.17g) = %.17g, want %.17g",
+                  c->bindings, x, y, want);
+  }
+}
+
+static const lang_case asin_cases[] = {
+    {"examples/kernels/libdevice_asin", "asin_kernel", "D=f32,BLOCK_SIZE=256", 4, {1024, 1024},
+     {F_RANDOM, F_ZERO}, {1000}, check_asin, 1e-7},
+    {"examples/kernels/libdevice_asin", "asin_kernel", "D=f64,BLOCK_SIZE=256", 4, {1024, 1024},
+     {F_RANDOM, F_ZERO}, {1000}, check_asin, 1e-15},
+    {"examples/kernels/libdevice_asin", "asin_kernel", "D=f16,BLOCK_SIZE=128", 8, {1024, 1024},
+     {F_RANDOM, F_ZERO}, {1000}, check_asin, 0},
+};
+
+START_TEST(libdevice_asin) { run_case(&asin_cases[_i]); }
+END_TEST
+
+
 /* Tutorial 08's grouped matmul through pointer tables
  * (examples/kernels/grouped_matmul.c): grouped_tables fills the tables on
  * the same engine from offsets into one pool (an interpreter address is
@@ -909,6 +945,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, gathers, 0, (int)NELEM(gather_cases));
   tcase_add_loop_test(tc, sorts, 0, (int)NELEM(sort_cases));
   tcase_add_test(tc, persistent_matmul);
+  tcase_add_loop_test(tc, libdevice_asin, 0, 3);
   tcase_add_test(tc, grouped_matmul);
   tcase_add_test(tc, typed_consts);
   tcase_add_loop_test(tc, introspect, 0, (int)NELEM(introspect_cases));

@@ -71,6 +71,8 @@ typedef struct fn_case {
 static long double sigmoid_ref(long double x) { return 1.0L / (1.0L + expl(-x)); }
 static long double pow25_ref(long double x) { return powl(x, 2.5L); }
 static long double powm3_ref(long double x) { return powl(x, -3.0L); }
+static long double atan2m_ref(long double y) { return atan2l(y, -0.75L); }
+static long double atan2p_ref(long double y) { return atan2l(y, 3.0L); }
 
 static const fn_case cases[] = {
     {"exp", "f32", expl, -87.0, 88.0, 3, 1, NULL},
@@ -88,6 +90,10 @@ static const fn_case cases[] = {
     {"pow", "f32", pow25_ref, 1e-15, 1e15, 1, 1, "2.5f"},
     {"pow", "f32", powm3_ref, -1e12, 1e12, 1, 1, "-3.0f"},
     {"sqrt", "f32", sqrtl, 0.0, 3e38, 0.5, 0.5, NULL},
+    {"asin", "f32", asinl, -1.0, 1.0, 1, 1, NULL},
+    {"acos", "f32", acosl, -1.0, 1.0, 1, 1, NULL},
+    {"atan", "f32", atanl, -1e30, 1e30, 1, 1, NULL},
+    {"atan2", "f32", atan2m_ref, -1e30, 1e30, 1, 1, "-0.75f"},
     {"exp", "f64", expl, -700.0, 700.0, 2, 1, NULL},
     {"log", "f64", logl, 1e-300, 1e300, 2, 1, NULL},
     {"sin", "f64", sinl, -1e9, 1e9, 2, 1, NULL},
@@ -98,6 +104,10 @@ static const fn_case cases[] = {
     {"erfc", "f64", erfcl, -7.0, 1.5, 64, 2, NULL},
     {"log1p", "f64", log1pl, -0.9999, 1e300, 4, 1, NULL},
     {"expm1", "f64", expm1l, -40.0, 700.0, 4, 1, NULL},
+    {"asin", "f64", asinl, -1.0, 1.0, 4, 1, NULL},
+    {"acos", "f64", acosl, -1.0, 1.0, 4, 1, NULL},
+    {"atan", "f64", atanl, -1e300, 1e300, 4, 1, NULL},
+    {"atan2", "f64", atan2p_ref, -1e300, 1e300, 4, 1, "3.0"},
 };
 
 static const char fn_src_fmt[] =

@@ -147,3 +147,27 @@ void k_fast_tanh(ptr(f32) x, ptr(f32) y, i32 n)
     tile(bool) m = o < n;
     store(y + o, fast_tanh(load(x + o, m, 0.0f)), m);
 }
+
+TEENY_KERNEL(BLOCK)
+void k_asin(ptr(f32) x, ptr(f32) y, i32 n)
+{
+    tile(i32) o = program_id(0) * BLOCK + arange(0, BLOCK);
+    tile(bool) m = o < n;
+    store(y + o, asin(load(x + o, m, 0.0f)), m);
+}
+
+TEENY_KERNEL(BLOCK)
+void k_acos(ptr(f32) x, ptr(f32) y, i32 n)
+{
+    tile(i32) o = program_id(0) * BLOCK + arange(0, BLOCK);
+    tile(bool) m = o < n;
+    store(y + o, acos(load(x + o, m, 0.0f)), m);
+}
+
+TEENY_KERNEL(BLOCK)
+void k_atan(ptr(f32) x, ptr(f32) y, i32 n)
+{
+    tile(i32) o = program_id(0) * BLOCK + arange(0, BLOCK);
+    tile(bool) m = o < n;
+    store(y + o, atan(load(x + o, m, 0.0f)), m);
+}
