@@ -238,7 +238,7 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_LNOT] = "!", [OP_WHERE] = "where", [OP_MINIMUM] = "minimum", [OP_MAXIMUM] = "maximum",
     [OP_ABS] = "abs", [OP_EXP] = "exp", [OP_EXP2] = "exp2", [OP_LOG] = "log",
     [OP_LOG2] = "log2", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt", [OP_SIN] = "sin",
-    [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SIGMOID] = "sigmoid", [OP_ERF] = "erf",
+    [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SIGMOID] = "sigmoid", [OP_ERF] = "erf", [OP_ATAN] = "atan",
     [OP_FLOOR] = "floor", [OP_CEIL] = "ceil", [OP_FMA] = "fma", [OP_CDIV] = "cdiv",
     [OP_SUM] = "sum", [OP_MAX] = "max", [OP_MIN] = "min", [OP_ARGMAX] = "argmax",
     [OP_ARGMIN] = "argmin", [OP_REDUCE] = "reduce", [OP_CUMSUM] = "cumsum", [OP_SCAN] = "scan",

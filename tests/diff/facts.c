@@ -264,6 +264,8 @@ static bool float_math(int op, teeny_dtype rdt, dfz_fact x, dfz_fact *out) {
     if (f64)
       return false;
     return approx_result(rdt, erf(x.lo), erf(x.hi), 1.13, x, 5e-7, out);
+  case OP_ATAN: /* in f64, rounded once: an ulp of pi/2 apart at most */
+    return approx_result(rdt, atan(x.lo), atan(x.hi), 1, x, f64 ? ldexp(1.0, -50) : 5e-7, out);
   default:
     return false;
   }

@@ -661,9 +661,10 @@ static dfz_expr *p_math(gen *g, gwant w, int depth) {
     return NULL;
   static const dfz_op exact_ops[] = {OP_SQRT, OP_FLOOR, OP_CEIL, OP_ABS};
   static const dfz_op approx_ops[] = {OP_EXP, OP_EXP2, OP_LOG, OP_LOG2, OP_RSQRT, OP_SIN,
-                                      OP_COS, OP_SIGMOID, OP_ERF, OP_TANH, OP_TANH, OP_SQRT};
+                                      OP_COS, OP_SIGMOID, OP_ERF, OP_TANH, OP_TANH, OP_SQRT,
+                                      OP_ATAN};
   bool approx = !w.exact && g->approx && g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 80);
-  dfz_op op = approx ? approx_ops[dfz_below(&g->r, 12)] : exact_ops[dfz_below(&g->r, 4)];
+  dfz_op op = approx ? approx_ops[dfz_below(&g->r, 13)] : exact_ops[dfz_below(&g->r, 4)];
   if (op == OP_TANH && !g_on(g, DFZ_F_TANH))
     op = OP_SIGMOID;
   gwant c = child(w, w.dt, w.sh);
