@@ -6,7 +6,7 @@ For each reproducer (tests/diff/repro-gpu/*.txt by default) it replays the
 kernel on the GPU twice, with the driver JIT at its default level and at -O0
 ($TEENY_CUDA_JIT_OPT=0), and writes the kernel's PTX (sm_90a, from the
 bundle's teenyc) and its SASS (Triton's ptxas and nvdisasm, which ship with
-its wheel: the build machine has no disassembler) to $OUT/sass/, so the
+its wheel: the build machine has no disassembler) to $OUT/sass.tgz, so the
 instructions that differ from the PTX can be read there.  One line per
 reproducer: the two replay verdicts.
 
@@ -16,8 +16,10 @@ Environment: TEENYC, DIFFFUZZ (the bundle's binaries), OUT.
 import glob
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tarfile
 
 # options of `teenyc run` that the compiler does not take (each with a value)
 RUN_ONLY = {"--grid", "-g", "--arg", "-a", "--fill", "-f", "--engine", "-e", "--out", "-o",
@@ -108,6 +110,11 @@ def main():
             with open(os.path.join(out, name + ".sass"), "w") as f:
                 subprocess.run([nvdisasm, "-c", "-hex", cubin], stdout=f, stderr=subprocess.STDOUT)
             os.remove(cubin)
+    # one archive: the device tool brings back only a few files per call
+    with tarfile.open(out + ".tgz", "w:gz") as t:
+        t.add(out, arcname="sass")
+    shutil.rmtree(out)
+    print(f"PTX and SASS in {out}.tgz")
     return 0
 
 
