@@ -55,5 +55,3 @@ void kern(i32 n, i8 s0, bf16 s1, u8 s2, i32 K4, ptr(f32) a5, ptr(f32) b6, ptr(f3
     }
     store((out37 + offs), ((u32) arange(0, B)), mask);
 }
-
-/* case:

@@ -45,5 +45,3 @@ void kern(i32 n, i32 K1, ptr(f16) a2, ptr(f16) b3, ptr(f32) out8, ptr(bf16) io9,
     tile(u32) v19 = ((tile(u32)) argmax(broadcast_to((abs(((u32) pid)) >> (((bool) sum(broadcast_to(minimum((((u8) n) | ((u8) n)), ((u8) 1)), E))) ? ((u32) K1) : ((u32) K1))), B, E), -1));
     store((out20 + ((pid * B) + arange(0, B))), v19);
 }
-
-/* case:

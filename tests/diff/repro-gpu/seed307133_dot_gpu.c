@@ -58,5 +58,3 @@ void kern(i32 R, i32 C, i32 S, f32 s0, f64 s1, ptr(i32) hist5, ptr(i32) in6, ptr
     bf16 v34 = ((bf16) sum(reshape(reshape(join(broadcast_to(helper2((load((in30 + 0)) < load((in31 + ((pid * 1) + arange(0, 1)))))), 1), ((((i64) K14) | 4) <= load((in32 + ((pid * 1) + arange(0, 1))), (((f32) pm) < ((f32) load((in33 + 0)))), 0))), 1, E), E), -1));
     store((out35 + (pid * 1)), v34, evict_last);
 }
-
-/* case:

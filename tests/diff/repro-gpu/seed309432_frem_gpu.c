@@ -39,5 +39,3 @@ void kern(i32 n, ptr(u32) out1, ptr(f32) in3, ptr(i64) out7, ptr(f32) out8, ptr(
     store((out16 + (pid * 1)), v15);
     store((out20 + ((pid * (B * B)) + ((col(arange(0, B)) * B) + row(arange(0, B))))), dot(broadcast_to(minimum(((tile(f16)) mask), ((f16) n)), B, B), minimum(maximum(abs(((f16) dot(broadcast_to(minimum(maximum(ceil((((f16) load((in17 + offs), mask)) / load((in18 + offs), mask))), -16), 16), B, B), ((f16) scan(floor(load((in19 + (((broadcast_to(((i32) v15), B, B) % 5) + 5) % 5)), evict_last)), -2, cmb_max_f32)), broadcast_to((7 * 2.0f), B, B)))), -16), 16), broadcast_to(ceil(((f32) ((u8) mask))), B, B)));
 }
-
-/* case:
