@@ -393,24 +393,51 @@ static int run_bytes(const cg_layout *L, int es) {
   return best * es;
 }
 
+static bool lane_has(const cg_layout *L, int flat) {
+  for (int l = 0; l < CG_LANE_BITS; l++)
+    if (L->lane[l] == flat)
+      return true;
+  return false;
+}
+
+/* Bytes one store instruction of a warp writes contiguously along dim d
+ * in layout L: the register run along d (one vector), continued by lane
+ * bits (whichever lanes hold the next elements).  A tile stored in the
+ * layout of its transposed load has its lanes across rows: a few bytes
+ * per 32-byte sector. */
+static int warp_run_bytes(const cg_layout *L, int d, int es) {
+  int k = teeny__cg_run_bits(L, d), bits = teeny__cg_log2(L->shape[d]);
+  while (k < bits && lane_has(L, teeny__cg_flatbit(L->rank, L->shape, d, k)))
+    k++;
+  return es << k;
+}
+
+/* The axis of pointer tile pt (axis info a) that is contiguous in memory. */
+static int fast_axis(teeny_type pt, const cg_axis *a) {
+  return pt.rank == 2 && a->contig[0] > a->contig[1] ? 0 : pt.rank - 1;
+}
+
 const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
   teeny_type pt = vtype(g, op->args[0]);
+  const cg_axis *a = &VI(g, op->args[0])->ax;
+  int fast = fast_axis(pt, a);
   if (op->code == IR_STORE || op->code == IR_ATOMIC_RMW) {
     /* store a computed tile in its own layout, unless that would cut
      * rows into pieces under 8 bytes (an f16 mma result: 4 bytes per
-     * thread); then one conversion through shared memory buys 16-byte
-     * stores */
+     * thread), or give a warp under a sector (32 bytes) of contiguous
+     * memory per instruction where the pointer is known contiguous (a
+     * transposed tile: lanes across rows); then one conversion through
+     * shared memory buys 16-byte stores that fill whole lines */
     cg_vinfo *v = VI(g, op->args[1]);
     bool big2d = pt.rank == 2 &&
                  teeny__type_numel(pt) >= (4L << (CG_LANE_BITS + g->warp_bits));
+    int es = ptr_unit(pt);
+    bool scattered = big2d && v->nat && a->contig[fast] >= 32 / es &&
+                     warp_run_bytes(v->nat, fast, es) < 32;
     if (v->str >= CG_STR_DERIVED && v->nat &&
-        (op->code == IR_ATOMIC_RMW || !big2d || run_bytes(v->nat, ptr_unit(pt)) >= 8))
+        (op->code == IR_ATOMIC_RMW || !big2d || (run_bytes(v->nat, es) >= 8 && !scattered)))
       return v->nat;
   }
-  const cg_axis *a = &VI(g, op->args[0])->ax;
-  int fast = pt.rank - 1;
-  if (pt.rank == 2 && a->contig[0] > a->contig[1])
-    fast = 0;
   int esize = ptr_unit(pt);
   long per_thread = teeny__type_numel(pt) >> (CG_LANE_BITS + g->warp_bits);
   /* an affine run may turn out contiguous (a stride argument equal to 1,

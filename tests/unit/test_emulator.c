@@ -345,6 +345,39 @@ START_TEST(inverse_trig_special_cases) {
 }
 END_TEST
 
+/* A tile stored transposed: in the layout of its load a warp's lanes
+ * would write 4-16 bytes into each of many rows per instruction, so the
+ * store converts through shared memory first (teeny__cg_mem_layout's
+ * warp_run_bytes) and writes whole rows; the values are those of a
+ * transpose in every engine, edges masked. */
+static const char transposed_store[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) x, ptr(f32) y, i32 m)\n"
+    "{ tile(i32) r = arange(0, B);\n"
+    "  tile(bool) in = (col(r) < m) & (row(r) < m);\n"
+    "  tile(f32) v = load(x + col(r) * m + row(r), in, 0);\n"
+    "  store(y + col(r) * m + row(r), trans(v), trans(in)); }\n";
+
+static void check_transposed(void **out) {
+  const float *x = out[0], *y = out[1];
+  for (int i = 0; i < 60; i++)
+    for (int j = 0; j < 60; j++)
+      ck_assert_msg(y[j * 60 + i] == x[i * 60 + j], "y[%d][%d] = %g, x[%d][%d] = %g", j, i,
+                    y[j * 60 + i], i, j, x[i * 60 + j]);
+}
+
+START_TEST(transposed_store_goes_through_shared_memory) {
+  kcase c = {"transposed_store.c", transposed_store, "k", "B=64", 1, {{3600, 1}, {3600, 0}}, {60}};
+  kr_run_everywhere(&c, check_transposed);
+  char *text = kr_text(transposed_store, "k", "B=64", "sm_90a");
+  ck_assert_msg(kr_count(text, "st.shared") >= 1 && kr_count(text, "ld.shared") >= 1,
+                "a transposed store without a conversion through shared memory:\n%s", text);
+  free(text);
+}
+END_TEST
+
 /* Conversions to bf16 and f16 from sources with more than 24 significant
  * bits, at the values where rounding through f32 first goes wrong (the
  * f32 step makes a tie that the second rounding breaks to even): the
@@ -452,6 +485,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, negative_i8_as_u32_to_float);
   tcase_add_test(tc, fma_rounds_once);
   tcase_add_test(tc, inverse_trig_special_cases);
+  tcase_add_test(tc, transposed_store_goes_through_shared_memory);
   suite_add_tcase(s, tc);
   return s;
 }
