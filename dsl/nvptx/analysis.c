@@ -426,13 +426,16 @@ const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
      * rows into pieces under 8 bytes (an f16 mma result: 4 bytes per
      * thread), or give a warp under a sector (32 bytes) of contiguous
      * memory per instruction where the pointer is known contiguous (a
-     * transposed tile: lanes across rows); then one conversion through
-     * shared memory buys 16-byte stores that fill whole lines */
+     * transposed tile: lanes across rows) and the tile is at most 32 KiB
+     * (so that no kernel that fitted before runs out of shared memory);
+     * then one conversion through shared memory buys 16-byte stores that
+     * fill whole lines */
     cg_vinfo *v = VI(g, op->args[1]);
     bool big2d = pt.rank == 2 &&
                  teeny__type_numel(pt) >= (4L << (CG_LANE_BITS + g->warp_bits));
     int es = ptr_unit(pt);
     bool scattered = big2d && v->nat && a->contig[fast] >= 32 / es &&
+                     teeny__type_numel(pt) * es <= 32768 && /* shared memory it takes */
                      warp_run_bytes(v->nat, fast, es) < 32;
     if (v->str >= CG_STR_DERIVED && v->nat &&
         (op->code == IR_ATOMIC_RMW || !big2d || (run_bytes(v->nat, es) >= 8 && !scattered)))
