@@ -420,7 +420,7 @@ static int fast_axis(teeny_type pt, const cg_axis *a) {
 const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
   teeny_type pt = vtype(g, op->args[0]);
   const cg_axis *a = &VI(g, op->args[0])->ax;
-  int fast = fast_axis(pt, a);
+  int fast = fast_axis(pt, a), esize = ptr_unit(pt);
   if (op->code == IR_STORE || op->code == IR_ATOMIC_RMW) {
     /* store a computed tile in its own layout, unless that would cut
      * rows into pieces under 8 bytes (an f16 mma result: 4 bytes per
@@ -433,15 +433,13 @@ const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
     cg_vinfo *v = VI(g, op->args[1]);
     bool big2d = pt.rank == 2 &&
                  teeny__type_numel(pt) >= (4L << (CG_LANE_BITS + g->warp_bits));
-    int es = ptr_unit(pt);
-    bool scattered = big2d && v->nat && a->contig[fast] >= 32 / es &&
-                     teeny__type_numel(pt) * es <= 32768 && /* shared memory it takes */
-                     warp_run_bytes(v->nat, fast, es) < 32;
+    bool scattered = big2d && v->nat && a->contig[fast] >= 32 / esize &&
+                     teeny__type_numel(pt) * esize <= 32768 && /* shared memory it takes */
+                     warp_run_bytes(v->nat, fast, esize) < 32;
     if (v->str >= CG_STR_DERIVED && v->nat &&
-        (op->code == IR_ATOMIC_RMW || !big2d || (run_bytes(v->nat, es) >= 8 && !scattered)))
+        (op->code == IR_ATOMIC_RMW || !big2d || (run_bytes(v->nat, esize) >= 8 && !scattered)))
       return v->nat;
   }
-  int esize = ptr_unit(pt);
   long per_thread = teeny__type_numel(pt) >> (CG_LANE_BITS + g->warp_bits);
   /* an affine run may turn out contiguous (a stride argument equal to 1,
    * which Triton would specialise on): lay it out for vectors and let the

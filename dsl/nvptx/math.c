@@ -529,11 +529,6 @@ static LLVMValueRef erf_f64(cg *g, LLVMValueRef x, bool want_erfc) {
   return sel(g, fcmp(g, LLVMRealUNO, x, 0), x, y);
 }
 
-/* x^y in f64 (C's pow): 2^(y log2|x|), with pow's special cases: y = 0 or
- * x = 1 give 1 (even NaN), a negative x needs an integer y (odd: negative
- * result), |x| = 1 with y = +-inf gives 1.  Relative error about
- * |y log2 x| 2^-53 more than exp2's: exact enough for every f32 result;
- * docs/dsl.md §5 states the f64 bound. */
 /* pi/4, pi/2 and pi as a double and the double of the rest. */
 #define PIO4_HI 0.78539816339744828
 #define PIO4_LO 3.0616169978683830e-17
@@ -611,6 +606,11 @@ LLVMValueRef teeny__cg_atan2(cg *g, teeny_dtype dt, LLVMValueRef y, LLVMValueRef
   return dt == TEENY_DT_F64 ? r : teeny__cg_cast(g, r, TEENY_DT_F64, dt);
 }
 
+/* x^y in f64 (C's pow): 2^(y log2|x|), with pow's special cases: y = 0 or
+ * x = 1 give 1 (even NaN), a negative x needs an integer y (odd: negative
+ * result), |x| = 1 with y = +-inf gives 1.  Relative error about
+ * |y log2 x| 2^-53 more than exp2's: exact enough for every f32 result;
+ * docs/dsl.md §5 states the f64 bound. */
 LLVMValueRef teeny__cg_pow(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRef y) {
   LLVMTypeRef t = g->t_f64;
   if (dt != TEENY_DT_F64) {

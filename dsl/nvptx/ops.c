@@ -382,16 +382,6 @@ static LLVMValueRef float_rem(cg *g, teeny_dtype dt, LLVMValueRef x, LLVMValueRe
   return dt == TEENY_DT_F64 ? res : teeny__cg_cast(g, res, TEENY_DT_F64, dt);
 }
 
-/* abs of a float, hidden from LLVM 19's sign-bit reasoning.  llvm.fabs
- * gives a value whose sign bit LLVM knows to be clear even when it is a
- * NaN, and LLVM then takes maxnum(fabs(x), y) for a never-NaN y (a
- * constant, a converted integer) to have a clear sign bit too, which is
- * false when x is NaN (the result is y): it drops a later abs and folds
- * `maximum(abs(x), -8.0f) < 0` to false (difffuzz's scan_amax_f16_clamped;
- * `opt-19 -O1` shows it on three lines of IR).  So abs clears the sign bit
- * where LLVM cannot see it: on the GPU, PTX's own abs in inline asm (ptxas
- * still folds it into its users' |x| operand modifiers); in the emulator,
- * an AND in its runtime.  Vectors (none today) would keep llvm.fabs. */
 /* The emulator's f16/bf16 fma, rounded once (teeny_emu_fma16), element by
  * element where the operands are vectors. */
 static LLVMValueRef emu_fma16_one(cg *g, teeny_dtype dt, LLVMValueRef *x) {
@@ -417,6 +407,16 @@ static LLVMValueRef emu_fma16(cg *g, teeny_dtype dt, LLVMValueRef *a) {
   return r;
 }
 
+/* abs of a float, hidden from LLVM 19's sign-bit reasoning.  llvm.fabs
+ * gives a value whose sign bit LLVM knows to be clear even when it is a
+ * NaN, and LLVM then takes maxnum(fabs(x), y) for a never-NaN y (a
+ * constant, a converted integer) to have a clear sign bit too, which is
+ * false when x is NaN (the result is y): it drops a later abs and folds
+ * `maximum(abs(x), -8.0f) < 0` to false (difffuzz's scan_amax_f16_clamped;
+ * `opt-19 -O1` shows it on three lines of IR).  So abs clears the sign bit
+ * where LLVM cannot see it: on the GPU, PTX's own abs in inline asm (ptxas
+ * still folds it into its users' |x| operand modifiers); in the emulator,
+ * an AND in its runtime.  Vectors (none today) would keep llvm.fabs. */
 static LLVMValueRef float_abs(cg *g, teeny_dtype dt, LLVMValueRef x) {
   LLVMTypeRef t = LLVMTypeOf(x);
   if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)

@@ -3,7 +3,7 @@
  * known bugs of LLVM 19's NVPTX back end, run after the passes and before
  * PTX emission (the host emulator's x86 back end does not have them, so
  * the differential fuzzer on the GPU is what finds them; each has a
- * reproducer in tests/diff/repro-gpu/ and a PTX test in test_codegen).
+ * reproducer in tests/diff/repro-gpu/ and a PTX test in test_emulator).
  *
  *   sitofp i1   `sitofp i1 %c to T` is lowered as `selp 1, 0` and a signed
  *               conversion: true becomes +1.0 instead of -1.0.  InstCombine
@@ -12,7 +12,6 @@
  *               avoid emitting it; rewritten as `select %c, -1.0, 0.0`.
  */
 #include <stdbool.h>
-#include <stdlib.h>
 
 #include "dsl/nvptx/codegen.h"
 
@@ -26,20 +25,17 @@ static bool repair_sitofp_i1(LLVMBuilderRef b, LLVMValueRef in) {
   if (LLVMGetTypeKind(et) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(et) != 1)
     return false;
   LLVMTypeRef t = LLVMTypeOf(in);
-  LLVMValueRef minus_one = LLVMConstReal(LLVMGetTypeKind(t) == LLVMVectorTypeKind
-                                             ? LLVMGetElementType(t) : t, -1.0);
+  bool vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  LLVMValueRef minus_one = LLVMConstReal(vec ? LLVMGetElementType(t) : t, -1.0);
   LLVMValueRef zero = LLVMConstNull(t);
-  if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
-    unsigned n = LLVMGetVectorSize(t);
-    LLVMValueRef *lanes = malloc(n * sizeof *lanes);
-    if (!lanes)
-      return false; /* left as it is: the caller's IR stays valid */
-    for (unsigned i = 0; i < n; i++)
-      lanes[i] = minus_one;
-    minus_one = LLVMConstVector(lanes, n);
-    free(lanes);
-  }
   LLVMPositionBuilderBefore(b, in);
+  if (vec) { /* splat: insert into lane 0, shuffle lane 0 everywhere */
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(t));
+    LLVMValueRef one = LLVMBuildInsertElement(b, LLVMGetPoison(t), minus_one,
+                                              LLVMConstInt(i32, 0, 0), "");
+    minus_one = LLVMBuildShuffleVector(b, one, LLVMGetPoison(t),
+                                       LLVMConstNull(LLVMVectorType(i32, LLVMGetVectorSize(t))), "");
+  }
   LLVMValueRef r = LLVMBuildSelect(b, x, minus_one, zero, "");
   LLVMReplaceAllUsesWith(in, r);
   LLVMInstructionEraseFromParent(in);
