@@ -136,7 +136,11 @@ typedef struct cg_vinfo {
                              invariant and the range's largest value cp_kmax,
                              so in an iteration where cp_kmax < cp_ks the mask
                              is cp_inv (teeny__cg_async_mask_split) */
-  int cp_inv, cp_ks, cp_kmax;
+  int cp_inv, cp_ks, cp_kmax; /* (cp_inv -1: the mask is the k bound alone) */
+  bool cp_whole;          /* loads of a versioned loop: the version test checked
+                             that the fast copy's mask cp_whole_mask is the same
+                             over each vector group (teeny__cg_async_whole_ok) */
+  int cp_whole_mask;
 } cg_vinfo;
 
 /* One memory access since the last barrier (order.c). */
@@ -447,6 +451,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra,
  * to check). */
 LLVMValueRef teeny__cg_async_layout_ok(cg *g, const teeny_op *op, LLVMValueRef inc);
 void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *body);
+LLVMValueRef teeny__cg_async_whole_ok(cg *g, const teeny_op *op, const teeny_region *body);
 /* No store or atomic of the kernel can write where ptr points. */
 bool teeny__cg_readonly(cg *g, int ptr);
 void teeny__cg_emit_store(cg *g, const teeny_op *op);

@@ -1122,12 +1122,16 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
     teeny__cg_async_mask_split(g, A.loads[j], body);
     if (k)
       ok = ok ? LLVMBuildAnd(g->b, ok, k, "") : k;
+    LLVMValueRef w = teeny__cg_async_whole_ok(g, A.loads[j], body);
+    if (w)
+      ok = ok ? LLVMBuildAnd(g->b, ok, w, "") : w;
   }
   bind_pop(g, b);
   if (!ok) {
     for (int j = 0; j < A.n; j++) {
       g->vi[A.loads[j]->res[0]].cp_delta = NULL;
       g->vi[A.loads[j]->res[0]].cp_split = false;
+      g->vi[A.loads[j]->res[0]].cp_whole = false;
     }
     return NULL;
   }
@@ -1173,6 +1177,7 @@ static void emit_for(cg *g, const teeny_op *op) {
     if (body->ops[i]->code == IR_LOAD && body->ops[i]->nres) {
       g->vi[body->ops[i]->res[0]].cp_delta = NULL;
       g->vi[body->ops[i]->res[0]].cp_split = false;
+      g->vi[body->ops[i]->res[0]].cp_whole = false;
     }
 }
 

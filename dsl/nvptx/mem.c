@@ -964,6 +964,15 @@ void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *b
   vi->cp_split = false;
   if (op->nargs < 2)
     return;
+  int s0, kmax0;
+  if (range_bound(g, op->args[1], &s0, &kmax0)) { /* the k bound alone (tutorial 03's
+                                                     matmul): full tiles need no mask */
+    vi->cp_split = true;
+    vi->cp_inv = -1;
+    vi->cp_ks = s0;
+    vi->cp_kmax = kmax0;
+    return;
+  }
   const teeny_op *m = g->f->values[op->args[1]].def;
   if (!m || m->code != IR_AND || m->nargs != 2)
     return;
@@ -977,6 +986,48 @@ void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *b
       return;
     }
   }
+}
+
+/* The mask the fast copy of a versioned loop checks in a full k tile: the
+ * invariant part of a split mask, else the whole mask when it is loop-
+ * invariant; -1 when there is none (or it changes between iterations). */
+static int fast_mask(cg *g, const teeny_op *op, const teeny_region *body) {
+  const cg_vinfo *vi = &g->vi[op->res[0]];
+  if (vi->cp_split)
+    return vi->cp_inv;
+  if (op->nargs < 2 || !loop_invariant(g, body, op->args[1], 0))
+    return -1;
+  return op->args[1];
+}
+
+/* Loop versioning (ctrl.c), after teeny__cg_async_mask_split: this
+ * thread's part of the condition under which the fast copy's mask
+ * (fast_mask) is constant over each of the load's vector groups.  A mask
+ * that is monotone along the vector axis, such as `rn < N` with N a
+ * multiple of the group's width, then copies each group whole or zero-
+ * fills it (cp.async's source size 0), with no per-element fallback:
+ * without this the groups past an N edge, wholly masked off, took the
+ * fallback's element loads in every k step, and a matmul's edge tiles ran
+ * at about half speed.  The mask holds the same in every iteration, so the
+ * first iteration's (bound now) decides.  NULL, with cp_whole cleared,
+ * where there is nothing to check. */
+LLVMValueRef teeny__cg_async_whole_ok(cg *g, const teeny_op *op, const teeny_region *body) {
+  cg_vinfo *vi = &g->vi[op->res[0]];
+  vi->cp_whole = false;
+  int mask = fast_mask(g, op, body);
+  if (mask < 0)
+    return NULL;
+  const cg_layout *L = vi->nat;
+  plan pl = make_plan(g, op->args[0], mask, L, vtype(g, op->args[0]).pointee);
+  if (pl.w == 1 || pl.uniform || !pl.mono)
+    return NULL;
+  LLVMValueRef *m = teeny__cg_get(g, mask, L), ok = NULL;
+  for (long r = 0; r < (1L << L->nreg); r += pl.w)
+    if (teeny__cg_reg_owner(L, r))
+      ok = and_pred(g, ok, LLVMBuildICmp(g->b, LLVMIntEQ, m[r], m[r + pl.w - 1], ""));
+  vi->cp_whole = ok != NULL;
+  vi->cp_whole_mask = mask;
+  return ok;
 }
 
 static void load_async_with(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t,
@@ -1024,6 +1075,8 @@ static void load_async_with(cg *g, const teeny_op *op, LLVMValueRef extra, const
     pl.aligned = pl.contig = true;
     pl.ustep = false;
     pl.base = -1;
+    if (g->vi[op->res[0]].cp_whole && mask_id == g->vi[op->res[0]].cp_whole_mask)
+      pl.uniform = true; /* and that each group is wholly on or off (teeny__cg_async_whole_ok) */
   } else {
     plan_step(g, &pl, ptr);
   }
