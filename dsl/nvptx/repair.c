@@ -10,8 +10,26 @@
  *               makes this form from `sitofp (sub 0, zext %c)` (the
  *               language's `-(i32)mask` converted to a float), so we cannot
  *               avoid emitting it; rewritten as `select %c, -1.0, 0.0`.
+ *
+ * and of NVIDIA's assembler (the driver's JIT and ptxas 12.8/13.0 at -O1 and
+ * above; right at -O0: docs/reliability.md "On the H200"), whose output we
+ * cannot repair, so the PTX avoids the forms it gets wrong:
+ *
+ *   neg         an integer `neg.s32` (also .s16, .s64) feeding a min/max,
+ *               a reduction or a store mask was dropped or taken as its
+ *               operand (reduce_max_neg_i8_gpu, order_scan_i16_mask_gpu,
+ *               loop_max_neg_to_f32_gpu).  `sub 0, x` is emitted as inline
+ *               `not` + `add 1`, which the H200 ran right in each.
+ *   uitofp sext `cvt.rn.f32.u32` of a sign-extended byte (`bfe.s32`) became
+ *               a signed I2F.S8 in the SASS: -5 as u32 converted to -5.0
+ *               instead of 4294967296.0 (reduce_u32_of_i8_gpu).  Rewritten
+ *               as `x < 0 ? 2^N + (float)x : (float)x` with signed
+ *               conversions, exact because x has at most 16 significant
+ *               bits (one rounding, in the addition).
  */
+#include <math.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "dsl/nvptx/codegen.h"
 
@@ -42,13 +60,90 @@ static bool repair_sitofp_i1(LLVMBuilderRef b, LLVMValueRef in) {
   return true;
 }
 
+/* `sub iN 0, x` (N 16, 32, 64; scalars) as inline not + add. */
+static bool repair_neg(LLVMBuilderRef b, LLVMValueRef in) {
+  if (LLVMGetInstructionOpcode(in) != LLVMSub)
+    return false;
+  LLVMValueRef z = LLVMGetOperand(in, 0), x = LLVMGetOperand(in, 1);
+  LLVMTypeRef t = LLVMTypeOf(in);
+  if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind || !LLVMIsAConstantInt(z) ||
+      LLVMConstIntGetZExtValue(z) != 0)
+    return false;
+  unsigned w = LLVMGetIntTypeWidth(t);
+  const char *text = w == 16   ? "not.b16 $0, $1;\n\tadd.s16 $0, $0, 1;"
+                     : w == 32 ? "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;"
+                     : w == 64 ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;"
+                               : NULL;
+  if (!text)
+    return false;
+  const char *cons = w == 16 ? "=h,h" : w == 32 ? "=r,r" : "=l,l";
+  LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
+  LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons),
+                                     false, false, LLVMInlineAsmDialectATT, false);
+  LLVMPositionBuilderBefore(b, in);
+  LLVMValueRef r = LLVMBuildCall2(b, ft, fn, &x, 1, "");
+  LLVMReplaceAllUsesWith(in, r);
+  LLVMInstructionEraseFromParent(in);
+  return true;
+}
+
+/* The significant bits of an integer made by sign extension: `sext iK`
+ * (K), or `ashr x, c` (width - c); 0 when it is not one. */
+static unsigned sign_extended_bits(LLVMValueRef v) {
+  if (!LLVMIsAInstruction(v))
+    return 0;
+  LLVMOpcode op = LLVMGetInstructionOpcode(v);
+  if (op == LLVMSExt)
+    return LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(v, 0)));
+  if (op == LLVMAShr && LLVMIsAConstantInt(LLVMGetOperand(v, 1))) {
+    unsigned long long c = LLVMConstIntGetZExtValue(LLVMGetOperand(v, 1));
+    unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(v));
+    return c < w ? w - (unsigned)c : 0;
+  }
+  return 0;
+}
+
+/* `uitofp (sign-extended x) to T` (scalars, x of at most 16 significant
+ * bits, T a float type) as select(x < 0, 2^N + sitofp x, sitofp x), in f32
+ * (f64 for T f64) and then rounded to T: 2^N + x is rounded once, and
+ * for T f16/bf16 the second rounding is of a value the first left within
+ * 2^15 of 2^N, which rounds as the exact one does (to inf or to 2^N). */
+static bool repair_uitofp_sext(LLVMBuilderRef b, LLVMValueRef in) {
+  if (LLVMGetInstructionOpcode(in) != LLVMUIToFP)
+    return false;
+  LLVMValueRef x = LLVMGetOperand(in, 0);
+  LLVMTypeRef xt = LLVMTypeOf(x), t = LLVMTypeOf(in);
+  if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind)
+    return false;
+  unsigned bits = sign_extended_bits(x), n = LLVMGetIntTypeWidth(xt);
+  if (bits == 0 || bits > 16 || n > 64)
+    return false;
+  LLVMContextRef cx = LLVMGetTypeContext(t);
+  LLVMTypeKind k = LLVMGetTypeKind(t);
+  LLVMTypeRef wt = k == LLVMDoubleTypeKind ? LLVMDoubleTypeInContext(cx) : LLVMFloatTypeInContext(cx);
+  if (k != LLVMDoubleTypeKind && k != LLVMFloatTypeKind && k != LLVMHalfTypeKind &&
+      k != LLVMBFloatTypeKind)
+    return false;
+  LLVMPositionBuilderBefore(b, in);
+  LLVMValueRef f = LLVMBuildSIToFP(b, x, wt, "");
+  LLVMValueRef big = LLVMBuildFAdd(b, f, LLVMConstReal(wt, ldexp(1.0, (int)n)), "");
+  LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, x, LLVMConstNull(xt), "");
+  LLVMValueRef r = LLVMBuildSelect(b, neg, big, f, "");
+  if (wt != t)
+    r = LLVMBuildFPTrunc(b, r, t, "");
+  LLVMReplaceAllUsesWith(in, r);
+  LLVMInstructionEraseFromParent(in);
+  return true;
+}
+
 void teeny__cg_repair_nvptx(LLVMModuleRef m) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(m));
   for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn))
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;) {
         LLVMValueRef next = LLVMGetNextInstruction(in);
-        repair_sitofp_i1(b, in);
+        if (!repair_sitofp_i1(b, in) && !repair_neg(b, in))
+          repair_uitofp_sext(b, in);
         in = next;
       }
   LLVMDisposeBuilder(b);

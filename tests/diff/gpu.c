@@ -6,6 +6,7 @@
  * Scalars are passed as their C values (f16/bf16 as their bits).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "teeny/client.h"
@@ -27,6 +28,49 @@ static void scalar_bits(const dfz_param *p, uint64_t *slot) {
     dfz_put_bits(p->dt, slot, 0, (uint64_t)p->ival);
 }
 
+/* $DFZ_GPU_PTX: a PTX file launched in place of the generated one (the
+ * entry and parameters must be the same), so that hand-edited PTX can be
+ * replayed against the interpreter: how tests/gpu/ptx_variants.py tells
+ * which PTX forms the driver's JIT gets wrong.  Test use only. */
+static int ptx_override(teeny_artifact *a, char *err, size_t errsz) {
+  const char *path = getenv("DFZ_GPU_PTX");
+  if (!path || !*path)
+    return 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errsz, "DFZ_GPU_PTX: cannot open %s", path);
+    return -1;
+  }
+  char *text = NULL;
+  size_t len = 0, cap = 0, n;
+  char chunk[65536];
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = 2 * (len + n + 1);
+      char *t = realloc(text, cap);
+      if (!t) {
+        free(text);
+        fclose(f);
+        snprintf(err, errsz, "DFZ_GPU_PTX: out of memory");
+        return -1;
+      }
+      text = t;
+    }
+    memcpy(text + len, chunk, n);
+    len += n;
+  }
+  fclose(f);
+  if (!text) {
+    snprintf(err, errsz, "DFZ_GPU_PTX: %s is empty", path);
+    return -1;
+  }
+  text[len] = 0;
+  free(a->ptx);
+  a->ptx = text;
+  a->ptx_len = len;
+  return 0;
+}
+
 dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, char *err,
                        size_t errsz) {
   teeny_artifact *a = NULL;
@@ -46,6 +90,10 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
     return rc == TEENY_E_UNSUPPORTED ? DFZ_UNSUPPORTED : DFZ_CODEGEN_ERROR;
   }
   teeny_diags_close(&d);
+  if (ptx_override(a, err, errsz)) {
+    st = DFZ_ENGINE_ERROR;
+    goto out;
+  }
   if (teeny_module_load(a, &m, err, errsz)) {
     st = DFZ_CODEGEN_ERROR;
     goto out;

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""tests/gpu/ptx_variants.py — runs ON THE GPU MACHINE: which PTX forms the
+driver's JIT (ptxas) gets wrong, for the GPU-only difffuzz reproducers that
+are right at JIT -O0 and wrong at the default level.
+
+For each reproducer it compiles the kernel's PTX with the bundle's teenyc
+(as tests/gpu/sass_probe.py does), rewrites it into each variant below — the
+same computation in other instructions — and replays the reproducer with
+the variant launched in place of the generated PTX ($DFZ_GPU_PTX, read by
+difffuzz's GPU engine).  A variant that turns a mismatch into "ok" names
+the form to step around in the code generator.  One line per reproducer
+and variant; the PTX files go to $OUT/ptx_variants.tgz.
+
+  python3 tests/gpu/ptx_variants.py [REPRO.txt...]
+Environment: TEENYC, DIFFFUZZ (the bundle's binaries), OUT.
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_probe import compile_args  # noqa: E402
+
+
+def declare(ptx, kind, prefix, n):
+    """Add `.reg .KIND %PREFIX<n>;` after the entry's first .reg line."""
+    return re.sub(r"(\n\t\.reg [^\n]*\n)", r"\1\t.reg ." + kind + " %" + prefix + f"<{n}>;\n",
+                  ptx, count=1)
+
+
+def neg_as_sub(ptx):
+    return re.sub(r"neg\.s(16|32|64)\s+(%\w+), (%\w+);", r"sub.s\1 \2, 0, \3;", ptx)
+
+
+def neg_as_not_add(ptx):
+    return re.sub(r"neg\.s(16|32|64)\s+(%\w+), (%\w+);",
+                  r"not.b\1 \2, \3; add.s\1 \2, \2, 1;", ptx)
+
+
+def minmax_as_selp(ptx):
+    n = [0]
+
+    def one(m):
+        op, t, d, a, b = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+        n[0] += 1
+        cmp = "gt" if op == "max" else "lt"
+        bits = t[1:]
+        return (f"setp.{cmp}.{t} %pvx{n[0]}, {a}, {b}; "
+                f"selp.b{bits} {d}, {a}, {b}, %pvx{n[0]};")
+    out = re.sub(r"\b(max|min)\.([su](?:16|32|64))\s+(%\w+), (%\w+), (%?\w+);", one, ptx)
+    return declare(out, "pred", "pvx", n[0] + 1) if n[0] else out
+
+
+def u32_to_float_via_u64(ptx):
+    """Unsigned 16/32-bit to float through a zero-extended 64-bit value."""
+    n = [0]
+
+    def one(m):
+        n[0] += 1
+        return (f"cvt.u64.u{m.group(2)} %rdx{n[0]}, {m.group(4)}; "
+                f"cvt.rn.{m.group(1)}.u64 {m.group(3)}, %rdx{n[0]};")
+    out = re.sub(r"cvt\.rn\.(f32|f64)\.u(32|16)\s+(%\w+), (%\w+);", one, ptx)
+    return declare(out, "b64", "rdx", n[0] + 1) if n[0] else out
+
+
+def narrow_ints_as_32(ptx):
+    """16-bit integer min/max/add/sub/mul/neg done as 32-bit (sign- or
+    zero-extended in, low half out) — ptxas's 8/16-bit paths."""
+    n = [0]
+
+    def one(m):
+        op, s, d, a, b = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+        n[0] += 1
+        k = n[0]
+        ext = "s32" if s == "s" else "u32"
+        src = f"{s}16"
+        ops = {"max": f"max.{s}32", "min": f"min.{s}32", "add": "add.s32", "sub": "sub.s32",
+               "mul.lo": "mul.lo.s32"}[op]
+        bload = (f"cvt.{ext}.{src} %rnx{2 * k + 1}, {b}; " if b.startswith("%")
+                 else f"mov.b32 %rnx{2 * k + 1}, {b}; ")
+        return (f"cvt.{ext}.{src} %rnx{2 * k}, {a}; " + bload +
+                f"{ops} %rnx{2 * k}, %rnx{2 * k}, %rnx{2 * k + 1}; cvt.u16.u32 {d}, %rnx{2 * k};")
+    out = re.sub(r"\b(max|min|add|sub|mul\.lo)\.([su])16\s+(%\w+), (%\w+), (%?-?\w+);", one, ptx)
+    return declare(out, "b32", "rnx", 2 * n[0] + 2) if n[0] else out
+
+
+VARIANTS = [("neg_as_sub", neg_as_sub), ("neg_as_not_add", neg_as_not_add),
+            ("minmax_as_selp", minmax_as_selp), ("u32_to_float_via_u64", u32_to_float_via_u64),
+            ("narrow_ints_as_32", narrow_ints_as_32),
+            ("all", lambda p: narrow_ints_as_32(u32_to_float_via_u64(minmax_as_selp(
+                neg_as_not_add(p)))))]
+
+
+def replay(fuzz, repro, ptx=None, jit_opt=None):
+    env = dict(os.environ)
+    env.pop("DFZ_GPU_PTX", None)
+    if ptx:
+        env["DFZ_GPU_PTX"] = ptx
+    if jit_opt is not None:
+        env["TEENY_CUDA_JIT_OPT"] = str(jit_opt)
+    try:
+        r = subprocess.run([fuzz, "--engine", "gpu", "--replay", repro, "--timeout", "60"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    lines = (r.stdout + r.stderr).strip().splitlines()
+    return (lines[0] if lines else f"(rc {r.returncode})").split(": ", 1)[-1][:100]
+
+
+def main():
+    out = os.path.join(os.environ.get("OUT", "."), "ptx_variants")
+    os.makedirs(out, exist_ok=True)
+    teenyc, fuzz = os.environ["TEENYC"], os.environ["DIFFFUZZ"]
+    repros = sys.argv[1:] or sorted(glob.glob("tests/diff/repro-gpu/*.txt"))
+    for r in repros:
+        name = os.path.splitext(os.path.basename(r))[0]
+        args = compile_args(r)
+        base = os.path.join(out, name + ".ptx")
+        if not args or subprocess.run([teenyc] + args + ["--emit", "ptx", "-o", base],
+                                      capture_output=True).returncode:
+            print(f"{name}: teenyc failed")
+            continue
+        print(f"{name}: default {replay(fuzz, r)} | as compiled here {replay(fuzz, r, base)} "
+              f"| -O0 {replay(fuzz, r, base, 0)}", flush=True)
+        text = open(base).read()
+        for vname, fn in VARIANTS:
+            v = fn(text)
+            if v == text:
+                continue
+            path = os.path.join(out, f"{name}.{vname}.ptx")
+            with open(path, "w") as f:
+                f.write(v)
+            print(f"   {vname}: {replay(fuzz, r, path)}", flush=True)
+    with tarfile.open(out + ".tgz", "w:gz") as t:
+        t.add(out, arcname="ptx_variants")
+    shutil.rmtree(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
