@@ -26,8 +26,14 @@
  *               as `x < 0 ? 2^N + (float)x : (float)x` with signed
  *               conversions, exact because x has at most 16 significant
  *               bits (one rounding, in the addition).
+ *   min/max i16 `max.u16 %rs, %rs, 1` (the language's x / y on u16 keeps y
+ *               at least 1 where it matters) gave 32 of 838 wrong
+ *               quotients (store_u16_division_gpu); narrow min/max is done
+ *               in 32 bits (`llvm.umax.i16` as zext, `llvm.umax.i32`,
+ *               trunc), which the H200 ran right.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -136,14 +142,50 @@ static bool repair_uitofp_sext(LLVMBuilderRef b, LLVMValueRef in) {
   return true;
 }
 
+/* `llvm.{s,u}{min,max}.i8/i16(a, b)` (scalars) in 32 bits: each operand
+ * sign- or zero-extended as the operation reads it, the result truncated. */
+static bool repair_narrow_minmax(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef in) {
+  if (LLVMGetInstructionOpcode(in) != LLVMCall)
+    return false;
+  LLVMValueRef callee = LLVMGetCalledValue(in);
+  if (!callee || !LLVMIsAFunction(callee))
+    return false;
+  size_t len;
+  const char *name = LLVMGetValueName2(callee, &len);
+  static const char *const ops[] = {"llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin."};
+  int op = -1;
+  for (int i = 0; i < 4; i++)
+    if (len > strlen(ops[i]) && strncmp(name, ops[i], strlen(ops[i])) == 0)
+      op = i;
+  LLVMTypeRef t = LLVMTypeOf(in);
+  if (op < 0 || LLVMGetTypeKind(t) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(t) > 16)
+    return false;
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(t));
+  char wide[24];
+  snprintf(wide, sizeof wide, "%si32", ops[op]);
+  LLVMTypeRef ft = LLVMFunctionType(i32, (LLVMTypeRef[]){i32, i32}, 2, 0);
+  LLVMValueRef fn = LLVMGetNamedFunction(m, wide);
+  if (!fn)
+    fn = LLVMAddFunction(m, wide, ft);
+  LLVMPositionBuilderBefore(b, in);
+  LLVMValueRef a[2];
+  for (int i = 0; i < 2; i++)
+    a[i] = op < 2 ? LLVMBuildSExt(b, LLVMGetOperand(in, (unsigned)i), i32, "")
+                  : LLVMBuildZExt(b, LLVMGetOperand(in, (unsigned)i), i32, "");
+  LLVMValueRef r = LLVMBuildTrunc(b, LLVMBuildCall2(b, ft, fn, a, 2, ""), t, "");
+  LLVMReplaceAllUsesWith(in, r);
+  LLVMInstructionEraseFromParent(in);
+  return true;
+}
+
 void teeny__cg_repair_nvptx(LLVMModuleRef m) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(LLVMGetModuleContext(m));
   for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn))
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;) {
         LLVMValueRef next = LLVMGetNextInstruction(in);
-        if (!repair_sitofp_i1(b, in) && !repair_neg(b, in))
-          repair_uitofp_sext(b, in);
+        if (!repair_sitofp_i1(b, in) && !repair_neg(b, in) && !repair_uitofp_sext(b, in))
+          repair_narrow_minmax(b, m, in);
         in = next;
       }
   LLVMDisposeBuilder(b);

@@ -60,7 +60,11 @@ static const char usage_text[] =
     "exits 1 if it still fails; with --out DIR it is written there again with\n"
     "its inputs as .npy and the `teenyc run` command lines that replay it.\n"
     "On the GPU machine (static bundle; scripts/difffuzz-gpu does two passes):\n"
-    "  bin/difffuzz --engine gpu --seed 1 --count 10000 -j 1 --keep-going --out repro\n";
+    "  bin/difffuzz --engine gpu --seed 1 --count 10000 -j 1 --keep-going --out repro\n"
+    "Environment (GPU engine): TEENY_CUDA_JIT_OPT=0..4 sets the driver JIT's\n"
+    "optimisation level; DFZ_GPU_PTX=FILE launches that PTX (same entry and\n"
+    "parameters) instead of the generated one, to replay hand-edited PTX\n"
+    "(tests/gpu/ptx_variants.py).\n";
 
 /* ---- options and statistics ----------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass_probe import compile_args  # noqa: E402
+from sass_probe import args_from_case, compile_args  # noqa: E402
 
 
 def declare(ptx, kind, prefix, n):
@@ -88,7 +88,20 @@ def narrow_ints_as_32(ptx):
     return declare(out, "b32", "rnx", 2 * n[0] + 2) if n[0] else out
 
 
-VARIANTS = [("neg_as_sub", neg_as_sub), ("neg_as_not_add", neg_as_not_add),
+def fence_after_barriers(ptx):
+    """A gpu-scope fence after every barrier: a lock's acquire (one thread's
+    atomic, then bar.sync) ordered for every thread by its own fence."""
+    return re.sub(r"(\n\s*bar\.sync\s+0;)", r"\1\n\tfence.acq_rel.gpu;", ptx)
+
+
+def global_loads_relaxed(ptx):
+    """Plain (weak) global loads as ld.relaxed.gpu: not moved or merged."""
+    return re.sub(r"\bld\.global\.(?!nc)", "ld.relaxed.gpu.global.", ptx)
+
+
+VARIANTS = [("fence_after_barriers", fence_after_barriers),
+            ("global_loads_relaxed", global_loads_relaxed),
+            ("neg_as_sub", neg_as_sub), ("neg_as_not_add", neg_as_not_add),
             ("minmax_as_selp", minmax_as_selp), ("u32_to_float_via_u64", u32_to_float_via_u64),
             ("narrow_ints_as_32", narrow_ints_as_32),
             ("all", lambda p: narrow_ints_as_32(u32_to_float_via_u64(minmax_as_selp(
@@ -118,7 +131,7 @@ def main():
     repros = sys.argv[1:] or sorted(glob.glob("tests/diff/repro-gpu/*.txt"))
     for r in repros:
         name = os.path.splitext(os.path.basename(r))[0]
-        args = compile_args(r)
+        args = compile_args(r) or args_from_case(r)
         base = os.path.join(out, name + ".ptx")
         if not args or subprocess.run([teenyc] + args + ["--emit", "ptx", "-o", base],
                                       capture_output=True).returncode:

@@ -53,6 +53,27 @@ def compile_args(repro):
     return [src] + out[1:] + ["--target", "sm_90a", "--mode", "offline"]
 
 
+def args_from_case(repro):
+    """teenyc's arguments from a reproducer's own lines (older ones have no
+    `# teenyc run` line): kernel, num_warps, dtype and const bindings."""
+    args, src = [], None
+    for line in open(repro):
+        w = line.split()
+        if len(w) >= 2 and w[0] == "kernel":
+            args += ["--kernel", w[1]]
+        elif len(w) >= 2 and w[0] == "num_warps":
+            args += ["--num-warps", w[1]]
+        elif len(w) >= 3 and w[0] == "dtype":
+            args += ["--dtype", f"{w[1]}={w[2]}"]
+        elif len(w) >= 3 and w[0] == "const":
+            args += ["--const", f"{w[1]}={w[2]}"]
+        elif len(w) >= 2 and w[0] == "source":
+            src = os.path.join(os.path.dirname(repro), w[1])
+    if not src:
+        return None
+    return [src] + args + ["--target", "sm_90a", "--mode", "offline"]
+
+
 def tool(name):
     try:
         import triton
@@ -91,7 +112,7 @@ def main():
         print(f"{name}: jit default: {verdict} | jit -O0: {verdict0}")
         if "mismatch" in verdict or "error" in verdict:
             print("   " + detail.replace("\n", "\n   "))
-        args = compile_args(r)
+        args = compile_args(r) or args_from_case(r)
         if not args:
             continue
         ptx = os.path.join(out, name + ".ptx")
