@@ -99,7 +99,20 @@ def global_loads_relaxed(ptx):
     return re.sub(r"\bld\.global\.(?!nc)", "ld.relaxed.gpu.global.", ptx)
 
 
-VARIANTS = [("fence_after_barriers", fence_after_barriers),
+def sys_atomics_as_gpu(ptx):
+    """System-scope atomics at gpu scope (only to tell whether the scope
+    is what the JIT gets wrong: the semantics are weaker)."""
+    return re.sub(r"\b(atom|red)\.([a-z_]+\.)?sys\.", r"\1.\2gpu.", ptx)
+
+
+def sys_atomics_fenced(ptx):
+    """Each system-scope atomic relaxed, between two fence.sc.sys."""
+    return re.sub(r"(atom|red)\.(?:acquire|release|acq_rel|relaxed)\.sys\.([^\n]*;)",
+                  r"fence.sc.sys; \1.relaxed.sys.\2 fence.sc.sys;", ptx)
+
+
+VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", sys_atomics_fenced),
+            ("fence_after_barriers", fence_after_barriers),
             ("global_loads_relaxed", global_loads_relaxed),
             ("neg_as_sub", neg_as_sub), ("neg_as_not_add", neg_as_not_add),
             ("minmax_as_selp", minmax_as_selp), ("u32_to_float_via_u64", u32_to_float_via_u64),
