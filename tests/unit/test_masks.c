@@ -168,6 +168,52 @@ START_TEST(loop_invariant_masks_over_copy_groups) {
 }
 END_TEST
 
+/* Triton tutorial 03's k loop: `for k in range(0, cdiv(K, BK))` with
+ * the k bound as the only mask of A and B (`rk < K - k * BK`), which the
+ * fast copy splits with no invariant part (full k tiles unmasked, the
+ * partial last one masked): K = 200 ends in a tile of 8, K = 192 has none,
+ * K = 40 has only the partial one.  B rows 72 wide, A rows 256. */
+static const char tutorial03_k[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(BM); TEENY_CONST(BN); TEENY_CONST(BK);\n"
+    "TEENY_KERNEL(BM, BN, BK)\n"
+    "void k(ptr(f16) a_ptr, ptr(f16) b_ptr, ptr(f32) c_ptr, i32 K, i32 sa, i32 sb)\n"
+    "{ tile(i32) rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);\n"
+    "  tile(ptr(f16)) a = a_ptr + col(rm) * sa + row(rk);\n"
+    "  tile(ptr(f16)) b = b_ptr + col(rk) * sb + row(rn);\n"
+    "  tile(f32) acc = zeros(f32, BM, BN);\n"
+    "  for (i32 k = 0; k < cdiv(K, BK); k++) {\n"
+    "    tile(f16) av = load(a, row(rk) < K - k * BK, 0);\n"
+    "    tile(f16) bv = load(b, col(rk) < K - k * BK, 0);\n"
+    "    acc = dot(av, bv, acc);\n"
+    "    a += BK;\n"
+    "    b += BK * sb;\n"
+    "  }\n"
+    "  store(c_ptr + col(rm) * BN + row(rn), acc); }\n";
+
+static void check_tutorial03_k(void **out) {
+  const float *c = out[2];
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 64; n++) {
+      double want = 0;
+      for (long k = 0; k < inv_k; k++)
+        want += (double)((m * 256L + k) % 7 - 3) * (double)((k * 72L + n) % 7 - 3);
+      ck_assert_msg(c[m * 64 + n] == (float)want, "c[%d][%d] = %g, the model says %g (K %lld)", m,
+                    n, c[m * 64 + n], want, inv_k);
+    }
+}
+
+START_TEST(tutorial03_k_bound_alone) {
+  static const long long ks[] = {200, 192, 40};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    inv_k = ks[i];
+    kcase c = {"tutorial03_k.c", tutorial03_k, "k", "BM=64,BN=64,BK=64", 1,
+               {{64 * 256, 2}, {inv_k * 72, 2}, {64 * 64, 0}}, {inv_k, 256, 72}};
+    kr_run_everywhere(&c, check_tutorial03_k);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("masks");
   TCase *tc = tcase_create("wrap");
@@ -175,6 +221,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, wrapping_runs_1d);
   tcase_add_test(tc, wrapping_runs_2d);
   tcase_add_test(tc, loop_invariant_masks_over_copy_groups);
+  tcase_add_test(tc, tutorial03_k_bound_alone);
   suite_add_tcase(s, tc);
   return s;
 }
