@@ -1082,6 +1082,11 @@ static int uniform_step(cg *g, const pipe *P, int ptr) {
   return -1;
 }
 
+/* a && b, either NULL standing for true. */
+static LLVMValueRef and_cond(cg *g, LLVMValueRef a, LLVMValueRef b) {
+  return !a ? b : !b ? a : LLVMBuildAnd(g->b, a, b, "");
+}
+
 /* Loop versioning for cp.async stages: when every staged load's pointer
  * is a carried tile moved by a uniform invariant step, whether its vector
  * groups are aligned and contiguous is decided once, before the loop:
@@ -1120,11 +1125,8 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
                                             : teeny__cg_scalar(g, xs[j]);
     LLVMValueRef k = teeny__cg_async_layout_ok(g, A.loads[j], inc);
     teeny__cg_async_mask_split(g, A.loads[j], body);
-    if (k)
-      ok = ok ? LLVMBuildAnd(g->b, ok, k, "") : k;
-    LLVMValueRef w = teeny__cg_async_whole_ok(g, A.loads[j], body);
-    if (w)
-      ok = ok ? LLVMBuildAnd(g->b, ok, w, "") : w;
+    ok = and_cond(g, ok, k);
+    ok = and_cond(g, ok, teeny__cg_async_whole_ok(g, A.loads[j], body));
   }
   bind_pop(g, b);
   if (!ok) {

@@ -33,8 +33,8 @@
  *               trunc), which the H200 ran right.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dsl/nvptx/codegen.h"
@@ -76,15 +76,13 @@ static bool repair_neg(LLVMBuilderRef b, LLVMValueRef in) {
       LLVMConstIntGetZExtValue(z) != 0)
     return false;
   unsigned w = LLVMGetIntTypeWidth(t);
-  const char *text = w == 16   ? "not.b16 $0, $1;\n\tadd.s16 $0, $0, 1;"
-                     : w == 32 ? "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;"
-                     : w == 64 ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;"
-                               : NULL;
-  if (!text)
+  if (w != 16 && w != 32 && w != 64)
     return false;
+  char text[64];
+  snprintf(text, sizeof text, "not.b%u $0, $1;\n\tadd.s%u $0, $0, 1;", w, w);
   const char *cons = w == 16 ? "=h,h" : w == 32 ? "=r,r" : "=l,l";
   LLVMTypeRef ft = LLVMFunctionType(t, &t, 1, 0);
-  LLVMValueRef fn = LLVMGetInlineAsm(ft, (char *)text, strlen(text), (char *)cons, strlen(cons),
+  LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), (char *)cons, strlen(cons),
                                      false, false, LLVMInlineAsmDialectATT, false);
   LLVMPositionBuilderBefore(b, in);
   LLVMValueRef r = LLVMBuildCall2(b, ft, fn, &x, 1, "");

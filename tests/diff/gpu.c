@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "teeny/client.h"
+#include "tests/diff/repro.h"
 #include "tests/diff/run.h"
 
 const char *dfz_gpu_target(char *buf, size_t size) {
@@ -36,38 +37,15 @@ static int ptx_override(teeny_artifact *a, char *err, size_t errsz) {
   const char *path = getenv("DFZ_GPU_PTX");
   if (!path || !*path)
     return 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errsz, "DFZ_GPU_PTX: cannot open %s", path);
+  char *text = dfz_read_file(path);
+  if (!text || !*text) {
+    snprintf(err, errsz, "DFZ_GPU_PTX: cannot read %s, or it is empty", path);
+    free(text);
     return -1;
   }
-  char *text = NULL;
-  size_t len = 0, cap = 0, n;
-  char chunk[65536];
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = 2 * (len + n + 1);
-      char *t = realloc(text, cap);
-      if (!t) {
-        free(text);
-        fclose(f);
-        snprintf(err, errsz, "DFZ_GPU_PTX: out of memory");
-        return -1;
-      }
-      text = t;
-    }
-    memcpy(text + len, chunk, n);
-    len += n;
-  }
-  fclose(f);
-  if (!text) {
-    snprintf(err, errsz, "DFZ_GPU_PTX: %s is empty", path);
-    return -1;
-  }
-  text[len] = 0;
   free(a->ptx);
   a->ptx = text;
-  a->ptx_len = len;
+  a->ptx_len = strlen(text);
   return 0;
 }
 

@@ -23,7 +23,7 @@ import sys
 import tarfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass_probe import args_from_case, compile_args  # noqa: E402
+from sass_probe import args_from_case, compile_args, replay  # noqa: E402
 
 
 def declare(ptx, kind, prefix, n):
@@ -121,20 +121,8 @@ VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", s
                 neg_as_not_add(p)))))]
 
 
-def replay(fuzz, repro, ptx=None, jit_opt=None):
-    env = dict(os.environ)
-    env.pop("DFZ_GPU_PTX", None)
-    if ptx:
-        env["DFZ_GPU_PTX"] = ptx
-    if jit_opt is not None:
-        env["TEENY_CUDA_JIT_OPT"] = str(jit_opt)
-    try:
-        r = subprocess.run([fuzz, "--engine", "gpu", "--replay", repro, "--timeout", "60"],
-                           capture_output=True, text=True, env=env, timeout=120)
-    except subprocess.TimeoutExpired:
-        return "timeout"
-    lines = (r.stdout + r.stderr).strip().splitlines()
-    return (lines[0] if lines else f"(rc {r.returncode})").split(": ", 1)[-1][:100]
+def verdict(fuzz, repro, ptx=None, jit_opt=None):
+    return replay(fuzz, repro, jit_opt, ptx)[0][:100]
 
 
 def main():
@@ -150,8 +138,8 @@ def main():
                                       capture_output=True).returncode:
             print(f"{name}: teenyc failed")
             continue
-        print(f"{name}: default {replay(fuzz, r)} | as compiled here {replay(fuzz, r, base)} "
-              f"| -O0 {replay(fuzz, r, base, 0)}", flush=True)
+        print(f"{name}: default {verdict(fuzz, r)} | as compiled here {verdict(fuzz, r, base)} "
+              f"| -O0 {verdict(fuzz, r, base, 0)}", flush=True)
         text = open(base).read()
         for vname, fn in VARIANTS:
             v = fn(text)
@@ -160,7 +148,7 @@ def main():
             path = os.path.join(out, f"{name}.{vname}.ptx")
             with open(path, "w") as f:
                 f.write(v)
-            print(f"   {vname}: {replay(fuzz, r, path)}", flush=True)
+            print(f"   {vname}: {verdict(fuzz, r, path)}", flush=True)
     with tarfile.open(out + ".tgz", "w:gz") as t:
         t.add(out, arcname="ptx_variants")
     shutil.rmtree(out)

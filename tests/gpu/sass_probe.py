@@ -86,12 +86,20 @@ def tool(name):
     return None
 
 
-def replay(fuzz, repro, jit_opt):
+def replay(fuzz, repro, jit_opt, ptx=None):
+    """The replay's verdict and its first lines; ptx: a PTX file launched in
+    place of the generated one (difffuzz's $DFZ_GPU_PTX)."""
     env = dict(os.environ)
+    env.pop("DFZ_GPU_PTX", None)
+    if ptx:
+        env["DFZ_GPU_PTX"] = ptx
     if jit_opt is not None:
         env["TEENY_CUDA_JIT_OPT"] = str(jit_opt)
-    r = subprocess.run([fuzz, "--engine", "gpu", "--replay", repro, "--timeout", "60"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    try:
+        r = subprocess.run([fuzz, "--engine", "gpu", "--replay", repro, "--timeout", "60"],
+                           capture_output=True, text=True, env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "timeout", "timeout"
     lines = (r.stdout + r.stderr).strip().splitlines()
     first = lines[0] if lines else f"(rc {r.returncode}, no output)"
     return first.split(": ", 1)[-1], "\n".join(lines[:3])
