@@ -38,9 +38,14 @@ static void nvptx_init(void) {
    * repro-gpu/reduce_bf16_dot_gpu); the pass builder's own switch for it
    * does not stop the pass.  Its only gain in our kernels was f16x2 adds in
    * element-wise f16 kernels (memory-bound); the benchmarked kernels' PTX
-   * is the same without it (docs/perf-notes.md). */
-  const char *argv[] = {"teenyc", "-nvptx-short-ptr", "-vectorize-slp=false"};
-  LLVMParseCommandLineOptions(3, argv, NULL);
+   * is the same without it (docs/perf-notes.md).  -disable-early-taildup:
+   * the back end's early tail duplication copies a loop header that only
+   * branches into both of its predecessors, which gives the loop two
+   * entries, and ptxas miscompiles such loops around barriers (cfg.c; the
+   * IR passes end with fix-irreducible for the same reason). */
+  const char *argv[] = {"teenyc", "-nvptx-short-ptr", "-vectorize-slp=false",
+                        "-disable-early-taildup"};
+  LLVMParseCommandLineOptions(4, argv, NULL);
   LLVMInitializeNVPTXTargetInfo();
   LLVMInitializeNVPTXTarget();
   LLVMInitializeNVPTXTargetMC();
@@ -384,6 +389,25 @@ static void finish_smem(cg *g, teeny_codegen_out *out) {
   g->smem = gv;
 }
 
+/* The PTX's loops each have one entry (cfg.c says why it matters): a wrong
+ * answer is worse than a refused kernel. */
+static int check_reducible(cg *g, teeny_codegen_out *out) {
+  char why[200];
+  int r = teeny__ptx_check_reducible(out->ptx, why, sizeof why);
+  if (r == -2)
+    return TEENY_E_NOMEM;
+  if (r != 1)
+    return TEENY_OK;
+  teeny__error_at(g->cx, (teeny_loc){0, 0},
+                  "internal error: the PTX enters a loop past its header (at %s), which "
+                  "NVIDIA's assembler miscompiles around barriers; please report this kernel",
+                  why);
+  teeny__free(out->ptx);
+  out->ptx = NULL;
+  out->ptx_len = 0;
+  return TEENY_E_INTERNAL;
+}
+
 static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
                              teeny_codegen_out *out) {
   char *msg = NULL;
@@ -396,7 +420,10 @@ static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
   }
   LLVMDisposeMessage(msg);
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-  LLVMErrorRef e = LLVMRunPasses(g->mod, "default<O3>", tm, po);
+  /* fix-irreducible: jump threading can enter a loop past its header,
+   * which ptxas miscompiles around barriers (cfg.c); this gives every
+   * such loop one header again, and nothing after it threads edges. */
+  LLVMErrorRef e = LLVMRunPasses(g->mod, "default<O3>,function(fix-irreducible)", tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *em = LLVMGetErrorMessage(e);
@@ -430,7 +457,7 @@ static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
   out->ptx[n] = '\0';
   out->ptx_len = strlen(out->ptx); /* the buffer may carry a trailing NUL */
   LLVMDisposeMemoryBuffer(buf);
-  return TEENY_OK;
+  return check_reducible(g, out);
 }
 
 /* Everything that may unwind: build the module and lower the body. */

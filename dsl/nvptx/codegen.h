@@ -18,6 +18,8 @@
  *   order.c     program order between threads: where barriers must go
  *   debug.c     device_print and device_assert: vprintf, __assertfail
  *   repair.c    rewrites of the optimised IR around NVPTX back-end bugs
+ *   cfg.c       the emitted PTX's flow graph: every loop has one entry
+ *               (declared in nvptx.h: it reads text, not LLVM IR)
  *
  * Execution model (Triton's): one CTA per program; every thread computes
  * every scalar (scalars are uniform); a tile value is spread over the CTA

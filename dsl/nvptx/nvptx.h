@@ -37,6 +37,11 @@ const char *teeny__codegen_llvm_version(void);
  * Only in builds with LLVM (teeny_compiler).  Returns as teeny__codegen_ptx. */
 int teeny__codegen_llvm_ir(teeny_ctx *cx, const teeny_ir_func *f,
                            const teeny_codegen_opts *o, char **ir);
+/* cfg.c: whether every loop of every function in the PTX text is entered
+ * only through its header.  0: yes; 1: no, with where in why; -1: not
+ * known (an indirect branch); -2: out of memory.  The code generator
+ * refuses PTX that is not reducible (cfg.c says why). */
+int teeny__ptx_check_reducible(const char *ptx, char *why, size_t why_len);
 /* Test aid (dsl/nvptx/emu.c, only in builds with LLVM: teeny_compiler):
  * run the code generator's output for f on the host — the same layouts,
  * conversions, reductions and mma fragments, JIT-compiled for the CPU with

@@ -142,22 +142,39 @@ void kr_run_everywhere(const kcase *c, void (*check)(void **out)) {
 }
 
 
-char *kr_text(const char *src, const char *kernel, const char *bindings, const char *target) {
-  kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
-  teeny_spec *s = kr_spec(&c, target, 4);
+/* c's artifact for target and warps with the emit flags (check-fails if
+ * it does not compile). */
+static teeny_artifact *kr_artifact(const kcase *c, const char *target, int warps,
+                                   unsigned emit) {
+  teeny_spec *s = kr_spec(c, target, warps);
   teeny_artifact *a = NULL;
   teeny_diags d;
   teeny_diags_init(&d);
-  int rc = teeny_spec_compile(s, TEENY_EMIT_PTX | TEENY_EMIT_MLIR, &a, &d);
+  int rc = teeny_spec_compile(s, emit, &a, &d);
   if (rc)
     ku_print_diags(&d);
   ck_assert_msg(rc == 0, "compile: %s", teeny_strerror(rc));
   teeny_diags_close(&d);
+  teeny_spec_destroy(s);
+  return a;
+}
+
+char *kr_text(const char *src, const char *kernel, const char *bindings, const char *target) {
+  kcase c = {"ptx.c", src, kernel, bindings, 1, {{0, 0}}, {0}};
+  teeny_artifact *a = kr_artifact(&c, target, 4, TEENY_EMIT_PTX | TEENY_EMIT_MLIR);
   size_t n = a->ptx_len + a->mlir_len + 2;
   char *text = malloc(n);
   snprintf(text, n, "%.*s\n%.*s", (int)a->ptx_len, a->ptx, (int)a->mlir_len, a->mlir);
   teeny_artifact_destroy(a);
-  teeny_spec_destroy(s);
+  return text;
+}
+
+char *kr_ptx(const kcase *c, const char *target, int warps) {
+  teeny_artifact *a = kr_artifact(c, target, warps, TEENY_EMIT_PTX);
+  char *text = malloc(a->ptx_len + 1);
+  memcpy(text, a->ptx, a->ptx_len);
+  text[a->ptx_len] = '\0';
+  teeny_artifact_destroy(a);
   return text;
 }
 

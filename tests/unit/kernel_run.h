@@ -53,6 +53,9 @@ void kr_run_everywhere(const kcase *c, void (*check)(void **out));
  * text (caller frees). */
 char *kr_text(const char *src, const char *kernel, const char *bindings, const char *target);
 
+/* The PTX of c's kernel alone, for target and warps (caller frees). */
+char *kr_ptx(const kcase *c, const char *target, int warps);
+
 /* How often what occurs in text. */
 int kr_count(const char *text, const char *what);
 

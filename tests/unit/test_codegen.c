@@ -213,6 +213,57 @@ START_TEST(emulation_matches_interpreter) {
 }
 END_TEST
 
+/* cfg.c's check on PTX of known shapes: a loop entered past its header
+ * (the shape LLVM's jump threading made of a spin lock after a thread-0
+ * atomic) is found and named; natural loops, nested loops, diamonds,
+ * guarded returns, inline asm braces and vector operands are not taken
+ * for one; an indirect branch is "not known". */
+static int reducible(const char *body, char *why) {
+  char ptx[2048];
+  snprintf(ptx, sizeof ptx,
+           ".version 8.0\n.target sm_90a\n.address_size 64\n"
+           ".extern .func (.param .b32 func_retval0) vprintf\n(\n.param .b64 p0\n)\n;\n"
+           ".global .align 1 .b8 fmt[3] = {37, 100, 0};\n"
+           ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n%s}\n", body);
+  return teeny__ptx_check_reducible(ptx, why, 200);
+}
+
+START_TEST(ptx_loops_with_two_entries_are_found) {
+  char why[200];
+  /* entry -> L2 (header) or straight to L4 (inside the loop) */
+  const char *two_entries =
+      "\tsetp.ne.s32 %p1, %r1, 0;\n\t@%p1 bra $L__BB0_4;\n"
+      "$L__BB0_2:\n\t@%p9 bra $L__BB0_3;\n\tbra.uni $L__BB0_4;\n"
+      "$L__BB0_3:\n\t// begin inline asm\n\t{ atom.acquire.sys.global.cas.b32 %r65, [%rd16], %r13, %r14; }\n"
+      "\t// end inline asm\n"
+      "$L__BB0_4:\n\tbar.sync 0;\n\tld.shared.v4.u32 {%r37, %r38, %r39, %r40}, [%r36];\n"
+      "\t@%p4 bra $L__BB0_2;\n\tret;\n";
+  ck_assert_int_eq(reducible(two_entries, why), 1);
+  ck_assert_msg(strstr(why, "$L__BB0_4") != NULL, "why: %s", why);
+  /* the same loop entered through its header only */
+  const char *one_entry =
+      "\tsetp.ne.s32 %p1, %r1, 0;\n\t@%p1 bra $L__BB0_2;\n\tmov.u32 %r2, 1;\n"
+      "$L__BB0_2:\n\t@%p9 bra $L__BB0_3;\n\tbra.uni $L__BB0_4;\n"
+      "$L__BB0_3:\n\tatom.global.add.u32 %r6, [%rd1], 1;\n"
+      "$L__BB0_4:\n\tbar.sync 0;\n\t@%p4 bra $L__BB0_2;\n\tret;\n";
+  ck_assert_int_eq(reducible(one_entry, why), 0);
+  /* nested loops, a diamond, a guarded return and a statement over lines */
+  const char *nested =
+      "$L__BB0_1:\n\tmov.u32 %r1, 0;\n"
+      "$L__BB0_2:\n\tadd.s32 %r1, %r1, 1;\n\t@%p1 bra $L__BB0_2;\n"
+      "\t@%p2 bra $L__BB0_4;\n\tmov.u32 %r3, 2;\n\tbra.uni $L__BB0_5;\n"
+      "$L__BB0_4:\n\tmov.u32 %r3, 3;\n"
+      "$L__BB0_5:\n\t@%p3 ret;\n\tcall.uni (retval0),\n\tvprintf,\n\t(\n\tparam0\n\t);\n"
+      "\t@%p4 bra $L__BB0_1;\n\tret;\n";
+  ck_assert_int_eq(reducible(nested, why), 0);
+  /* the irreducible shape in a second function is found too */
+  char two[1024];
+  snprintf(two, sizeof two, "\tret;\n}\n.func f()\n{\n%s", two_entries);
+  ck_assert_int_eq(reducible(two, why), 1);
+  ck_assert_int_eq(reducible("\tbrx.idx %r1, $L_tab;\n\tret;\n", why), -1);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = tcase_create("all");
@@ -226,6 +277,7 @@ int main(void) {
   tcase_add_test(tc, limits_are_diagnosed);
   tcase_add_test(tc, version_is_llvms);
   tcase_add_test(tc, concurrent_compiles_agree);
+  tcase_add_test(tc, ptx_loops_with_two_entries_are_found);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

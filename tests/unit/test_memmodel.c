@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dsl/nvptx/nvptx.h"
 #include "kernel_run.h"
 
 /* ---- defect 1: a scalar load is one value in every lane ------------------------------- */
@@ -283,6 +284,87 @@ START_TEST(lock_pattern) {
 }
 END_TEST
 
+/* A thread-0 atomic before a spin lock (tests/diff/repro-gpu/
+ * lock_replicated_rmw_*): LLVM's jump threading sent the threads that skip
+ * the atomic from the entry straight into the loop's barrier block, past
+ * its header, and ptxas miscompiled that two-entry loop on the H200 (the
+ * index exchanged through shared memory after it came out stale, a
+ * different wrong value each run, in a single block).  The values agree in
+ * both engines, and every loop of the PTX has one entry on each target
+ * and warp count (the code generator refuses the PTX otherwise). */
+static const char atomic_then_lock[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_CONST(E);\n"
+    "TEENY_KERNEL(B, E)\n"
+    "void k(ptr(i64) hist, ptr(i32) lock, ptr(f32) acc, ptr(f32) in, i32 n)\n"
+    "{ i32 pid = program_id(0);\n"
+    "  atomic_min(hist, (i64)5, sem_acq_rel);\n"
+    "  while (atomic_cas(lock, 0, 1, scope_sys, sem_acquire) == 1) { }\n"
+    "  tile(i32) o = (pid % 3) * E + arange(0, E);\n"
+    "  tile(i32) i = (((tile(i32))min(broadcast_to((u32)n, B, E), 0)) % 230 + 230) % 230;\n"
+    "  store(acc + o, load(acc + o) + load(in + i));\n"
+    "  atomic_xchg(lock, 0, sem_acq_rel); }\n";
+
+static void check_atomic_then_lock(void **out) {
+  const int64_t *hist = out[0];
+  const int32_t *lock = out[1];
+  const float *acc = out[2];
+  ck_assert_int_eq(hist[0], 0);
+  ck_assert_int_eq(lock[0], 0);
+  for (int j = 0; j < 48; j++) /* two programs per slot, each adding in[386 % 230] */
+    ck_assert_msg(acc[j] == 312.0f, "acc[%d] = %g, want 312", j, acc[j]);
+}
+
+START_TEST(atomic_then_lock_loop_has_one_entry) {
+  kcase c = {"atomic_lock.c", atomic_then_lock, "k", "B=8,E=16", 6,
+             {{1, 0}, {1, 0}, {48, 0}, {230, 1}}, {386}};
+  kr_run_everywhere(&c, check_atomic_then_lock);
+  static const char *const targets[] = {"sm_90a", "sm_80"};
+  for (int t = 0; t < 2; t++)
+    for (int w = 1; w <= 8; w *= 2) {
+      char *ptx = kr_ptx(&c, targets[t], w), why[200];
+      int r = teeny__ptx_check_reducible(ptx, why, sizeof why);
+      ck_assert_msg(r == 0, "%s, %d warps: %s", targets[t], w, r == 1 ? why : "not followed");
+      ck_assert_int_eq(kr_count(ptx, "atom.acquire.sys.global.cas"), 1);
+      free(ptx);
+    }
+}
+END_TEST
+
+/* The other way a loop got two entries: the back end's early tail
+ * duplication copied a header that only branches (here the loop test,
+ * whose bound is a thread-0 load after a reduction) into the entry and the
+ * latch.  difffuzz seed 181002550 (--skip order), reduced by deleting
+ * lines while the compile was still refused; the code generator now runs
+ * with -disable-early-taildup, and the PTX has single-entry loops. */
+static const char taildup_header[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_CONST(E);\n"
+    "TEENY_KERNEL(B, E)\n"
+    "void kern(i32 n, f16 s0, ptr(i32) in6, ptr(u64) out8, ptr(f32) in9, ptr(i32) in10, ptr(i32) out12, ptr(f32) out13, ptr(f32) out14, ptr(i64) in15, ptr(i32) in16, ptr(i32) in17, ptr(i32) in18, ptr(bool) in19, ptr(i32) out20, ptr(f64) out22, ptr(bool) out24)\n"
+    "{\n"
+    "i32 pid = program_id(0);\n"
+    "for (i32 k5 = ((i32) 0); k5 < minimum(load((in6 + (((((i32) sum(broadcast_to(minimum(maximum(ceil((((f32) pid) % ((u32) pid))), -64), 64), E), -1)) % 44) + 44) % 44)), evict_first), ((i32) 2)); k5 += 1) {\n"
+    "if (((bool) argmin(((tile(i32)) (load((in6 + ((pid * E) + arange(0, E)))) * ((bf16) k5))), -1))) {\n"
+    "}\n"
+    "}\n"
+    "}\n";
+
+START_TEST(tail_duplicated_header_keeps_one_entry) {
+  kcase c = {"taildup.c", taildup_header, "kern", "B=64,E=8", 1, {{0, 0}}, {0}};
+  static const char *const targets[] = {"sm_90a", "sm_80"};
+  for (int t = 0; t < 2; t++)
+    for (int w = 1; w <= 8; w *= 2) {
+      char *ptx = kr_ptx(&c, targets[t], w), why[200];
+      int r = teeny__ptx_check_reducible(ptx, why, sizeof why);
+      ck_assert_msg(r == 0, "%s, %d warps: %s", targets[t], w, r == 1 ? why : "not followed");
+      free(ptx);
+    }
+}
+END_TEST
+
 /* ---- what the PTX says -------------------------------------------------------------------- */
 
 /* Cache operators and eviction priorities: the PTX access carries the
@@ -505,6 +587,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, tile_atomics_old_values);
   tcase_add_test(tc, bitwise_and_bf16_atomics);
   tcase_add_test(tc, lock_pattern);
+  tcase_add_test(tc, atomic_then_lock_loop_has_one_entry);
+  tcase_add_test(tc, tail_duplicated_header_keeps_one_entry);
   tcase_add_test(tc, atomics_carry_sem_and_scope);
   tcase_add_test(tc, cache_hints_reach_ptx_and_mlir);
   tcase_add_test(tc, barriers_only_where_needed);
