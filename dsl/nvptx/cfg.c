@@ -11,9 +11,12 @@
  * assembler, at -O1 and above, miscompiles such a loop around `bar.sync`:
  * values exchanged through shared memory after it came out stale, changing
  * from run to run, in a single block (docs/reliability.md, the
- * lock_replicated_rmw reproducers).  codegen.c therefore makes the IR
- * reducible (LLVM's fix-irreducible pass) and checks the PTX with
- * teeny__ptx_check_reducible before handing it out.
+ * lock_replicated_rmw reproducers).  The back end's early tail
+ * duplication made the same shape by copying a loop header that only
+ * branches into the entry and the latch.  codegen.c therefore makes the IR
+ * reducible (LLVM's fix-irreducible pass), turns early tail duplication
+ * off, and checks the PTX with teeny__ptx_check_reducible before handing
+ * it out.
  *
  * The parse is of what LLVM's NVPTX printer writes: a function body is the
  * brace block after `.entry`/`.func`; statements end in ';'; `NAME:`
