@@ -422,7 +422,8 @@ static int optimise_and_emit(cg *g, LLVMTargetMachineRef tm,
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   /* fix-irreducible: jump threading can enter a loop past its header,
    * which ptxas miscompiles around barriers (cfg.c); this gives every
-   * such loop one header again, and nothing after it threads edges. */
+   * such loop one header again (the back end's early tail duplication,
+   * which could undo it, is off: nvptx_init). */
   LLVMErrorRef e = LLVMRunPasses(g->mod, "default<O3>,function(fix-irreducible)", tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
