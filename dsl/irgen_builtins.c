@@ -168,48 +168,72 @@ static gval gen_broadcast_to(gen *g, const teeny_expr *e) {
 }
 
 static gval gen_reshape(gen *g, const teeny_expr *e) {
-  gval x = need_tile(g, e, 0, "reshape");
+  gval x = need_tile(g, e, 0, e->name);
   int shape[TEENY_MAX_RANK];
-  const_dims(g, e, 1, e->nargs - 1, shape, "reshape");
+  const_dims(g, e, 1, e->nargs - 1, shape, e->name);
   teeny_type rt = teeny__type_with_shape(x.type, e->nargs - 1, shape);
   if (teeny__type_numel(rt) != teeny__type_numel(x.type))
-    teeny__gen_fail(g, e->loc, "reshape of %s to %s changes the element count",
+    teeny__gen_fail(g, e->loc, "%s of %s to %s changes the element count", e->name,
                     teeny__gen_tstr(g, x.type), teeny__gen_tstr(g, rt));
   if (teeny__type_eq(rt, x.type))
     return x;
   return shape_op(g, IR_RESHAPE, x, rt, 0, e->loc);
 }
 
-/* permute(x, dims...): dims a permutation of 0 .. rank-1 (Triton's
- * tl.permute); for rank 2 that is x itself or trans(x). */
-static gval gen_permute(gen *g, const teeny_expr *e) {
-  gval x = need_tile(g, e, 0, "permute");
-  if (e->nargs - 1 != x.type.rank)
-    teeny__gen_fail(g, e->loc, "permute of %s needs %d dims, got %d", teeny__gen_tstr(g, x.type),
-                    x.type.rank, e->nargs - 1);
-  int d[TEENY_MAX_RANK];
-  bool seen[TEENY_MAX_RANK] = {false};
+/* x with its dims permuted: result dim i is x's dim perm[i] (Triton's
+ * tt.trans order); the identity is x itself. */
+static gval permute_of(gen *g, gval x, const int *perm, teeny_loc loc) {
+  int s[TEENY_MAX_RANK];
+  bool ident = true;
   for (int i = 0; i < x.type.rank; i++) {
-    d[i] = const_axis(g, e, i + 1, x.type.rank, "permute");
-    if (d[i] < 0)
-      d[i] += x.type.rank;
-    if (seen[d[i]])
-      teeny__gen_fail(g, e->args[i + 1]->loc, "permute's dims must be a permutation: %d twice", d[i]);
-    seen[d[i]] = true;
+    s[i] = x.type.shape[perm[i]];
+    ident &= perm[i] == i;
   }
-  if (x.type.rank == 1 || d[0] == 0)
+  if (ident)
     return x;
-  int s[2] = {x.type.shape[1], x.type.shape[0]};
-  return shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, 2, s), 0, e->loc);
+  gval r = shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, x.type.rank, s), 0, loc);
+  if (!x.is_const)
+    for (int i = 0; i < x.type.rank; i++)
+      g->f->values[r.id].def->perm[i] = (signed char)perm[i];
+  return r;
 }
 
+/* Constant dims args[first..] of e as a permutation of x's axes. */
+static void perm_args(gen *g, const teeny_expr *e, int first, gval x, int *d, const char *name) {
+  if (e->nargs - first != x.type.rank)
+    teeny__gen_fail(g, e->loc, "%s of %s needs %d dims, got %d", name, teeny__gen_tstr(g, x.type),
+                    x.type.rank, e->nargs - first);
+  bool seen[TEENY_MAX_RANK] = {false};
+  for (int i = 0; i < x.type.rank; i++) {
+    d[i] = const_axis(g, e, i + first, x.type.rank, name);
+    if (seen[d[i]])
+      teeny__gen_fail(g, e->args[i + first]->loc, "%s's dims must be a permutation: %d twice",
+                      name, d[i]);
+    seen[d[i]] = true;
+  }
+}
+
+/* permute(x, dims...): dims a permutation of 0 .. rank-1 (Triton's
+ * tl.permute): result dim i is x's dim dims[i]. */
+static gval gen_permute(gen *g, const teeny_expr *e) {
+  gval x = need_tile(g, e, 0, "permute");
+  int d[TEENY_MAX_RANK];
+  perm_args(g, e, 1, x, d, "permute");
+  return permute_of(g, x, d, e->loc);
+}
+
+/* trans(x): a 2-D transpose; trans(x, dims...) is permute (Triton's
+ * tl.trans takes both forms). */
 static gval gen_trans(gen *g, const teeny_expr *e) {
   gval x = need_tile(g, e, 0, "trans");
-  if (x.type.rank != 2)
-    teeny__gen_fail(g, e->args[0]->loc, "trans needs a 2-D tile, not %s",
+  int d[TEENY_MAX_RANK] = {1, 0};
+  if (e->nargs > 1)
+    perm_args(g, e, 1, x, d, "trans");
+  else if (x.type.rank != 2)
+    teeny__gen_fail(g, e->args[0]->loc, "trans(x) needs a 2-D tile, not %s; give the order of "
+                    "the dims for other ranks (trans(x, 0, 2, 1))",
                     teeny__gen_tstr(g, x.type));
-  int s[2] = {x.type.shape[1], x.type.shape[0]};
-  return shape_op(g, IR_TRANS, x, teeny__type_with_shape(x.type, 2, s), 0, e->loc);
+  return permute_of(g, x, d, e->loc);
 }
 
 /* ---- joining -------------------------------------------------------------------------
@@ -268,19 +292,36 @@ static void check_numel(gen *g, teeny_type t, long factor, teeny_loc loc, const 
                     (long)teeny__type_numel(t) * factor, TEENY_MAX_TILE_NUMEL);
 }
 
-/* [S] and [S] -> [S, 2] (rank of S at most 1). */
+/* [S...] and [S...] -> [S..., 2]. */
 static gval join_values(gen *g, gval a, gval b, teeny_loc loc, const char *name) {
   if (a.type.rank >= TEENY_MAX_RANK)
     teeny__gen_fail(g, loc, "%s of %s tiles would make a tile of rank %d (at most %d)", name,
                     teeny__gen_tstr(g, a.type), a.type.rank + 1, TEENY_MAX_RANK);
   check_numel(g, a.type, 2, loc, name);
   gval first = teeny__gen_binop(g, OP_EQ, range_of(g, 2, loc), teeny__gv_weak_int(0), loc);
-  if (a.type.rank == 1) {
-    a = expand(g, a, 1, loc, name);
-    b = expand(g, b, 1, loc, name);
-    first = expand(g, first, 0, loc, name);
+  if (a.type.rank >= 1) {
+    a = expand(g, a, a.type.rank, loc, name);
+    b = expand(g, b, b.type.rank, loc, name);
+    int s[TEENY_MAX_RANK];
+    for (int i = 0; i < a.type.rank; i++)
+      s[i] = i == a.type.rank - 1 ? 2 : 1;
+    first = shape_op(g, IR_RESHAPE, first, teeny__type_with_shape(first.type, a.type.rank, s), 0,
+                     loc);
   }
   return select_of(g, first, a, b, loc, name);
+}
+
+/* i along axis of a tile of this rank and shape (0 .. shape[axis]-1,
+ * broadcast over the other dims), not a constant. */
+static gval range_along(gen *g, int rank, const int *shape, int axis, teeny_loc loc) {
+  gval i = range_of(g, shape[axis], loc);
+  if (rank > 1) {
+    int s[TEENY_MAX_RANK];
+    for (int d = 0; d < rank; d++)
+      s[d] = d == axis ? shape[axis] : 1;
+    i = shape_op(g, IR_RESHAPE, i, teeny__type_with_shape(i.type, rank, s), 0, loc);
+  }
+  return teeny__gen_broadcast(g, i, rank, shape, loc);
 }
 
 static gval flatten(gen *g, gval x, teeny_loc loc) {
@@ -299,13 +340,12 @@ static gval gen_join(gen *g, const teeny_expr *e) {
 static gval gen_interleave(gen *g, const teeny_expr *e) {
   gval ab[2];
   two_numbers(g, e, ab);
-  if (ab[0].type.rank > 1)
-    teeny__gen_fail(g, e->loc, "interleave of %s tiles needs rank-3 tiles (not yet supported); "
-                    "interleave(ravel(a), ravel(b)) interleaves the flattened tiles",
-                    teeny__gen_tstr(g, ab[0].type));
+  if (ab[0].type.rank == 0)
+    teeny__gen_fail(g, e->loc, "interleave needs tiles, not two scalars (join makes a [2])");
+  teeny_type t = ab[0].type;
   gval j = join_values(g, ab[0], ab[1], e->loc, "interleave");
-  int n = (int)teeny__type_numel(j.type);
-  return shape_op(g, IR_RESHAPE, j, teeny__type_with_shape(j.type, 1, &n), 0, e->loc);
+  t.shape[t.rank - 1] *= 2; /* along the last axis: [.., N] to [.., 2N] */
+  return shape_op(g, IR_RESHAPE, j, t, 0, e->loc);
 }
 
 static gval gen_cat(gen *g, const teeny_expr *e) {
@@ -382,11 +422,8 @@ static gval gen_flip(gen *g, const teeny_expr *e) {
   gval x = need_numbers(g, e, 0, "flip");
   int axis = e->nargs == 2 ? const_axis(g, e, 1, x.type.rank, "flip") : x.type.rank - 1;
   int n = x.type.shape[axis];
-  gval rev = teeny__gen_binop(g, OP_SUB, teeny__gv_int(TEENY_DT_I32, n - 1), range_of(g, n, e->loc),
-                              e->loc);
-  if (x.type.rank == 2)
-    rev = expand(g, rev, axis == 0 ? 1 : 0, e->loc, "flip");
-  rev = teeny__gen_broadcast(g, rev, x.type.rank, x.type.shape, e->loc);
+  gval rev = teeny__gen_binop(g, OP_SUB, teeny__gv_int(TEENY_DT_I32, n - 1),
+                              range_along(g, x.type.rank, x.type.shape, axis, e->loc), e->loc);
   return gather_values(g, x, rev, axis, e->loc);
 }
 
@@ -406,20 +443,22 @@ gval teeny__gen_struct_of(gen *g, const teeny_expr *e, int i, gval *vals, int n)
   return teeny__gv_struct(st, leaves);
 }
 
-/* split(x, S): x [N, 2] as two [N] tiles, x[:, 0] and x[:, 1] (Triton's
- * tl.split), in a struct of type S. */
+/* split(x, S): x [..., 2] as two [...] tiles, x[..., 0] and x[..., 1]
+ * (Triton's tl.split), in a struct of type S. */
 static gval gen_split(gen *g, const teeny_expr *e) {
   gval x = need_numbers(g, e, 0, "split");
-  if (x.type.rank != 2 || x.type.shape[1] != 2)
-    teeny__gen_fail(g, e->args[0]->loc, "split needs an [N, 2] tile, not %s (tiles have rank 1 "
-                    "or 2)", teeny__gen_tstr(g, x.type));
-  int n = x.type.shape[0];
+  int last = x.type.rank - 1;
+  if (x.type.rank < 2 || x.type.shape[last] != 2)
+    teeny__gen_fail(g, e->args[0]->loc, "split needs a tile whose last dim is 2 ([N, 2], "
+                    "[M, N, 2], ...), not %s", teeny__gen_tstr(g, x.type));
   gval half[2];
   for (int k = 0; k < 2; k++) {
-    int s[2] = {n, 1};
-    gval idx = teeny__gen_broadcast(g, teeny__gv_int(TEENY_DT_I32, k), 2, s, e->loc);
-    gval col = gather_values(g, x, idx, 1, e->loc);
-    half[k] = shape_op(g, IR_RESHAPE, col, teeny__type_with_shape(col.type, 1, &n), 0, e->loc);
+    int s[TEENY_MAX_RANK];
+    for (int d = 0; d < x.type.rank; d++)
+      s[d] = d == last ? 1 : x.type.shape[d];
+    gval idx = teeny__gen_broadcast(g, teeny__gv_int(TEENY_DT_I32, k), x.type.rank, s, e->loc);
+    gval col = gather_values(g, x, idx, last, e->loc);
+    half[k] = shape_op(g, IR_RESHAPE, col, teeny__type_with_shape(col.type, last, s), 0, e->loc);
   }
   return teeny__gen_struct_of(g, e, 1, half, 2);
 }
@@ -457,10 +496,7 @@ static gval gen_sort(gen *g, const teeny_expr *e) {
   if (dt == TEENY_DT_BOOL) /* compare as integers; the values stay bools */
     x = teeny__gen_convert(g, x, TEENY_DT_U8, e->loc);
   int axis = x.type.rank - 1, n = x.type.shape[axis];
-  gval i = range_of(g, n, e->loc);
-  if (x.type.rank == 2)
-    i = expand(g, i, 0, e->loc, "sort");
-  i = teeny__gen_broadcast(g, i, x.type.rank, x.type.shape, e->loc);
+  gval i = range_along(g, x.type.rank, x.type.shape, axis, e->loc);
   for (int size = 2; size <= n; size *= 2)
     for (int stride = size / 2; stride > 0; stride /= 2) {
       gval p = gather_values(g, x, teeny__gen_binop(g, OP_BITXOR, i, teeny__gv_weak_int(stride), e->loc),
@@ -916,14 +952,7 @@ static gval gen_arg_reduce(gen *g, const teeny_expr *e, teeny_cmp_pred better) {
     x = teeny__gen_convert(g, x, TEENY_DT_I32, e->loc);
   int axis = const_axis(g, e, 1, x.type.rank, e->name);
   /* indices along axis, broadcast to x's shape */
-  int len = x.type.shape[axis];
-  teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &len);
-  gval idx = teeny__gen_op(g, IR_MAKE_RANGE, NULL, 0, rt, e->loc);
-  g->f->values[idx.id].def->start = 0;
-  g->f->values[idx.id].def->end = len;
-  if (x.type.rank == 2)
-    idx = expand(g, idx, axis == 0 ? 1 : 0, e->loc, e->name);
-  idx = teeny__gen_broadcast(g, idx, x.type.rank, x.type.shape, e->loc);
+  gval idx = range_along(g, x.type.rank, x.type.shape, axis, e->loc);
   gval xs[2] = {x, idx};
   teeny_region *r;
   teeny_op *op = combine_op(g, IR_REDUCE, xs, 2, axis, e->loc, &r);
@@ -1035,15 +1064,19 @@ static gval gen_fn_combine(gen *g, const teeny_expr *e, teeny_opcode kind) {
 
 static gval gen_dot(gen *g, const teeny_expr *e) {
   gval a = need_tile(g, e, 0, "dot"), b = need_tile(g, e, 1, "dot");
-  if (a.type.rank != 2 || b.type.rank != 2)
-    teeny__gen_fail(g, e->loc, "dot needs 2-D tiles, not %s and %s",
+  int n = a.type.rank, lo = n - 2; /* 3-D: batched, [B, M, K] x [B, K, N] */
+  if ((n != 2 && n != 3) || b.type.rank != n)
+    teeny__gen_fail(g, e->loc, "dot needs two 2-D tiles ([M, K] x [K, N]) or two 3-D ones "
+                    "([B, M, K] x [B, K, N]), not %s and %s",
                     teeny__gen_tstr(g, a.type), teeny__gen_tstr(g, b.type));
-  int M = a.type.shape[0], K = a.type.shape[1], N = b.type.shape[1];
-  if (b.type.shape[0] != K)
-    teeny__gen_fail(g, e->loc, "shape mismatch: dot of [%d, %d] and [%d, %d]: inner dims differ",
-                    M, K, b.type.shape[0], N);
+  int M = a.type.shape[lo], K = a.type.shape[lo + 1], N = b.type.shape[lo + 1];
+  if (b.type.shape[lo] != K || (n == 3 && a.type.shape[0] != b.type.shape[0]))
+    teeny__gen_fail(g, e->loc, "shape mismatch: dot of %s and %s: %s differ",
+                    teeny__gen_tstr(g, a.type), teeny__gen_tstr(g, b.type),
+                    b.type.shape[lo] != K ? "inner dims" : "batch dims");
   if (M < 16 || N < 16 || K < 16)
-    teeny__gen_fail(g, e->loc, "dot needs every dim >= 16, got [%d, %d] x [%d, %d]", M, K, K, N);
+    teeny__gen_fail(g, e->loc, "dot needs M, N and K >= 16, got %s x %s",
+                    teeny__gen_tstr(g, a.type), teeny__gen_tstr(g, b.type));
   teeny_dtype dt = a.type.dt;
   bool f8a = teeny__dt_is_fp8(dt), f8b = teeny__dt_is_fp8(b.type.dt);
   bool half = dt == TEENY_DT_F16 || dt == TEENY_DT_BF16;
@@ -1066,8 +1099,8 @@ static gval gen_dot(gen *g, const teeny_expr *e) {
     dt = to;
   }
   teeny_dtype out = dt == TEENY_DT_I8 ? TEENY_DT_I32 : TEENY_DT_F32;
-  int s[2] = {M, N};
-  teeny_type ct = teeny__type_tile(out, 2, s);
+  int s[3] = {a.type.shape[0], M, N};
+  teeny_type ct = teeny__type_tile(out, n, n == 3 ? s : s + 1);
   gval acc;
   if (e->nargs == 3) {
     acc = arg(g, e, 2);
@@ -1123,7 +1156,8 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_ROW: return gen_colrow(g, e, 0);
   case BI_EXPAND_DIMS: return gen_expand_dims(g, e);
   case BI_BROADCAST_TO: return gen_broadcast_to(g, e);
-  case BI_RESHAPE: return gen_reshape(g, e);
+  case BI_RESHAPE: /* view: Triton's older name (it may reorder; ours does not) */
+  case BI_VIEW: return gen_reshape(g, e);
   case BI_TRANS: return gen_trans(g, e);
   case BI_JOIN: return gen_join(g, e);
   case BI_INTERLEAVE: return gen_interleave(g, e);

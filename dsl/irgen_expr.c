@@ -236,9 +236,11 @@ bool teeny__broadcast_shape(teeny_type a, teeny_type b, int *rank, int *shape) {
 static const char *shape_str(gen *g, teeny_type t) {
   if (t.rank == 0)
     return "a scalar";
-  if (t.rank == 1)
-    return teeny__arena_printf(g->cx->arena, "[%d]", t.shape[0]);
-  return teeny__arena_printf(g->cx->arena, "[%d, %d]", t.shape[0], t.shape[1]);
+  char dims[64];
+  int n = 0;
+  for (int i = 0; i < t.rank; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? ", " : "", t.shape[i]);
+  return teeny__arena_printf(g->cx->arena, "[%s]", dims);
 }
 
 gval teeny__gen_broadcast(gen *g, gval v, int rank, const int *shape, teeny_loc loc) {

@@ -450,18 +450,44 @@ static int exec_make_range(interp *it, const teeny_op *op) {
   return TEENY_OK;
 }
 
+/* Element e of a tile of type t as one index per dim (row-major). */
+static void unflatten(teeny_type t, long e, long *ix) {
+  for (int d = t.rank - 1; d >= 0; d--) {
+    ix[d] = e % t.shape[d];
+    e /= t.shape[d];
+  }
+}
+
+static long flatten_ix(teeny_type t, const long *ix) {
+  long e = 0;
+  for (int d = 0; d < t.rank; d++)
+    e = e * t.shape[d] + ix[d];
+  return e;
+}
+
 /* Stretch a's 1-dims to r's shape (same rank). */
 static void broadcast(const elem *a, teeny_type at, elem *r, teeny_type rt) {
-  if (rt.rank == 1) {
-    for (long i = 0; i < rt.shape[0]; i++)
-      r[i] = a[at.shape[0] == 1 ? 0 : i];
-    return;
+  long n = teeny__type_numel(rt), ix[TEENY_MAX_RANK];
+  for (long e = 0; e < n; e++) {
+    unflatten(rt, e, ix);
+    for (int d = 0; d < rt.rank; d++)
+      if (at.shape[d] == 1)
+        ix[d] = 0;
+    r[e] = a[flatten_ix(at, ix)];
   }
-  long m = rt.shape[0], n = rt.shape[1];
-  for (long i = 0; i < m; i++)
-    for (long j = 0; j < n; j++)
-      r[i * n + j] = a[(at.shape[0] == 1 ? 0 : i) * at.shape[1] +
-                       (at.shape[1] == 1 ? 0 : j)];
+}
+
+/* r[i0, i1, ..] = a[.., i_j at dim perm[j], ..] */
+static void transpose(const teeny_op *op, const elem *a, teeny_type at, elem *r, teeny_type rt) {
+  int perm[TEENY_MAX_RANK];
+  teeny__ir_trans_perm(op, at.rank, perm);
+  long n = teeny__type_numel(rt), ix[TEENY_MAX_RANK], src[TEENY_MAX_RANK];
+  for (long e = 0; e < n; e++) {
+    unflatten(rt, e, ix);
+    for (int d = 0; d < rt.rank; d++)
+      src[perm[d]] = ix[d];
+    r[e] = a[flatten_ix(at, src)];
+  }
 }
 
 static int exec_shape(interp *it, const teeny_op *op) {
@@ -477,9 +503,7 @@ static int exec_shape(interp *it, const teeny_op *op) {
     broadcast(a, at, r, rt);
     break;
   case IR_TRANS:
-    for (long i = 0; i < at.shape[0]; i++)
-      for (long j = 0; j < at.shape[1]; j++)
-        r[j * at.shape[0] + i] = a[i * at.shape[1] + j];
+    transpose(op, a, at, r, rt);
     break;
   default: /* expand_dims, reshape: same elements, row-major */
     memcpy(r, a, sizeof(elem) * (size_t)n);
@@ -732,8 +756,8 @@ static double dot_float(teeny_dtype ad, teeny_dtype cd, teeny_prec prec, const e
   }
 }
 
-/* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b.  Integer operands (i8) multiply
- * and accumulate with wrapping in the int acc dtype (i32). */
+/* gather: out[.., i, ..] = src[.., index[.., i, ..], ..] along the axis; an
+ * index out of range gives 0. */
 static int exec_gather(interp *it, const teeny_op *op) {
   teeny_type st = type_of(it, op->args[0]), rt = type_of(it, op->res[0]);
   long n = teeny__type_numel(rt);
@@ -742,15 +766,16 @@ static int exec_gather(interp *it, const teeny_op *op) {
     return rc;
   const elem *src = val(it, op->args[0]), *idx = val(it, op->args[1]);
   elem *r = val(it, op->res[0]);
-  long cols = rt.rank == 2 ? rt.shape[1] : 1, scols = st.rank == 2 ? st.shape[1] : 1;
-  long len = st.shape[op->axis];
+  long len = st.shape[op->axis], ix[TEENY_MAX_RANK];
   for (long e = 0; e < n; e++) {
-    long i = e / cols, j = e % cols, k = idx[e].i;
+    long k = idx[e].i;
     if (k < 0 || k >= len) {
       r[e] = teeny__scalar_cast(TEENY_DT_I32, rt.dt, (elem){.i = 0});
       continue;
     }
-    r[e] = st.rank == 1 ? src[k] : op->axis == 0 ? src[k * scols + j] : src[i * scols + k];
+    unflatten(rt, e, ix);
+    ix[op->axis] = k;
+    r[e] = src[flatten_ix(st, ix)];
   }
   return TEENY_OK;
 }
@@ -771,15 +796,11 @@ static int exec_histogram(interp *it, const teeny_op *op) {
   return TEENY_OK;
 }
 
-static int exec_dot(interp *it, const teeny_op *op) {
-  teeny_type at = type_of(it, op->args[0]), ct = type_of(it, op->res[0]);
-  long M = at.shape[0], K = at.shape[1], N = ct.shape[1];
-  int rc = charge(it, op, (uint64_t)M * (uint64_t)N * (uint64_t)K);
-  if (rc)
-    return rc;
-  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]);
-  const elem *c = val(it, op->args[2]);
-  elem *r = val(it, op->res[0]);
+/* (a[M,K], b[K,N], acc[M,N]) -> acc + a.b, one
+ * matrix (r may not alias the operands).  Integer operands (i8) multiply
+ * and accumulate with wrapping in the int acc dtype (i32). */
+static void dot_matrix(const teeny_op *op, teeny_type at, teeny_type ct, const elem *a,
+                       const elem *b, const elem *c, elem *r, long M, long K, long N) {
   bool ints = !teeny__dt_is_float(at.dt) && !teeny__dt_is_float(ct.dt);
   for (long m = 0; m < M; m++)
     for (long j = 0; j < N; j++) {
@@ -795,6 +816,20 @@ static int exec_dot(interp *it, const teeny_op *op) {
         r[m * N + j] = teeny__scalar_cast(TEENY_DT_F64, ct.dt, (elem){.f = s});
       }
     }
+}
+
+/* A batched dot ([B,M,K] x [B,K,N]) is B independent products. */
+static int exec_dot(interp *it, const teeny_op *op) {
+  teeny_type at = type_of(it, op->args[0]), ct = type_of(it, op->res[0]);
+  int lo = at.rank - 2;
+  long B = lo ? at.shape[0] : 1, M = at.shape[lo], K = at.shape[lo + 1], N = ct.shape[lo + 1];
+  int rc = charge(it, op, (uint64_t)B * (uint64_t)M * (uint64_t)N * (uint64_t)K);
+  if (rc)
+    return rc;
+  const elem *a = val(it, op->args[0]), *b = val(it, op->args[1]), *c = val(it, op->args[2]);
+  elem *r = val(it, op->res[0]);
+  for (long i = 0; i < B; i++)
+    dot_matrix(op, at, ct, a + i * M * K, b + i * K * N, c + i * M * N, r + i * M * N, M, K, N);
   return TEENY_OK;
 }
 
@@ -803,10 +838,14 @@ static int exec_dot(interp *it, const teeny_op *op) {
 /* "pid (x, y, z) " and, for element e of a tile of type t, "idx (i, j) ". */
 static void put_where(interp *it, teeny_buf *b, teeny_type t, long e) {
   teeny__buf_printf(b, "pid (%u, %u, %u) ", it->pid[0], it->pid[1], it->pid[2]);
-  if (t.rank == 1)
-    teeny__buf_printf(b, "idx (%ld) ", e);
-  else if (t.rank == 2)
-    teeny__buf_printf(b, "idx (%ld, %ld) ", e / t.shape[1], e % t.shape[1]);
+  if (t.rank == 0)
+    return;
+  long ix[TEENY_MAX_RANK];
+  unflatten(t, e, ix);
+  teeny__buf_puts(b, "idx (");
+  for (int d = 0; d < t.rank; d++)
+    teeny__buf_printf(b, "%s%ld", d ? ", " : "", ix[d]);
+  teeny__buf_puts(b, ") ");
 }
 
 /* Element e of op's values from args[first..]: the format's text in b. */

@@ -121,10 +121,19 @@ const char *teeny__type_str(teeny_arena *a, teeny_type t) {
     snprintf(elem, sizeof elem, "%s", teeny_dtype_name(t.dt));
   if (t.rank == 0)
     return teeny__arena_strdup(a, elem);
-  if (t.rank == 1)
-    return teeny__arena_printf(a, "tile(%s)[%d]", elem, t.shape[0]);
-  return teeny__arena_printf(a, "tile(%s)[%d, %d]", elem, t.shape[0],
-                             t.shape[1]);
+  char dims[64];
+  int n = 0;
+  for (int i = 0; i < t.rank; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? ", " : "", t.shape[i]);
+  return teeny__arena_printf(a, "tile(%s)[%s]", elem, dims);
+}
+
+void teeny__ir_trans_perm(const teeny_op *op, int rank, int *perm) {
+  bool set = false;
+  for (int i = 0; i < rank; i++)
+    set |= op->perm[i] != 0;
+  for (int i = 0; i < rank; i++)
+    perm[i] = set ? op->perm[i] : rank - 1 - i;
 }
 
 /* ---- building ------------------------------------------------------------------ */
@@ -299,6 +308,14 @@ static void dump_op(teeny_buf *b, const teeny_ir_func *f, const teeny_op *op,
   case IR_REDUCE: case IR_SCAN:
     teeny__buf_printf(b, " axis=%d", op->axis);
     break;
+  case IR_TRANS: {
+    int rank = f->values[op->args[0]].type.rank, perm[TEENY_MAX_RANK];
+    teeny__ir_trans_perm(op, rank, perm);
+    if (rank > 2)
+      for (int i = 0; i < rank; i++)
+        teeny__buf_printf(b, "%s%d", i ? "," : " order ", perm[i]);
+    break;
+  }
   case IR_MAKE_RANGE:
     teeny__buf_printf(b, " [%d, %d)", op->start, op->end);
     break;

@@ -28,7 +28,7 @@
 
 /* ---- limits the IR enforces (documented in docs/dsl.md) ------------------ */
 
-#define TEENY_MAX_RANK 2            /* tiles are 1-D or 2-D */
+#define TEENY_MAX_RANK 4            /* tiles are 1-D to 4-D */
 #define TEENY_MAX_TILE_NUMEL (1 << 20) /* elements in one tile */
 #define TEENY_MAX_IR_OPS (1 << 20)  /* ops in one kernel after inlining */
 #define TEENY_MAX_ERRORS 20         /* diagnostics before giving up */
@@ -153,6 +153,9 @@ typedef struct teeny_op {
   bool fast;                /* math ops: the hardware approximation
                                (fast_exp, ...) instead of the accurate one */
   bool reverse;             /* IR_SCAN */
+  signed char perm[TEENY_MAX_RANK]; /* IR_TRANS: result dim i is source dim
+                               perm[i] (Triton's tt.trans order); all zero:
+                               the dims reversed (a 2-D transpose) */
   const char *str;          /* IR_PRINT: the format; IR_ASSERT: the message
                                (a format too; format.c) */
 } teeny_op;
@@ -193,6 +196,9 @@ teeny_type teeny__type_tile(teeny_dtype dt, int rank, const int *shape);
 teeny_type teeny__type_with_dtype(teeny_type t, teeny_dtype dt); /* keep shape */
 teeny_type teeny__type_with_shape(teeny_type t, int rank, const int *shape);
 bool teeny__type_eq(teeny_type a, teeny_type b);
+/* IR_TRANS's permutation for a source of this rank (op->perm, or the
+ * dims reversed where it is unset). */
+void teeny__ir_trans_perm(const teeny_op *op, int rank, int *perm);
 long teeny__type_numel(teeny_type t); /* 1 for scalars */
 /* "f32", "tensor<128xf32>", "!tt.ptr<f16>", "tensor<64x64x!tt.ptr<f16>>" */
 void teeny__type_print_mlir(teeny_buf *b, teeny_type t);

@@ -696,6 +696,18 @@ static void print_simple_tt(printer *p, const teeny_op *op, const char *name,
   emit_generic(p, op, &r, 1, name, a, n, props);
 }
 
+/* tt.trans with its order (result dim i is source dim order[i]). */
+static void print_trans(printer *p, const teeny_op *op) {
+  int rank = arg(p, op, 0).type.rank, perm[TEENY_MAX_RANK];
+  teeny__ir_trans_perm(op, rank, perm);
+  char props[64] = "order = array<i32: ";
+  size_t n = strlen(props);
+  for (int i = 0; i < rank; i++)
+    n += (size_t)snprintf(props + n, sizeof props - n, "%s%d", i ? ", " : "", perm[i]);
+  snprintf(props + n, sizeof props - n, ">");
+  print_simple_tt(p, op, "tt.trans", props);
+}
+
 /* Triton's CacheModifier (NONE 1, CA 2, CG 3, WB 4, CS 5, WT 6, CV 7) and
  * EvictionPolicy (NORMAL 1, EVICT_FIRST 2, EVICT_LAST 3) of op's hints. */
 static int tt_cache(const teeny_op *op) {
@@ -1128,7 +1140,7 @@ static void print_op(printer *p, const teeny_op *op, teeny_opcode owner) {
     print_simple_tt(p, op, "tt.reshape", NULL);
     return;
   case IR_TRANS:
-    print_simple_tt(p, op, "tt.trans", "order = array<i32: 1, 0>");
+    print_trans(p, op);
     return;
   case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_REM:
   case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR:

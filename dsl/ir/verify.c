@@ -349,11 +349,22 @@ static void verify_shape_op(verifier *v, const teeny_op *op) {
     if (teeny__type_numel(a) != teeny__type_numel(r) || a.rank == 0)
       vfail(v, op, "reshape must keep the element count");
     return;
-  case IR_TRANS:
-    if (a.rank != 2 || r.rank != 2 || a.shape[0] != r.shape[1] ||
-        a.shape[1] != r.shape[0])
-      vfail(v, op, "trans takes [M,N] to [N,M]");
+  case IR_TRANS: {
+    int perm[TEENY_MAX_RANK];
+    bool ok = a.rank >= 2 && r.rank == a.rank, seen[TEENY_MAX_RANK] = {false};
+    if (ok)
+      teeny__ir_trans_perm(op, a.rank, perm);
+    for (int i = 0; ok && i < a.rank; i++) {
+      ok = perm[i] >= 0 && perm[i] < a.rank && !seen[perm[i]] && r.shape[i] == a.shape[perm[i]];
+      if (ok)
+        seen[perm[i]] = true;
+    }
+    for (int i = a.rank; ok && i < TEENY_MAX_RANK; i++)
+      ok = op->perm[i] == 0;
+    if (!ok)
+      vfail(v, op, "trans must permute the dims (result dim i is source dim order[i])");
     return;
+  }
   default:
     return;
   }
@@ -551,10 +562,15 @@ static void verify_op(verifier *v, const teeny_op *op) {
     }
     teeny_type a = vt(v, op->args[0]), b = vt(v, op->args[1]),
                c = vt(v, op->args[2]);
-    if (a.rank != 2 || b.rank != 2 || c.rank != 2 || a.shape[1] != b.shape[0] ||
-        c.shape[0] != a.shape[0] || c.shape[1] != b.shape[1] || a.dt != b.dt ||
-        !teeny__type_eq(c, vt(v, op->res[0])))
-      vfail(v, op, "dot shapes must be [M,K] x [K,N] + [M,N]");
+    /* [M,K] x [K,N] + [M,N], or batched: [B,M,K] x [B,K,N] + [B,M,N] */
+    int n = a.rank, lo = n - 2;
+    bool ok = (n == 2 || n == 3) && b.rank == n && c.rank == n && a.dt == b.dt &&
+              a.shape[lo + 1] == b.shape[lo] && c.shape[lo] == a.shape[lo] &&
+              c.shape[lo + 1] == b.shape[lo + 1] && teeny__type_eq(c, vt(v, op->res[0]));
+    if (ok && n == 3)
+      ok = a.shape[0] == b.shape[0] && a.shape[0] == c.shape[0];
+    if (!ok)
+      vfail(v, op, "dot shapes must be [M,K] x [K,N] + [M,N] (or [B,M,K] x [B,K,N] + [B,M,N])");
     break;
   }
   case IR_IF:

@@ -279,14 +279,17 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
     }
     return r;
   }
-  case IR_TRANS:
-    for (int d = 0; d < 2; d++) {
-      r.contig[d] = a->contig[1 - d];
-      r.div[d] = a->div[1 - d];
-      r.cnst[d] = a->cnst[1 - d];
-      r.mono[d] = a->mono[1 - d];
+  case IR_TRANS: {
+    int perm[TEENY_MAX_RANK]; /* result dim d is source dim perm[d] */
+    teeny__ir_trans_perm(op, s.rank, perm);
+    for (int d = 0; d < t.rank; d++) {
+      r.contig[d] = a->contig[perm[d]];
+      r.div[d] = a->div[perm[d]];
+      r.cnst[d] = a->cnst[perm[d]];
+      r.mono[d] = a->mono[perm[d]];
     }
     return r;
+  }
   default: { /* reshape: keep only what survives any reshape */
     int all = CG_MAXDIV;
     bool uniform = true;
@@ -359,10 +362,13 @@ static void ax_affine(cg *g, const teeny_op *op, cg_axis *r) {
       f = d == op->axis ? 1 : a->affine[d < op->axis ? d : d - 1];
       u = d == op->axis ? 1 : a->ustep[d < op->axis ? d : d - 1];
       break;
-    case IR_TRANS:
-      f = a->affine[1 - d];
-      u = a->ustep[1 - d];
+    case IR_TRANS: {
+      int perm[TEENY_MAX_RANK];
+      teeny__ir_trans_perm(op, t.rank, perm);
+      f = a->affine[perm[d]];
+      u = a->ustep[perm[d]];
       break;
+    }
     default:
       break;
     }
@@ -414,7 +420,11 @@ static int warp_run_bytes(const cg_layout *L, int d, int es) {
 
 /* The axis of pointer tile pt (axis info a) that is contiguous in memory. */
 static int fast_axis(teeny_type pt, const cg_axis *a) {
-  return pt.rank == 2 && a->contig[0] > a->contig[1] ? 0 : pt.rank - 1;
+  int best = pt.rank - 1; /* the longest run; ties go to the minor dim */
+  for (int d = pt.rank - 2; d >= 0; d--)
+    if (a->contig[d] > a->contig[best])
+      best = d;
+  return best;
 }
 
 const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
@@ -431,7 +441,7 @@ const cg_layout *teeny__cg_mem_layout(cg *g, const teeny_op *op) {
      * then one conversion through shared memory buys 16-byte stores that
      * fill whole lines */
     cg_vinfo *v = VI(g, op->args[1]);
-    bool big2d = pt.rank == 2 &&
+    bool big2d = pt.rank >= 2 &&
                  teeny__type_numel(pt) >= (4L << (CG_LANE_BITS + g->warp_bits));
     bool scattered = big2d && v->nat && a->contig[fast] >= 32 / esize &&
                      teeny__type_numel(pt) * esize <= 32768 && /* shared memory it takes */

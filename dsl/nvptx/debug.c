@@ -105,9 +105,11 @@ static const char *line_format(cg *g, const teeny_op *op, int rank, int first) {
   teeny__buf_init(&b);
   if (op->code == IR_ASSERT)
     teeny__buf_puts(&b, "%s:%d: ");
-  teeny__buf_puts(&b, rank == 0 ? "pid (%d, %d, %d) "
-                      : rank == 1 ? "pid (%d, %d, %d) idx (%d) "
-                                  : "pid (%d, %d, %d) idx (%d, %d) ");
+  teeny__buf_puts(&b, "pid (%d, %d, %d) ");
+  for (int d = 0; d < rank; d++)
+    teeny__buf_puts(&b, d == 0 ? "idx (%d" : ", %d");
+  if (rank)
+    teeny__buf_puts(&b, ") ");
   if (op->code == IR_ASSERT)
     teeny__buf_puts(&b, "device_assert failed: ");
   size_t before = b.len;

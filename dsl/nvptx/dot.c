@@ -26,6 +26,8 @@ typedef enum { DOT_FMA, DOT_F16, DOT_BF16, DOT_TF32, DOT_I8 } dot_kind;
 
 typedef struct dot_plan {
   dot_kind kind;
+  int rank;             /* 2, or 3 for a batched dot (on the FMA path) */
+  int B, lb;            /* batch and its log2 (1 and 0 for rank 2) */
   int M, N, K;
   int lm, ln, lk;       /* log2 of M, N, K */
   int mk;               /* K of one instruction */
@@ -63,13 +65,17 @@ static dot_plan make_plan(cg *g, const teeny_op *op) {
   teeny_type at = teeny__ir_type(g->f, op->args[0]), bt = teeny__ir_type(g->f, op->args[1]);
   dot_plan p;
   memset(&p, 0, sizeof p);
-  p.M = at.shape[0];
-  p.K = at.shape[1];
-  p.N = bt.shape[1];
+  int lo = at.rank - 2;
+  p.rank = at.rank;
+  p.B = lo ? at.shape[0] : 1;
+  p.M = at.shape[lo];
+  p.K = at.shape[lo + 1];
+  p.N = bt.shape[lo + 1];
+  p.lb = teeny__cg_log2(p.B);
   p.lm = teeny__cg_log2(p.M);
   p.ln = teeny__cg_log2(p.N);
   p.lk = teeny__cg_log2(p.K);
-  p.kind = kind_of(g, op, p.M, p.N, p.K);
+  p.kind = lo ? DOT_FMA : kind_of(g, op, p.M, p.N, p.K);
   p.part_a = p.part_b = 1;
   switch (p.kind) {
   case DOT_F16:
@@ -109,14 +115,19 @@ typedef struct lbuild {
   cg_layout L;
 } lbuild;
 
-static void lb_init(cg *g, lbuild *b, int m, int n) {
+static void lb_init_shape(cg *g, lbuild *b, int rank, const int *shape) {
   memset(&b->L, 0, sizeof b->L);
-  b->L.rank = 2;
-  b->L.shape[0] = m;
-  b->L.shape[1] = n;
+  b->L.rank = rank;
+  for (int d = 0; d < rank; d++)
+    b->L.shape[d] = shape[d];
   b->L.nwarp = g->warp_bits;
   memset(b->L.lane, -1, sizeof b->L.lane);
   memset(b->L.warp, -1, sizeof b->L.warp);
+}
+
+static void lb_init(cg *g, lbuild *b, int m, int n) {
+  int shape[2] = {m, n};
+  lb_init_shape(g, b, 2, shape);
 }
 
 static void lb_reg(lbuild *b, int bit) { b->L.reg[b->L.nreg++] = (signed char)bit; }
@@ -224,45 +235,44 @@ static const cg_layout *b_layout(cg *g, const dot_plan *p) {
   return teeny__cg_intern(g, &b.L);
 }
 
-/* FMA operands: bit of the accumulator layout C -> bit of the operand
- * (shape osh) when it is on the shared dim, else -1. */
-static int share_bit(const cg_layout *C, int bit, int keep_dim, const int *osh,
-                     int odim) {
+/* FMA operands: bit of the accumulator layout C -> the same bit of the
+ * operand (shape osh) when it is on a dim the two share (the batch, and
+ * M for A or N for B: dims below `keep`, or `keep` itself), else -1. */
+static int share_bit(const cg_layout *C, int bit, int keep, const int *osh) {
   if (bit < 0)
     return -1;
   int d, k;
-  teeny__cg_dimbit(2, C->shape, bit, &d, &k);
-  return d == keep_dim ? teeny__cg_flatbit(2, osh, odim, k) : -1;
+  teeny__cg_dimbit(C->rank, C->shape, bit, &d, &k);
+  return d == keep || d < C->rank - 2 ? teeny__cg_flatbit(C->rank, osh, d, k) : -1;
 }
 
 /* FMA: the accumulator's default layout; A and B hold, per thread, the
  * whole K extent of the rows (columns) of the accumulator it owns. */
 static const cg_layout *fma_operand(cg *g, const cg_layout *C, const dot_plan *p,
                                     bool is_a) {
+  int lo = p->rank - 2, osh[3] = {p->B, 0, 0};
+  osh[lo] = is_a ? p->M : p->K;
+  osh[lo + 1] = is_a ? p->K : p->N;
   lbuild b;
-  if (is_a)
-    lb_init(g, &b, p->M, p->K);
-  else
-    lb_init(g, &b, p->K, p->N);
-  int keep = is_a ? 0 : 1; /* the accumulator dim this operand shares */
-  int odim = is_a ? 0 : 1; /* ... and where it is in the operand */
-  int osh[2] = {b.L.shape[0], b.L.shape[1]};
+  lb_init_shape(g, &b, p->rank, osh);
+  int keep = is_a ? lo : lo + 1; /* the accumulator dim this operand shares */
+  int kdim = is_a ? lo + 1 : lo; /* and where K is in the operand */
   for (int j = 0; j < C->nreg; j++) {
-    int m = share_bit(C, C->reg[j], keep, osh, odim);
+    int m = share_bit(C, C->reg[j], keep, osh);
     if (m >= 0)
       lb_reg(&b, m);
   }
   for (int k = 0; k < CG_LANE_BITS; k++)
-    b.L.lane[k] = (signed char)share_bit(C, C->lane[k], keep, osh, odim);
+    b.L.lane[k] = (signed char)share_bit(C, C->lane[k], keep, osh);
   for (int k = 0; k < C->nwarp; k++)
-    b.L.warp[k] = (signed char)share_bit(C, C->warp[k], keep, osh, odim);
+    b.L.warp[k] = (signed char)share_bit(C, C->warp[k], keep, osh);
   if (b.L.nreg + p->lk > CG_MAX_REGS_LOG2)
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
                    "dot of [%d, %d] x [%d, %d] is too large for the FMA path with "
                    "num_warps=%d; use smaller tiles",
                    p->M, p->K, p->K, p->N, g->num_warps);
   for (int k = 0; k < p->lk; k++)
-    lb_reg(&b, teeny__cg_flatbit(2, osh, 1 - odim, k));
+    lb_reg(&b, teeny__cg_flatbit(p->rank, osh, kdim, k));
   return teeny__cg_intern(g, &b.L);
 }
 
@@ -315,11 +325,13 @@ static void fma_pass(cg *g, const dot_plan *p, const cg_layout *C, const cg_layo
     if (s != r)
       continue;
     long bits = teeny__cg_reg_bits(C, r);
+    /* row: batch and M bits; B's index has the batch above its K and N */
     long row = bits >> p->ln, col = bits & (p->N - 1);
+    long bcol = (bits >> (p->lm + p->ln) << (p->lk + p->ln)) | col;
     LLVMValueRef v = out[r];
     for (int k = 0; k < p->K; k++) {
       LLVMValueRef x = teeny__cg_cast(g, A[reg_of(LA, (row << p->lk) | k)], adt, cdt);
-      LLVMValueRef y = teeny__cg_cast(g, B[reg_of(LB, ((long)k << p->ln) | col)], bdt, cdt);
+      LLVMValueRef y = teeny__cg_cast(g, B[reg_of(LB, ((long)k << p->ln) | bcol)], bdt, cdt);
       if (f) {
         LLVMTypeRef t = LLVMTypeOf(v);
         LLVMValueRef args[3] = {x, y, v};

@@ -60,7 +60,12 @@ void teeny__cg_emit_gather(cg *g, const teeny_op *op) {
     if_close(g, join);
   teeny__cg_barrier(g);
   int n = st.shape[op->axis];
-  long rcols = rt.rank == 2 ? rt.shape[1] : 1, scols = st.rank == 2 ? st.shape[1] : 1;
+  /* elements after the axis: the same count in src and the result */
+  long inner = 1;
+  for (int d = op->axis + 1; d < rt.rank; d++)
+    inner *= rt.shape[d];
+  int rhigh = teeny__cg_log2(inner * rt.shape[op->axis]);
+  int shigh = teeny__cg_log2(inner * st.shape[op->axis]);
   LLVMValueRef *out = teeny__cg_regs_new(g, Lo);
   LLVMValueRef zero = teeny__cg_const(g, st.dt, (teeny_scalar){.u = 0});
   for (long r = 0; r < (1L << Lo->nreg); r++) {
@@ -72,17 +77,19 @@ void teeny__cg_emit_gather(cg *g, const teeny_op *op) {
     LLVMValueRef k = iv[r];
     LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntULT, k, teeny__cg_i32(g, n), "");
     k = LLVMBuildSelect(g->b, ok, k, teeny__cg_i32(g, 0), "");
+    /* src's flat index: the result's with the axis's index replaced by k */
     LLVMValueRef flat = k;
-    if (st.rank == 2) {
+    if (st.rank > 1) {
       LLVMValueRef e = teeny__cg_flat(g, Lo, r);
-      if (op->axis == 0) /* k * scols + column */
-        flat = LLVMBuildAdd(g->b, LLVMBuildMul(g->b, k, teeny__cg_i32(g, (int)scols), ""),
-                            LLVMBuildAnd(g->b, e, teeny__cg_i32(g, (int)rcols - 1), ""), "");
-      else /* row * scols + k */
-        flat = LLVMBuildAdd(
-            g->b, LLVMBuildMul(g->b, LLVMBuildUDiv(g->b, e, teeny__cg_i32(g, (int)rcols), ""),
-                               teeny__cg_i32(g, (int)scols), ""),
-            k, "");
+      flat = LLVMBuildMul(g->b, k, teeny__cg_i32(g, (int)inner), "");
+      if (inner > 1) /* the dims after the axis */
+        flat = LLVMBuildAdd(g->b, flat, LLVMBuildAnd(g->b, e, teeny__cg_i32(g, (int)inner - 1), ""),
+                            "");
+      if (op->axis > 0) /* the dims before it */
+        flat = LLVMBuildAdd(g->b, flat,
+                            LLVMBuildShl(g->b, LLVMBuildLShr(g->b, e, teeny__cg_i32(g, rhigh), ""),
+                                         teeny__cg_i32(g, shigh), ""),
+                            "");
     }
     LLVMValueRef v;
     teeny__cg_smem_load(g, at(g, base, flat, es), st.dt, &v, 1);

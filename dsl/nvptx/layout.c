@@ -27,21 +27,38 @@ static int threads_log2(cg *g) { return CG_LANE_BITS + g->warp_bits; }
 
 /* ---- flat index bits ---------------------------------------------------------- */
 
+/* A tile's flat index is row-major: the last dim's bits lowest. */
+static int dim_offset(int rank, const int *shape, int d) {
+  int off = 0;
+  for (int j = d + 1; j < rank; j++)
+    off += teeny__cg_log2(shape[j]);
+  return off;
+}
+
 int teeny__cg_flatbit(int rank, const int *shape, int d, int k) {
-  if (rank == 1 || d == 1)
-    return k;
-  return teeny__cg_log2(shape[1]) + k;
+  return dim_offset(rank, shape, d) + k;
 }
 
 void teeny__cg_dimbit(int rank, const int *shape, int b, int *d, int *k) {
-  if (rank == 1) {
-    *d = 0;
-    *k = b;
-    return;
+  int off = 0;
+  for (int j = rank - 1; j > 0; j--) {
+    int lg = teeny__cg_log2(shape[j]);
+    if (b < off + lg) {
+      *d = j;
+      *k = b - off;
+      return;
+    }
+    off += lg;
   }
-  int lg1 = teeny__cg_log2(shape[1]);
-  *d = b < lg1 ? 1 : 0;
-  *k = b < lg1 ? b : b - lg1;
+  *d = 0;
+  *k = b - off;
+}
+
+static const char *shape_text(char *buf, size_t n, int rank, const int *shape) {
+  size_t m = 0;
+  for (int i = 0; i < rank && m < n; i++)
+    m += (size_t)snprintf(buf + m, n - m, "%s%d", i ? ", " : "", shape[i]);
+  return buf;
 }
 
 /* ---- interning --------------------------------------------------------------------- */
@@ -62,19 +79,12 @@ const cg_layout *teeny__cg_intern(cg *g, const cg_layout *L) {
     if (layout_eq(g->layouts[i], L))
       return g->layouts[i];
   if (L->nreg > CG_MAX_REGS_LOG2) {
-    if (L->rank == 2)
-      teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
-                     "a tile of shape [%d, %d] would need %ld values per thread "
-                     "with num_warps=%d (the limit is %d); use more warps or "
-                     "smaller tiles",
-                     L->shape[0], L->shape[1], 1L << L->nreg, g->num_warps,
-                     1 << CG_MAX_REGS_LOG2);
+    char dims[64];
     teeny__cg_fail(g, TEENY_E_UNSUPPORTED,
-                   "a tile of shape [%d] would need %ld values per thread with "
-                   "num_warps=%d (the limit is %d); use more warps or smaller "
-                   "tiles",
-                   L->shape[0], 1L << L->nreg, g->num_warps,
-                   1 << CG_MAX_REGS_LOG2);
+                   "a tile of shape [%s] would need %ld values per thread with "
+                   "num_warps=%d (the limit is %d); use more warps or smaller tiles",
+                   shape_text(dims, sizeof dims, L->rank, L->shape), 1L << L->nreg,
+                   g->num_warps, 1 << CG_MAX_REGS_LOG2);
   }
   if (g->nlayouts == g->caplayouts) {
     int cap = g->caplayouts ? 2 * g->caplayouts : 32;
@@ -114,9 +124,9 @@ const cg_layout *teeny__cg_blocked(cg *g, int rank, const int *shape, int fast,
                                    int vec) {
   cg_layout L;
   layout_init(g, &L, rank, shape);
-  int order[2 * 32], n = 0;
-  for (int pass = 0; pass < rank; pass++) {
-    int d = pass == 0 ? fast : 1 - fast;
+  int order[TEENY_MAX_RANK * 32], n = 0;
+  for (int pass = 0; pass < rank; pass++) { /* fast first, then minor to major */
+    int d = pass == 0 ? fast : rank - pass - (rank - pass <= fast);
     for (int k = 0; k < teeny__cg_log2(shape[d]); k++)
       order[n++] = teeny__cg_flatbit(rank, shape, d, k);
   }
@@ -178,6 +188,7 @@ typedef struct bitctx {
   int srank, drank;
   const int *sshape, *dshape;
   int axis;
+  int perm[TEENY_MAX_RANK]; /* map_trans: source dim d goes to dim perm[d] */
 } bitctx;
 
 static int map_identity(const void *c, int b) {
@@ -194,12 +205,25 @@ static int map_slice(const void *c, int b) {
   return teeny__cg_flatbit(x->drank, x->dshape, d > x->axis ? d - 1 : d, k);
 }
 
-/* trans: source dim d becomes destination dim 1 - d */
+/* trans: source dim d becomes destination dim perm[d] */
 static int map_trans(const void *c, int b) {
   const bitctx *x = c;
   int d, k;
   teeny__cg_dimbit(x->srank, x->sshape, b, &d, &k);
-  return teeny__cg_flatbit(x->drank, x->dshape, 1 - d, k);
+  return teeny__cg_flatbit(x->drank, x->dshape, x->perm[d], k);
+}
+
+/* The bit map of a trans from the layout of `from` (its result when
+ * `back`, else its source). */
+static void trans_ctx(bitctx *x, const teeny_op *op, bool back) {
+  int perm[TEENY_MAX_RANK];
+  teeny__ir_trans_perm(op, x->srank, perm);
+  for (int i = 0; i < x->srank; i++) {
+    if (back)
+      x->perm[i] = perm[i]; /* result dim i is source dim perm[i] */
+    else
+      x->perm[perm[i]] = i;
+  }
 }
 
 /* broadcast, destination -> source: stretched dims have no source bit */
@@ -225,18 +249,19 @@ const cg_layout *teeny__cg_slice(cg *g, const cg_layout *L, int axis) {
   for (int d = 0; d < L->rank; d++)
     if (d != axis)
       shape[n++] = L->shape[d];
-  bitctx x = {L->rank, n, L->shape, shape, axis};
+  bitctx x = {L->rank, n, L->shape, shape, axis, {0}};
   return remap(g, L, n, shape, map_slice, &x, true);
 }
 
 const cg_layout *teeny__cg_pullback(cg *g, const cg_layout *L,
                                     const teeny_op *op, teeny_type src) {
-  bitctx x = {L->rank, src.rank, L->shape, src.shape, 0};
+  bitctx x = {L->rank, src.rank, L->shape, src.shape, 0, {0}};
   switch (op->code) {
   case IR_EXPAND_DIMS:
   case IR_RESHAPE:
     return remap(g, L, src.rank, src.shape, map_identity, NULL, false);
   case IR_TRANS:
+    trans_ctx(&x, op, true);
     return remap(g, L, src.rank, src.shape, map_trans, &x, false);
   case IR_BROADCAST:
     return remap(g, L, src.rank, src.shape, map_bcast_back, &x, false);
@@ -248,12 +273,13 @@ const cg_layout *teeny__cg_pullback(cg *g, const cg_layout *L,
 
 const cg_layout *teeny__cg_pushforward(cg *g, const cg_layout *L,
                                        const teeny_op *op, teeny_type dst) {
-  bitctx x = {L->rank, dst.rank, L->shape, dst.shape, 0};
+  bitctx x = {L->rank, dst.rank, L->shape, dst.shape, 0, {0}};
   switch (op->code) {
   case IR_EXPAND_DIMS:
   case IR_RESHAPE:
     return remap(g, L, dst.rank, dst.shape, map_identity, NULL, false);
   case IR_TRANS:
+    trans_ctx(&x, op, false);
     return remap(g, L, dst.rank, dst.shape, map_trans, &x, false);
   case IR_BROADCAST: {
     /* the new bits go to lanes and warps that only held copies, then to
@@ -449,17 +475,21 @@ LLVMValueRef teeny__cg_flat(cg *g, const cg_layout *L, long r) {
 LLVMValueRef teeny__cg_coord(cg *g, const cg_layout *L, LLVMValueRef flat, int d) {
   if (L->rank == 1)
     return flat;
-  int lg1 = teeny__cg_log2(L->shape[1]);
+  int off = dim_offset(L->rank, L->shape, d);
+  if (off)
+    flat = LLVMBuildLShr(g->b, flat, teeny__cg_i32(g, off), "");
   if (d == 0)
-    return LLVMBuildLShr(g->b, flat, teeny__cg_i32(g, lg1), "");
-  return LLVMBuildAnd(g->b, flat, teeny__cg_i32(g, L->shape[1] - 1), "");
+    return flat;
+  return LLVMBuildAnd(g->b, flat, teeny__cg_i32(g, L->shape[d] - 1), "");
 }
 
 const char *teeny__cg_layout_str(cg *g, const cg_layout *L) {
   char buf[512];
   int n = 0;
-  n += snprintf(buf + n, sizeof buf - (size_t)n, "[%d%s%d] reg:", L->shape[0],
-                L->rank == 2 ? "," : "", L->rank == 2 ? L->shape[1] : 0);
+  n += snprintf(buf + n, sizeof buf - (size_t)n, "[");
+  for (int i = 0; i < L->rank; i++)
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", i ? "," : "", L->shape[i]);
+  n += snprintf(buf + n, sizeof buf - (size_t)n, "] reg:");
   for (int i = 0; i < L->nreg && n < 400; i++)
     n += snprintf(buf + n, sizeof buf - (size_t)n, " %d", L->reg[i]);
   n += snprintf(buf + n, sizeof buf - (size_t)n, " lane:");

@@ -1522,7 +1522,9 @@ static LLVMValueRef atomic_elem(cg *g, const teeny_op *op, teeny_dtype dt,
 static LLVMValueRef *share_owned(cg *g, const cg_layout *L, teeny_dtype dt,
                                  LLVMValueRef owner, LLVMValueRef *v) {
   int es = elem_size(dt);
-  long numel = (long)L->shape[0] * (L->rank == 2 ? L->shape[1] : 1);
+  long numel = 1;
+  for (int d = 0; d < L->rank; d++)
+    numel *= L->shape[d];
   teeny__cg_smem_begin(g);
   int base = teeny__cg_smem_take(g, (int)(numel * es), 16);
   LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "own");

@@ -104,16 +104,18 @@ i32 teeny__arange(i32 start, i32 end);
 #define row(x) (x)                 /* x[None, :] */
 #define expand_dims(x, axis) ((x) + teeny__args(0, axis))
 #define broadcast_to(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define trans(x) (x)
+/* trans(x): [M, N] to [N, M]; trans(x, dims...) is permute */
+#define trans(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define reshape(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-#define join(a, b) ((a) + (b))       /* [S], [S] -> [S, 2] */
-#define interleave(a, b) ((a) + (b)) /* [N], [N] -> [2N]: a0 b0 a1 b1 ... */
+#define view(x, ...) ((x) + teeny__args(0, __VA_ARGS__)) /* reshape's older name */
+#define join(a, b) ((a) + (b))       /* [S...], [S...] -> [S..., 2] */
+#define interleave(a, b) ((a) + (b)) /* [.., N] twice -> [.., 2N]: a0 b0 a1 b1 ... */
 #define cat(a, b) ((a) + (b))        /* along axis 0: a's rows, then b's */
 #define ravel(x) (x)                 /* to one axis, row-major */
 #define gather(src, index, axis) ((src) + teeny__args(0, index, axis))
 #define sort(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 #define permute(x, ...) ((x) + teeny__args(0, __VA_ARGS__))
-/* split(x, S): x [N, 2] as a struct S of its two columns (C has no tuples) */
+/* split(x, S): x [..., 2] as a struct S of its two halves (C has no tuples) */
 #define split(x, S) ((S){(x), (x)})
 #define flip(...) (TEENY__FIRST(__VA_ARGS__, 0) + teeny__args(0, __VA_ARGS__))
 /* histogram(x, bins [, mask]): i32 counts of 0 .. bins-1 */

@@ -250,7 +250,7 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_RESHAPE] = "reshape", [OP_TRANS] = "trans", [OP_JOIN] = "join",
     [OP_INTERLEAVE] = "interleave", [OP_CAT] = "cat", [OP_RAVEL] = "ravel",
     [OP_HISTOGRAM] = "histogram", [OP_GATHER] = "gather", [OP_FLIP] = "flip",
-    [OP_SORT] = "sort", [OP_PROGRAM_ID] = "program_id",
+    [OP_SORT] = "sort", [OP_PERMUTE] = "permute", [OP_PROGRAM_ID] = "program_id",
     [OP_NUM_PROGRAMS] = "num_programs", [OP_BARRIER] = "barrier", [OP_FAST_EXP] = "fast_exp",
     [OP_FAST_EXP2] = "fast_exp2", [OP_FAST_LOG] = "fast_log", [OP_FAST_LOG2] = "fast_log2",
     [OP_FAST_SIN] = "fast_sin", [OP_FAST_COS] = "fast_cos", [OP_FAST_TANH] = "fast_tanh",
@@ -339,6 +339,13 @@ static void print_call(sbuf *b, const dfz_prog *p, const dfz_expr *e) {
   case OP_SCAN:
     print_expr(b, p, e->a[0]);
     sb_printf(b, ", %d, %s", e->iarg, e->text);
+    break;
+  case OP_PERMUTE:
+  case OP_TRANS:
+    print_expr(b, p, e->a[0]);
+    if (e->op == OP_PERMUTE || e->a[0]->sh.rank > 2)
+      for (int i = 0; i < e->a[0]->sh.rank; i++)
+        sb_printf(b, ", %d", e->iarg >> (2 * i) & 3);
     break;
   case OP_GATHER:
   case OP_FLIP:

@@ -23,14 +23,14 @@ char *dfz_strdup(dfz_arena *a, const char *s);
 char *dfz_printf(dfz_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dfz_arena_free(dfz_arena *a);
 
-/* ---- shapes: rank 0 (scalar), 1 or 2; dims are indexes into the prog's dim table */
+/* ---- shapes: rank 0 (scalar) to 4; dims are indexes into the prog's dim table */
 
 #define DFZ_MAX_DIMS 16
 #define DFZ_DIM_ONE 0 /* dim 0 of every program is the literal 1 */
 
 typedef struct dfz_shape {
   int rank;
-  int d[2];
+  int d[4];
 } dfz_shape;
 
 /* A dim is mul * consts[ca] * consts[cb] (an index of -1 counts as 1). */
@@ -63,6 +63,9 @@ typedef enum dfz_op {
   OP_FAST_TANH,
   /* joining tiles, histogram(x, bins [, mask]) (bins: the result's dim) */
   OP_JOIN, OP_INTERLEAVE, OP_CAT, OP_RAVEL, OP_HISTOGRAM, OP_GATHER, OP_FLIP, OP_SORT,
+  /* permute(x, dims...): the dims in iarg, two bits each (OP_TRANS of rank 3
+     or 4 spells the same) */
+  OP_PERMUTE,
   /* a helper call (text: the helper's name) */
   OP_CALL,
   OP__COUNT
@@ -91,7 +94,8 @@ struct dfz_expr {
   dfz_shape sh;
   dfz_fact f;          /* value facts (facts.h) */
   char *text;
-  int iarg;            /* axis (reductions, expand_dims, program_id), -100: none */
+  int iarg;            /* axis (reductions, expand_dims, program_id), -100: none;
+                          permute: dim i of the result is a[0]'s (iarg >> 2i) & 3 */
   int n;
   dfz_expr *a[4];
 };
@@ -161,9 +165,10 @@ int dfz_dim_get(dfz_prog *p, int ca, int cb, int mul);
 /* Recompute every dim's value after a change of p->meta.consts. */
 void dfz_dims_update(dfz_prog *p);
 
-static inline dfz_shape dfz_scalar_shape(void) { return (dfz_shape){0, {0, 0}}; }
-static inline dfz_shape dfz_shape1(int d0) { return (dfz_shape){1, {d0, 0}}; }
-static inline dfz_shape dfz_shape2(int d0, int d1) { return (dfz_shape){2, {d0, d1}}; }
+static inline dfz_shape dfz_scalar_shape(void) { return (dfz_shape){0, {0, 0, 0, 0}}; }
+static inline dfz_shape dfz_shape1(int d0) { return (dfz_shape){1, {d0, 0, 0, 0}}; }
+static inline dfz_shape dfz_shape2(int d0, int d1) { return (dfz_shape){2, {d0, d1, 0, 0}}; }
+static inline dfz_shape dfz_shape3(int d0, int d1, int d2) { return (dfz_shape){3, {d0, d1, d2, 0}}; }
 bool dfz_shape_eq(dfz_shape a, dfz_shape b);
 /* The shape of broadcasting a with b (docs/dsl.md §4); false if they do not. */
 bool dfz_shape_broadcast(dfz_shape a, dfz_shape b, dfz_shape *out);

@@ -21,7 +21,7 @@ static const char *const feature_names[DFZ_F__COUNT] = {
     [DFZ_F_GATHER] = "gather", [DFZ_F_MATH] = "math", [DFZ_F_TANH] = "tanh",
     [DFZ_F_SPECIAL] = "special", [DFZ_F_LOCK] = "lock", [DFZ_F_FREM] = "frem",
     [DFZ_F_BARRIER] = "barrier", [DFZ_F_SEM] = "sem", [DFZ_F_FAST] = "fast", [DFZ_F_PREC] = "prec",
-    [DFZ_F_HINT] = "hint"};
+    [DFZ_F_HINT] = "hint", [DFZ_F_RANK3] = "rank3"};
 
 const char *dfz_feature_name(dfz_feature f) {
   return f >= 0 && f < DFZ_F__COUNT ? feature_names[f] : "?";

@@ -790,12 +790,12 @@ static dfz_expr *reduction(gen *g, dfz_op op, dfz_expr *x, int axis, long n) {
   if (!keep) {
     if (axis == -100) {
       sh = dfz_scalar_shape();
-    } else {
+    } else { /* x's dims without the axis */
       int ax = axis < 0 ? axis + x->sh.rank : axis;
-      if (x->sh.rank == 1)
-        sh = dfz_scalar_shape();
-      else
-        sh = dfz_shape1(x->sh.d[1 - ax]);
+      sh.rank = 0;
+      for (int d = 0; d < x->sh.rank; d++)
+        if (d != ax)
+          sh.d[sh.rank++] = x->sh.d[d];
     }
   }
   dfz_expr *e = node(g, EK_CALL, op, rdt, sh);
@@ -1055,12 +1055,172 @@ static dfz_expr *p_gather(gen *g, gwant c, dfz_shape sh, int depth) {
   return e;
 }
 
+/* ---- tiles of rank 3 and 4 --------------------------------------------------------------
+ * A 2-D value [d0, d1] by way of a tile of rank 3: lifted (joined with a
+ * second value, a dim split by a reshape, or a new axis broadcast), moved
+ * about (flip, sort, a permute or trans and its inverse, a join into rank
+ * 4 reduced back, a maximum with a broadcast of a 2-D value), and brought
+ * back (a reduction along the new axis, or the reshape back).  Each step
+ * reorders values or combines them exactly, so the facts follow. */
+
+static dfz_expr *permuted(gen *g, dfz_op op, dfz_expr *x, const int *perm) {
+  dfz_shape sh = x->sh;
+  int code = 0;
+  for (int i = 0; i < x->sh.rank; i++) {
+    sh.d[i] = x->sh.d[perm[i]];
+    code |= perm[i] << (2 * i);
+  }
+  dfz_expr *e = view(g, op, x, sh);
+  e->iarg = code;
+  return e;
+}
+
+/* x through permute (or trans, spelt with its dims) by a random order, a
+ * flip along one of its axes there, and the inverse order. */
+static dfz_expr *permute_round_trip(gen *g, dfz_expr *x) {
+  int r = x->sh.rank, perm[4] = {0, 1, 2, 3}, inv[4];
+  for (int i = r - 1; i > 0; i--) {
+    int j = dfz_below(&g->r, i + 1), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (int i = 0; i < r; i++)
+    inv[perm[i]] = i;
+  dfz_expr *y = permuted(g, dfz_chance(&g->r, 50) ? OP_PERMUTE : OP_TRANS, x, perm);
+  if (dfz_chance(&g->r, 50)) {
+    y = view(g, OP_FLIP, y, y->sh);
+    y->iarg = dfz_below(&g->r, r);
+  }
+  return permuted(g, dfz_chance(&g->r, 50) ? OP_PERMUTE : OP_TRANS, y, inv);
+}
+
+/* One shape-keeping step on the rank-3 tile x. */
+static dfz_expr *rank3_step(gen *g, gwant c, dfz_expr *x, int depth) {
+  int r = x->sh.rank;
+  switch (dfz_below(&g->r, 5)) {
+  case 0: {
+    dfz_expr *e = view(g, OP_FLIP, x, x->sh);
+    e->iarg = dfz_chance(&g->r, 25) ? -100 : dfz_below(&g->r, r);
+    return e;
+  }
+  case 1: {
+    dfz_expr *e = view(g, OP_SORT, x, x->sh);
+    if (dfz_chance(&g->r, 40))
+      e->text = "true";
+    return e;
+  }
+  case 2:
+    return permute_round_trip(g, x);
+  case 3: { /* rank 4: join(x, flip(x)) [.., 2], then max or min over the pair */
+    int two = literal_dim(g, 2);
+    if (two < 0 || !numeric(x->dt))
+      return x;
+    dfz_expr *f = view(g, OP_FLIP, x, x->sh);
+    f->iarg = dfz_below(&g->r, r);
+    dfz_shape sh = x->sh;
+    sh.d[sh.rank++] = two;
+    dfz_expr *j = node(g, EK_CALL, OP_JOIN, x->dt, sh);
+    j->a[0] = x;
+    j->a[1] = f;
+    j->n = 2;
+    j->f = x->f;
+    dfz_expr *e = reduction(g, dfz_chance(&g->r, 50) ? OP_MAX : OP_MIN, j, dfz_chance(&g->r, 50) ? 3 : -1, 2);
+    return e ? e : x;
+  }
+  default: { /* maximum(x, a 2-D value broadcast along one axis) */
+    int ax = dfz_below(&g->r, r);
+    dfz_shape one = x->sh, flat = dfz_scalar_shape();
+    one.d[ax] = DFZ_DIM_ONE;
+    for (int d = 0; d < r; d++)
+      if (d != ax)
+        flat.d[flat.rank++] = x->sh.d[d];
+    gwant cw = child(c, x->dt, flat);
+    cw.exact_shape = true;
+    dfz_expr *z = view(g, OP_EXPAND_DIMS, gx(g, cw, depth - 1), one);
+    if (!z || !numeric(x->dt))
+      return x;
+    z->iarg = ax;
+    dfz_expr *e = call2(g, dfz_chance(&g->r, 50) ? OP_MAXIMUM : OP_MINIMUM, x, gx_broadcast(g, z, x->sh));
+    return e ? e : x;
+  }
+  }
+}
+
+static dfz_expr *p_rank3(gen *g, gwant w, int depth) {
+  if (w.dt == TEENY_DT_PTR)
+    return NULL;
+  int d0 = w.sh.d[0], d1 = w.sh.d[1];
+  gwant c = child(w, w.dt, w.sh);
+  c.exact_shape = true;
+  dfz_expr *x = NULL;
+  int lift = dfz_below(&g->r, 3), axis = 2, a = -1, b = -1, e = -1;
+  if (lift == 1) { /* reshape: d1 = a * b */
+    for (int i = 1; i < g->p->ndims && a < 0; i++)
+      for (int j = 1; j < g->p->ndims && a < 0; j++)
+        if (g_dim_mul(g, i, j) == d1 && dfz_chance(&g->r, 60))
+          a = i, b = j;
+    if (a < 0)
+      lift = 0;
+  }
+  if (lift == 2) { /* a new axis of e copies */
+    e = dfz_chance(&g->r, 50) ? g->dE : literal_dim(g, 2);
+    if (e < 0 || dfz_shape_elems(g->p, w.sh) * g->p->dims[e].value > G_MAX_TILE)
+      lift = 0;
+  }
+  if (lift == 0) {
+    int two = literal_dim(g, 2);
+    if (two < 0 || dfz_shape_elems(g->p, w.sh) * 2 > G_MAX_TILE)
+      return NULL;
+    dfz_expr *p = gx(g, c, depth - 1), *q = gx(g, c, depth - 1);
+    if (!p || !q)
+      return NULL;
+    x = node(g, EK_CALL, OP_JOIN, w.dt, dfz_shape3(d0, d1, two));
+    x->a[0] = p;
+    x->a[1] = q;
+    x->n = 2;
+    x->f = dfz_fact_hull(p->f, q->f);
+  } else if (lift == 1) {
+    x = view(g, OP_RESHAPE, gx(g, c, depth - 1), dfz_shape3(d0, a, b));
+  } else {
+    axis = dfz_below(&g->r, 3);
+    dfz_shape one = dfz_shape3(d0, d1, DFZ_DIM_ONE), wide;
+    if (axis < 2) {
+      for (int d = 2; d > axis; d--)
+        one.d[d] = one.d[d - 1];
+      one.d[axis] = DFZ_DIM_ONE;
+    }
+    wide = one;
+    wide.d[axis] = e;
+    x = view(g, OP_EXPAND_DIMS, gx(g, c, depth - 1), one);
+    if (x) {
+      x->iarg = axis;
+      x = gx_broadcast(g, x, wide);
+    }
+  }
+  if (!x)
+    return NULL;
+  for (int steps = dfz_range(&g->r, 1, 3); steps > 0; steps--)
+    x = rank3_step(g, c, x, depth);
+  g_use(g, DFZ_F_RANK3);
+  if (lift == 1)
+    return view(g, OP_RESHAPE, x, w.sh);
+  static const dfz_op back[] = {OP_MAX, OP_MIN, OP_SUM};
+  dfz_op op = numeric(x->dt) ? back[dfz_below(&g->r, 3)] : OP_SUM;
+  return reduction(g, op, x, dfz_chance(&g->r, 25) ? axis - 3 : axis,
+                   g->p->dims[x->sh.d[axis]].value);
+}
+
 static dfz_expr *p_shape(gen *g, gwant w, int depth) {
   if (!g_on(g, DFZ_F_SHAPE) || g->in_helper || w.sh.rank == 0)
     return NULL;
   dfz_shape sh = w.sh;
   gwant c = child(w, w.dt, sh);
   c.exact_shape = true;
+  if (sh.rank == 2 && g_on(g, DFZ_F_RANK3) && dfz_chance(&g->r, 40)) {
+    dfz_expr *r3 = p_rank3(g, w, depth);
+    if (r3)
+      return r3;
+  }
   if (sh.rank == 1 && dfz_is_int(w.dt) && dfz_chance(&g->r, 25)) {
     dfz_expr *h = p_histogram(g, w, depth);
     if (h && w.dt != TEENY_DT_I32)
@@ -1346,6 +1506,7 @@ dfz_expr *gx_forced(gen *g, gprod which, gwant w, int depth) {
     case GP_DOT: e = p_dot(g, w, depth); break;
     case GP_SHAPE: e = p_shape(g, w, depth); break;
     case GP_MATH: e = p_math(g, w, depth); break;
+    case GP_RANK3: e = w.sh.rank == 2 && !g->in_helper ? p_rank3(g, w, depth) : NULL; break;
     case GP_HELPER: e = p_helper(g, w, depth); break;
     }
     e = gx_fix(g, e, w);

@@ -129,7 +129,7 @@ gwant g_want(teeny_dtype dt, dfz_shape sh);
 dfz_expr *gx(gen *g, gwant w, int depth);
 /* One production forced (a segment that is about a reduction, a dot...),
  * falling back to gx when it cannot meet w. */
-typedef enum gprod { GP_REDUCE, GP_SCAN, GP_DOT, GP_SHAPE, GP_MATH, GP_HELPER } gprod;
+typedef enum gprod { GP_REDUCE, GP_SCAN, GP_DOT, GP_SHAPE, GP_MATH, GP_HELPER, GP_RANK3 } gprod;
 dfz_expr *gx_forced(gen *g, gprod which, gwant w, int depth);
 /* Helpers for building nodes with facts. */
 dfz_expr *gx_var(gen *g, const gvar *v);

@@ -1115,6 +1115,15 @@ typedef struct seg_kind {
 static void seg_scan(gen *g) { seg_forced(g, GP_SCAN, rand_shape(g), "scan"); }
 static void seg_shape(gen *g) { seg_forced(g, GP_SHAPE, rand_shape(g), "shape"); }
 static void seg_math(gen *g) { seg_forced(g, GP_MATH, rand_shape(g), "math"); }
+/* a 2-D value by way of rank 3 and 4 (p_rank3) */
+static void seg_rank3(gen *g) {
+  if (!g_on(g, DFZ_F_2D) || !g_on(g, DFZ_F_SHAPE)) {
+    seg_decl(g);
+    return;
+  }
+  dfz_shape sh = g->lay == LAY_1D ? dfz_shape2(g->dB, g->dE) : dfz_shape2(g->dBM, g->dBN);
+  seg_forced(g, GP_RANK3, sh, "rank3");
+}
 
 /* The handoff only where every program runs it (seg_handoff). */
 static bool handoff_reachable(const gen *g) { return g->nest == 0 && g->loop_depth == 0 && !g->exited; }
@@ -1150,7 +1159,7 @@ void g_segment(gen *g) {
       {seg_atomic_shared, 5, DFZ_F_ATOMIC_SHARED, false}, {seg_order, 7, DFZ_F_ORDER, true},
       {seg_uniform, 4, DFZ_F_UNIFORM, true}, {seg_lock, 2, DFZ_F_LOCK, false},
       {seg_store_helper, 3, DFZ_F_HELPER, true}, {seg_matmul, 4, DFZ_F_DOT, false},
-      {seg_handoff, 2, DFZ_F_LOCK, false}};
+      {seg_handoff, 2, DFZ_F_LOCK, false}, {seg_rank3, 4, DFZ_F_RANK3, true}};
   int n = (int)(sizeof kinds / sizeof kinds[0]);
   int total = 0;
   for (int i = 0; i < n; i++)

@@ -9,7 +9,8 @@ from this process's standard output) against the interpreter's; and
 device_assert, which must stop the kernel with its message when compiled
 with --debug and do nothing without it (in a child process: a failed
 assert leaves the CUDA context unusable); the shape builtins, gather,
-sort and histogram; the ports of tutorials 08 and 09.  Prints one line per
+sort and histogram; the ports of tutorials 08 and 09; tiles of rank 3
+and 4 (permute, join/split, reductions along every axis, batched dots).  Prints one line per
 case and exits 1 if any failed.
 
     python3 tests/gpu/lang_gpu.py
@@ -319,6 +320,69 @@ def check_shape_builtins(drv, tc):
     record("histogram: i32 with a mask, u8 past the bins, i64 out of range", torch.equal(out, want))
 
 
+def cube_ref(v, A, B, C):
+    """The 15 segments of tests/lang/ranks.c's cube for one [A, B, C] v."""
+    p = v.reshape(A * B, C)
+    q = p.flip(0)
+    idx = (torch.arange(C, device=v.device)[None, None, :] * 3
+           + torch.arange(B, device=v.device)[None, :, None]) % C
+    segs = [v.permute(2, 0, 1), v.permute(1, 0, 2), v.flip(1),
+            v.gather(2, idx.expand(A, B, C)), torch.sort(v, 2).values,
+            torch.stack([p, q], 2), torch.stack([p, q], 2).reshape(A * B, 2 * C), q,
+            torch.cat([v, v.flip(0)], 0), v.reshape(A, B, C // 2, 2).permute(3, 0, 1, 2),
+            v + v.max(1, keepdim=True).values, v.float().cumsum(1).to(v.dtype)]
+    return torch.cat([t.reshape(-1) for t in segs])
+
+
+def check_ranks(drv, tc):
+    """Tiles of rank 3 and 4 (ranks.c): permute/trans, flip, gather, sort,
+    join/interleave/split, cat, a 4-D permute, reductions and scans along
+    every axis, argmax/argmin; batched dots against torch.bmm."""
+    for dt, tdt, (A, B, C), P in (("f32", torch.float32, (2, 4, 8), 3),
+                                  ("bf16", torch.bfloat16, (8, 16, 4), 2)):
+        n = A * B * C
+        k = Kernel(drv, tc, L + "ranks.c", "cube", {"D": dt, "A": A, "B": B, "C": C})
+        x = torch.randn(P * n, device="cuda").to(tdt)
+        out = torch.full((P * 15 * n,), float("nan"), device="cuda").to(tdt)
+        ns, ni = B * C + A * C + 3 * A * B + 1, A * C + B * C
+        sums = torch.full((P * ns,), float("nan"), device="cuda")
+        idx = torch.full((P * ni,), -5, device="cuda", dtype=torch.int32)
+        k((P,), x, out, sums, idx)
+        torch.cuda.synchronize()
+        good = True
+        for pid in range(P):
+            v = x[pid * n:(pid + 1) * n].view(A, B, C)
+            o = out[pid * 15 * n:(pid + 1) * 15 * n]
+            want = cube_ref(v, A, B, C)
+            # segments 0-12 only move elements: bit for bit
+            good = good and torch.equal(o[:13 * n], want[:13 * n])
+            tol = 1e-5 if dt == "f32" else 2e-2
+            good = good and torch.allclose(o[13 * n:].float(), want[12 * n:].float(), rtol=tol, atol=tol)
+            f = v.float()
+            w = f.reshape(A, B, C // 2, 2)
+            swant = torch.cat([f.sum(0).reshape(-1), f.sum(1).reshape(-1), f.sum(2).reshape(-1),
+                               f.sum().reshape(1), w.sum(2).reshape(-1)])
+            good = good and torch.allclose(sums[pid * ns:(pid + 1) * ns], swant, rtol=1e-4, atol=1e-4)
+            iwant = torch.cat([f.argmax(1).reshape(-1), f.argmin(0).reshape(-1)]).int()
+            good = good and torch.equal(idx[pid * ni:(pid + 1) * ni], iwant)
+        record(f"ranks: cube {dt} [{A}, {B}, {C}]", good)
+    for dt, tdt, (BT, M, K, N), tol in (("f16", torch.float16, (2, 16, 16, 32), 2e-3),
+                                        ("f32", torch.float32, (4, 16, 32, 16), 1e-2)):
+        k = Kernel(drv, tc, L + "ranks.c", "batched_dot", {"D": dt, "BT": BT, "M": M, "K": K, "N": N})
+        a = torch.randn(BT, M, K, device="cuda").to(tdt)
+        b = torch.randn(BT, K, N, device="cuda").to(tdt)
+        bt = torch.randn(BT, N, K, device="cuda").to(tdt)
+        c = torch.full((2 * BT * M * N,), float("nan"), device="cuda")
+        k((1,), a, b, bt, c)
+        torch.cuda.synchronize()
+        r0 = torch.bmm(a.double(), b.double())
+        r1 = r0 + torch.bmm(a.double(), bt.double().transpose(1, 2))
+        want = torch.cat([r0.reshape(-1), r1.reshape(-1)]).float()
+        err = (c - want).abs().max().item()
+        record(f"ranks: batched dot {dt} [{BT}, {M}, {K}] x [{BT}, {K}, {N}]",
+               torch.allclose(c, want, rtol=tol, atol=tol * 4), f"max error {err:.2e}")
+
+
 def check_tutorial_matmuls(drv, tc):
     """Tutorials 08 (grouped, pointer tables) and 09 (persistent)."""
     M, N, K = 1000, 520, 300
@@ -397,6 +461,7 @@ def main():
     check_shape_builtins(drv, tc)
     check_tutorial_matmuls(drv, tc)
     check_hints_and_fp8_dot(drv, tc)
+    check_ranks(drv, tc)
     print(f"{sum(results)}/{len(results)} passed")
     return 0 if all(results) else 1
 

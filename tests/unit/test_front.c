@@ -729,7 +729,7 @@ START_TEST(builtin_table) {
   const teeny_builtin_info *bi = teeny__builtin_info(BI_FULL);
   ck_assert_str_eq(bi->name, "full");
   ck_assert_int_eq(bi->minargs, 3);
-  ck_assert_int_eq(bi->maxargs, 4);
+  ck_assert_int_eq(bi->maxargs, 6); /* full(T, value, d0 .. d3) */
   ck_assert_ptr_null(teeny__builtin_info(BI__COUNT));
   for (int i = 0; i < BI__COUNT; i++)
     ck_assert_int_eq(teeny__builtin_find(teeny__builtin_info(i)->name), i);

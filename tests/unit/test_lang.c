@@ -932,6 +932,198 @@ static const lang_case attention_case = {
 START_TEST(attention) { run_case(&attention_case); }
 END_TEST
 
+/* ---- ranks.c: tiles of rank 3 and 4 -------------------------------------------------- */
+
+/* The dtype bound to D, and the value of a const generic, in c's bindings. */
+static teeny_dtype bound_dtype(const lang_case *c) {
+  char name[16] = {0};
+  const char *d = strstr(c->bindings, "D=");
+  ck_assert(d);
+  sscanf(d + 2, "%15[a-z0-9]", name);
+  return teeny_dtype_parse(name);
+}
+
+static long bound_const(const lang_case *c, const char *g) {
+  char key[16];
+  snprintf(key, sizeof key, "%s=", g);
+  for (const char *p = c->bindings; (p = strstr(p, key)); p++)
+    if (p == c->bindings || p[-1] == ',')
+      return atol(p + strlen(key));
+  ck_abort_msg("%s: no binding of %s", c->bindings, g);
+  return 0;
+}
+
+typedef struct cube_dims {
+  long A, B, C, n;
+} cube_dims;
+
+/* v[a][b][c] of program pid, as a double (exact for every D used). */
+static double cube_v(const lang_case *c, const cube_dims *q, const void *x, unsigned pid, long a,
+                     long b, long cc) {
+  return ku_get(x, bound_dtype(c), (size_t)(pid * q->n + (a * q->B + b) * q->C + cc));
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void check_cube(const lang_case *c, void *const *bufs) {
+  cube_dims q = {bound_const(c, "A"), bound_const(c, "B"), bound_const(c, "C"), 0};
+  q.n = q.A * q.B * q.C;
+  teeny_dtype dt = bound_dtype(c);
+  const float *sums = bufs[2];
+  const int32_t *idx = bufs[3];
+  double *row = malloc(sizeof *row * (size_t)q.C);
+  for (unsigned pid = 0; pid < c->grid; pid++) {
+    size_t o = (size_t)pid * 15 * (size_t)q.n;
+#define OUT(seg, i) ku_get(bufs[1], dt, o + (size_t)((seg) * q.n + (i)))
+#define V(a, b, cc) cube_v(c, &q, bufs[0], pid, a, b, cc)
+#define EQ(got, want, what)                                                                   \
+  ck_assert_msg((got) == (want), "program %u %s at [%ld, %ld, %ld]: %g, not %g", pid, what, a, b, \
+                cc, (double)(got), (double)(want))
+    for (long a = 0; a < q.A; a++)
+      for (long b = 0; b < q.B; b++) {
+        for (long cc = 0; cc < q.C; cc++) {
+          double v = V(a, b, cc);
+          long r = a * q.B + b; /* row of p = reshape(v, A * B, C) */
+          long rq = q.A * q.B - 1 - r; /* q = flip(p, 0) */
+          double qv = V(rq / q.B, rq % q.B, cc);
+          EQ(OUT(0, (cc * q.A + a) * q.B + b), v, "permute(v, 2, 0, 1)");
+          EQ(OUT(1, (b * q.A + a) * q.C + cc), v, "trans(v, 1, 0, 2)");
+          EQ(OUT(2, (a * q.B + b) * q.C + cc), V(a, q.B - 1 - b, cc), "flip(v, 1)");
+          EQ(OUT(3, (a * q.B + b) * q.C + cc), V(a, b, (cc * 3 + b) % q.C), "gather");
+          EQ(OUT(5, 2 * (r * q.C + cc)), v, "join(p, q)[.., 0]");
+          EQ(OUT(5, 2 * (r * q.C + cc) + 1), qv, "join(p, q)[.., 1]");
+          EQ(OUT(7, r * 2 * q.C + 2 * cc), v, "interleave(p, q) even");
+          EQ(OUT(7, r * 2 * q.C + 2 * cc + 1), qv, "interleave(p, q) odd");
+          EQ(OUT(9, r * q.C + cc), qv, "split(join(p, q)).b");
+          EQ(OUT(10, (a * q.B + b) * q.C + cc), v, "cat, first half");
+          EQ(OUT(10, ((q.A + a) * q.B + b) * q.C + cc), V(q.A - 1 - a, b, cc), "cat, second half");
+          long k = cc % 2, c2 = cc / 2; /* permute(reshape(v, A, B, C/2, 2), 3, 0, 1, 2) */
+          EQ(OUT(12, ((k * q.A + a) * q.B + b) * (q.C / 2) + c2), v, "4-D permute");
+          double m = V(a, 0, cc), s = 0;
+          for (long j = 0; j < q.B; j++)
+            m = fmax(m, V(a, j, cc));
+          for (long j = 0; j <= b; j++)
+            s += V(a, j, cc);
+          double want13 = v + m, got13 = OUT(13, (a * q.B + b) * q.C + cc);
+          ck_assert_msg(fabs(got13 - want13) <= 1e-2 * (1 + fabs(want13)),
+                        "program %u v + max(v, 1) at [%ld, %ld, %ld]: %g, not %g", pid, a, b, cc,
+                        got13, want13);
+          double got14 = OUT(14, (a * q.B + b) * q.C + cc);
+          ck_assert_msg(fabs(got14 - s) <= 1e-2 * (1 + fabs(s)),
+                        "program %u cumsum(v, 1) at [%ld, %ld, %ld]: %g, not %g", pid, a, b, cc,
+                        got14, s);
+          row[cc] = v;
+        }
+        qsort(row, (size_t)q.C, sizeof *row, cmp_double);
+        for (long cc = 0; cc < q.C; cc++)
+          EQ(OUT(4, (a * q.B + b) * q.C + cc), row[cc], "sort(v)");
+      }
+    /* sums: sum(v, 0) [B, C], sum(v, 1) [A, C], sum(v, 2) [A, B], sum(v),
+     * sum(reshape(v, A, B, C/2, 2), 2) [A, B, 2] */
+    const float *sv = sums + (size_t)pid * (size_t)(q.B * q.C + q.A * q.C + 3 * q.A * q.B + 1);
+    double total = 0;
+    for (long a = 0; a < q.A; a++)
+      for (long b = 0; b < q.B; b++)
+        for (long cc = 0; cc < q.C; cc++)
+          total += V(a, b, cc);
+#define NEAR(got, want, what)                                                             \
+  ck_assert_msg(fabs((got) - (want)) <= 1e-4 * (1 + fabs(want)), "program %u %s: %g, not %g", \
+                pid, what, (double)(got), (double)(want))
+    for (long b = 0; b < q.B; b++)
+      for (long cc = 0; cc < q.C; cc++) {
+        double t = 0;
+        for (long a = 0; a < q.A; a++)
+          t += V(a, b, cc);
+        NEAR(sv[b * q.C + cc], t, "sum(v, 0)");
+      }
+    for (long a = 0; a < q.A; a++)
+      for (long cc = 0; cc < q.C; cc++) {
+        double t = 0;
+        for (long b = 0; b < q.B; b++)
+          t += V(a, b, cc);
+        NEAR(sv[q.B * q.C + a * q.C + cc], t, "sum(v, 1)");
+      }
+    for (long a = 0; a < q.A; a++)
+      for (long b = 0; b < q.B; b++) {
+        double t = 0, even = 0, odd = 0;
+        for (long cc = 0; cc < q.C; cc++) {
+          t += V(a, b, cc);
+          *(cc % 2 ? &odd : &even) += V(a, b, cc);
+        }
+        long base = q.B * q.C + q.A * q.C;
+        NEAR(sv[base + a * q.B + b], t, "sum(v, 2)");
+        NEAR(sv[base + q.A * q.B + 1 + 2 * (a * q.B + b)], even, "4-D sum, axis 2, even");
+        NEAR(sv[base + q.A * q.B + 1 + 2 * (a * q.B + b) + 1], odd, "4-D sum, axis 2, odd");
+      }
+    NEAR(sv[q.B * q.C + q.A * q.C + q.A * q.B], total, "sum(v)");
+    /* argmax(v, 1) [A, C], argmin(v, 0) [B, C]: the first index of the best */
+    const int32_t *iv = idx + (size_t)pid * (size_t)(q.A * q.C + q.B * q.C);
+    for (long a = 0; a < q.A; a++)
+      for (long cc = 0; cc < q.C; cc++) {
+        long best = 0;
+        for (long b = 1; b < q.B; b++)
+          if (V(a, b, cc) > V(a, best, cc))
+            best = b;
+        ck_assert_int_eq(iv[a * q.C + cc], best);
+      }
+    for (long b = 0; b < q.B; b++)
+      for (long cc = 0; cc < q.C; cc++) {
+        long best = 0;
+        for (long a = 1; a < q.A; a++)
+          if (V(a, b, cc) < V(best, b, cc))
+            best = a;
+        ck_assert_int_eq(iv[q.A * q.C + b * q.C + cc], best);
+      }
+#undef OUT
+#undef V
+#undef EQ
+#undef NEAR
+  }
+  free(row);
+}
+
+/* c[0] = a . b and c[1] = a . trans(bt) + c[0], per batch, against float64. */
+static void check_batched_dot(const lang_case *c, void *const *bufs) {
+  long BT = bound_const(c, "BT"), M = bound_const(c, "M"), K = bound_const(c, "K"),
+       N = bound_const(c, "N");
+  teeny_dtype dt = bound_dtype(c);
+  const float *out = bufs[3];
+  for (long t = 0; t < BT; t++)
+    for (long i = 0; i < M; i++)
+      for (long j = 0; j < N; j++) {
+        double s = 0, u = 0;
+        for (long k = 0; k < K; k++) {
+          double x = ku_get(bufs[0], dt, (size_t)((t * M + i) * K + k));
+          s += x * ku_get(bufs[1], dt, (size_t)((t * K + k) * N + j));
+          u += x * ku_get(bufs[2], dt, (size_t)((t * N + j) * K + k));
+        }
+        double got0 = out[(t * M + i) * N + j], got1 = out[BT * M * N + (t * M + i) * N + j];
+        ck_assert_msg(fabs(got0 - s) <= 2e-3 * (1 + fabs(s)), "batch %ld [%ld, %ld]: %g, not %g", t,
+                      i, j, got0, s);
+        ck_assert_msg(fabs(got1 - (s + u)) <= 4e-3 * (1 + fabs(s + u)),
+                      "batch %ld [%ld, %ld] of the second dot: %g, not %g", t, i, j, got1, s + u);
+      }
+}
+
+static const lang_case rank_cases[] = {
+    {"ranks", "cube", "D=f32,A=2,B=4,C=8", 2, {128, 15 * 128, 2 * (32 + 16 + 24 + 1), 2 * (16 + 32)},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {0}, check_cube, 1e-5},
+    {"ranks", "cube", "D=i16,A=4,B=2,C=32", 1, {256, 15 * 256, 64 + 128 + 24 + 1, 128 + 64},
+     {F_SMALL, F_ZERO, F_ZERO, F_ZERO}, {0}, check_cube, 0},
+    {"ranks", "cube", "D=bf16,A=8,B=16,C=4", 1, {512, 15 * 512, 64 + 32 + 384 + 1, 32 + 64},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {0}, check_cube, 1e-2},
+    {"ranks", "batched_dot", "D=f16,BT=2,M=16,K=16,N=32", 1, {512, 1024, 1024, 2048},
+     {F_RANDOM, F_RANDOM, F_RANDOM, F_ZERO}, {0}, check_batched_dot, 0},
+    {"ranks", "batched_dot", "D=f32,BT=4,M=16,K=32,N=16", 1, {2048, 2048, 2048, 2048},
+     {F_RANDOM, F_RANDOM, F_RANDOM, F_ZERO}, {0}, check_batched_dot, 0},
+};
+
+START_TEST(ranks) { run_case(&rank_cases[_i]); }
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -953,6 +1145,7 @@ static Suite *lang_suite(void) {
   tcase_add_test(tc, asserts);
   tcase_add_loop_test(tc, tuples, 0, (int)NELEM(tuple_cases));
   tcase_add_test(tc, attention);
+  tcase_add_loop_test(tc, ranks, 0, (int)NELEM(rank_cases));
   suite_add_tcase(s, tc);
   return s;
 }
