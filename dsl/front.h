@@ -92,8 +92,27 @@ typedef struct teeny_field {
   int nleaves;         /* 1, or a struct field's leaves */
 } teeny_field;
 
+/* Tensor descriptors and block pointers (docs/dsl.md §5) are structs the
+ * parser makes, one per element type (tensor_desc(T), block_ptr(T)): their
+ * leaves are the run-time parts, TEENY_MAX_RANK of each (base; shape i32;
+ * strides i64; a block pointer's offsets i32).  The compile-time part, the
+ * rank and block shape, is on the specialisations irgen_desc.c makes. */
+typedef enum teeny_desc_kind {
+  TEENY_DESC_NONE,   /* a user's struct */
+  TEENY_DESC_TENSOR, /* tensor_desc(T) */
+  TEENY_DESC_BLOCK   /* block_ptr(T) */
+} teeny_desc_kind;
+
+typedef struct teeny_desc_info {
+  const struct teeny_struct *family; /* the parser's tensor_desc(T) / block_ptr(T) */
+  int rank;
+  int block[TEENY_MAX_RANK];         /* the block shape */
+} teeny_desc_info;
+
 typedef struct teeny_struct {
   const char *name;            /* "welford" (typedef) or "struct welford" */
+  teeny_desc_kind desc;        /* a descriptor family or specialisation */
+  const teeny_desc_info *info; /* a specialisation's static part; NULL otherwise */
   teeny_loc loc;
   teeny_field *fields;
   int nfields;

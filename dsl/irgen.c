@@ -439,6 +439,10 @@ static void gen_decl(gen *g, const teeny_stmt *s) {
     teeny__gen_fail(g, s->loc, "variable '%s' cannot be void", s->name);
   (void)v;
   teeny__gen_declare(g, g->fr, s->var, s->type);
+  const teeny_struct *st = g->fr->vars[s->var].st;
+  if (st && st->desc && !s->expr)
+    teeny__gen_fail(g, s->loc, "descriptor '%s' (%s) must be initialised where it is declared "
+                    "(its block shape is fixed there)", s->name, st->name);
   if (s->expr) {
     const char *what = teeny__arena_printf(g->cx->arena, "initialise '%s'", s->name);
     teeny__gen_store(g, s->var, g->fr->vars[s->var].st, teeny__gen_expr_any(g, s->expr),

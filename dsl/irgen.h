@@ -81,6 +81,8 @@ typedef struct gen {
   gframe *fr;        /* innermost activation */
   int depth;         /* helper inlining depth */
   jmp_buf fail;      /* gen_fail() jumps here */
+  const teeny_struct *descs[64]; /* descriptor specialisations (irgen_desc.c) */
+  int ndescs;
 } gen;
 
 /* ---- irgen.c ---------------------------------------------------------------- */
@@ -239,5 +241,18 @@ gval teeny__gen_static_assert(gen *g, const teeny_expr *call);
 
 /* rand, randn or randint (which) of call e: Philox as Triton computes it. */
 gval teeny__gen_random(gen *g, const teeny_expr *e, teeny_builtin which);
+
+/* ---- irgen_desc.c: tensor descriptors and block pointers ---------------------- */
+
+gval teeny__gen_make_desc(gen *g, const teeny_expr *call, teeny_desc_kind k);
+gval teeny__gen_desc_load(gen *g, const teeny_expr *call);
+gval teeny__gen_desc_store(gen *g, const teeny_expr *call);
+gval teeny__gen_advance(gen *g, const teeny_expr *call);
+/* load(p) / store(p, v) where p (argument 0, evaluated: d) is a struct value */
+gval teeny__gen_block_load(gen *g, const teeny_expr *call, gval d);
+gval teeny__gen_block_store(gen *g, const teeny_expr *call, gval d);
+/* May a variable whose struct is want (a descriptor family or
+ * specialisation) take a value of struct have? */
+bool teeny__gen_desc_fits(gen *g, const teeny_struct *want, const teeny_struct *have);
 
 #endif /* TEENY_DSL_IRGEN_H */

@@ -546,8 +546,11 @@ static gval gen_histogram(gen *g, const teeny_expr *e) {
 
 /* ---- memory ------------------------------------------------------------------------- */
 
-static gval need_ptr(gen *g, const teeny_expr *e, const char *name) {
-  gval p = arg(g, e, 0);
+/* p: argument 0 of e, evaluated */
+static gval need_ptr(gen *g, const teeny_expr *e, gval p, const char *name) {
+  if (p.st)
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs a pointer (or a tile of pointers), not %s",
+                    name, p.st->name);
   if (p.type.dt != TEENY_DT_PTR)
     teeny__gen_fail(g, e->args[0]->loc, "%s needs a pointer (or a tile of pointers), not %s",
                     name, teeny__gen_tstr(g, p.type));
@@ -578,7 +581,10 @@ static void unify(gen *g, gval *vals, int n, teeny_loc loc, const char *name) {
 static gval gen_load(gen *g, const teeny_expr *e) {
   gval v[3];
   int n = e->nargs;
-  v[0] = need_ptr(g, e, "load");
+  v[0] = teeny__gen_expr_any(g, e->args[0]);
+  if (v[0].st && v[0].st->desc)
+    return teeny__gen_block_load(g, e, v[0]);
+  v[0] = need_ptr(g, e, v[0], "load");
   teeny_dtype elem = v[0].type.pointee;
   if (n >= 2)
     v[1] = need_mask(g, e, 1, "load");
@@ -604,7 +610,10 @@ static gval value_for(gen *g, const teeny_expr *e, int i, teeny_dtype elem,
 static gval gen_store(gen *g, const teeny_expr *e) {
   gval v[3];
   int n = e->nargs;
-  v[0] = need_ptr(g, e, "store");
+  v[0] = teeny__gen_expr_any(g, e->args[0]);
+  if (v[0].st && v[0].st->desc)
+    return teeny__gen_block_store(g, e, v[0]);
+  v[0] = need_ptr(g, e, v[0], "store");
   v[1] = value_for(g, e, 1, v[0].type.pointee, "store");
   if (n == 3)
     v[2] = need_mask(g, e, 2, "store");
@@ -639,7 +648,7 @@ static bool atomic_dtype_ok(teeny_rmw_kind k, teeny_dtype dt) {
 static gval gen_atomic(gen *g, const teeny_expr *e, teeny_rmw_kind k) {
   gval v[3];
   int n = e->nargs;
-  v[0] = need_ptr(g, e, e->name);
+  v[0] = need_ptr(g, e, teeny__gen_expr_any(g, e->args[0]), e->name);
   teeny_dtype elem = v[0].type.pointee;
   if (!atomic_dtype_ok(k, elem))
     teeny__gen_fail(g, e->loc, "%s is not available for %s", e->name, teeny_dtype_name(elem));
@@ -656,7 +665,7 @@ static gval gen_atomic(gen *g, const teeny_expr *e, teeny_rmw_kind k) {
 static gval gen_atomic_cas(gen *g, const teeny_expr *e) {
   gval v[4];
   int n = e->nargs;
-  v[0] = need_ptr(g, e, "atomic_cas");
+  v[0] = need_ptr(g, e, teeny__gen_expr_any(g, e->args[0]), "atomic_cas");
   teeny_dtype elem = v[0].type.pointee;
   if (!atomic_dtype_ok(RMW_XCHG, elem))
     teeny__gen_fail(g, e->loc, "atomic_cas is not available for %s", teeny_dtype_name(elem));
@@ -1158,6 +1167,11 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
   case BI_BROADCAST_TO: return gen_broadcast_to(g, e);
   case BI_RESHAPE: /* view: Triton's older name (it may reorder; ours does not) */
   case BI_VIEW: return gen_reshape(g, e);
+  case BI_MAKE_TENSOR_DESCRIPTOR: return teeny__gen_make_desc(g, e, TEENY_DESC_TENSOR);
+  case BI_MAKE_BLOCK_PTR: return teeny__gen_make_desc(g, e, TEENY_DESC_BLOCK);
+  case BI_LOAD_TENSOR_DESCRIPTOR: return teeny__gen_desc_load(g, e);
+  case BI_STORE_TENSOR_DESCRIPTOR: return teeny__gen_desc_store(g, e);
+  case BI_ADVANCE: return teeny__gen_advance(g, e);
   case BI_TRANS: return gen_trans(g, e);
   case BI_JOIN: return gen_join(g, e);
   case BI_INTERLEAVE: return gen_interleave(g, e);
@@ -1249,7 +1263,7 @@ static gval gen_positional(gen *g, const teeny_expr *e) {
  * store (no value), on the op just added. */
 static void apply_options(gen *g, const teeny_expr *e, int npos, gval r) {
   teeny_op *op = r.id >= 0 ? g->f->values[r.id].def : NULL;
-  if (e->sym_index == BI_STORE && g->cur->nops > 0 &&
+  if ((e->sym_index == BI_STORE || e->sym_index == BI_STORE_TENSOR_DESCRIPTOR) && g->cur->nops > 0 &&
       g->cur->ops[g->cur->nops - 1]->code == IR_STORE)
     op = g->cur->ops[g->cur->nops - 1];
   if (!op)

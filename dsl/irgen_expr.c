@@ -744,6 +744,13 @@ static gval gen_sizeof(gen *g, const teeny_expr *e) {
 
 gval teeny__gen_expr(gen *g, const teeny_expr *e) {
   gval v = teeny__gen_expr_any(g, e);
+  if (v.st && v.st->desc)
+    teeny__gen_fail(g, e->loc, "a %s (%s) cannot be used here: it is read and written with %s",
+                    v.st->desc == TEENY_DESC_BLOCK ? "block pointer" : "tensor descriptor",
+                    v.st->name,
+                    v.st->desc == TEENY_DESC_BLOCK ? "load, store and advance"
+                                                   : "load_tensor_descriptor and "
+                                                     "store_tensor_descriptor");
   if (v.st)
     teeny__gen_fail(g, e->loc, "a struct value (%s) cannot be used here; use its fields",
                     v.st->name);

@@ -48,9 +48,15 @@ void teeny__gen_store(gen *g, int base, const teeny_struct *st, gval x, teeny_lo
     teeny__gen_assign_var(g, v, x, loc, what, cast);
     return;
   }
-  if (x.st != st)
+  if (st->desc && teeny__gen_desc_fits(g, st, x.st)) {
+    v->st = st = x.st; /* a descriptor variable takes its initialiser's block shape */
+  } else if (x.st != st) {
+    if (st->desc && st->info && x.st && x.st->desc == st->desc)
+      teeny__gen_fail(g, loc, "cannot %s (%s) with %s: a descriptor's block shape is fixed "
+                      "where it is declared", what, st->name, x.st->name);
     teeny__gen_fail(g, loc, "cannot %s (%s) with %s", what, st->name,
                     x.st ? x.st->name : teeny__gen_tstr(g, x.type));
+  }
   for (int i = 0; i < st->nleaves; i++) {
     const char *w = teeny__arena_printf(g->cx->arena, "%s (field %s)", what, st->leaf_name[i]);
     teeny__gen_assign_var(g, &v[i], x.leaves[i], loc, w, cast);
@@ -67,6 +73,11 @@ gval teeny__gen_slots_value(gen *g, int base, const teeny_struct *st, teeny_loc 
                       st ? "." : "", st ? st->leaf_name[i] : "");
   if (!st)
     return v->v;
+  if (st->desc && !st->info)
+    teeny__gen_fail(g, loc, "'%s' (%s) has no block shape here: a descriptor gets it from "
+                    "make_%s where the variable is declared (a kernel parameter cannot be "
+                    "one)", name, st->name,
+                    st->desc == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_descriptor");
   gval *leaves = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)n);
   for (int i = 0; i < n; i++)
     leaves[i] = v[i].v;

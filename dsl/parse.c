@@ -58,6 +58,7 @@ static const struct {
 static const char *const keywords[] = {
     "void",        "const",        "static",         "inline",
     "tile",        "ptr",          "if",             "else",
+    "tensor_desc", "block_ptr",
     "for",         "while",        "do",             "return",
     "break",       "continue",     "true",           "false",
     "sizeof",      "struct",       "typedef",
@@ -273,7 +274,8 @@ static int struct_of(const parser *ps, const teeny_token *t) {
 /* Does t start a type? */
 static bool is_type_start(const parser *ps, const teeny_token *t) {
   return tok_eq(t, "const") || tok_eq(t, "void") || tok_eq(t, "tile") ||
-         tok_eq(t, "ptr") || tok_eq(t, "struct") || builtin_dtype(t) != TEENY_DT_VOID ||
+         tok_eq(t, "ptr") || tok_eq(t, "struct") || tok_eq(t, "tensor_desc") ||
+         tok_eq(t, "block_ptr") || builtin_dtype(t) != TEENY_DT_VOID ||
          dtype_generic_of(ps, t) >= 0 || struct_of(ps, t) >= 0;
 }
 
@@ -441,8 +443,79 @@ static teeny_tyspec *struct_type(parser *ps) {
   return ts;
 }
 
+/* ---- descriptors ---- */
+
+static void struct_leaves(parser *ps, teeny_struct *st);
+
+static teeny_tyspec *scalar_tyspec(parser *ps, teeny_dtype dt, teeny_loc loc) {
+  teeny_tyspec *ts = new_tyspec(ps, loc);
+  ts->dt = dt;
+  ts->base = teeny_dtype_name(dt);
+  return ts;
+}
+
+/* The struct of tensor_desc(elem) or block_ptr(elem), made on first use:
+ * fields base; shape0..; stride0..; a block pointer's off0.. */
+static int desc_struct(parser *ps, teeny_desc_kind kind, const teeny_tyspec *elem, teeny_loc loc) {
+  const char *name = teeny__arena_printf(ps->cx->arena, "%s(%s)",
+                                         kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc",
+                                         elem->base);
+  for (int i = 0; i < ps->prog->nstructs; i++)
+    if (strcmp(ps->prog->structs[i].name, name) == 0)
+      return i;
+  teeny_struct st;
+  memset(&st, 0, sizeof st);
+  st.name = name;
+  st.loc = loc;
+  st.desc = kind;
+  int groups = kind == TEENY_DESC_BLOCK ? 3 : 2, cap = 0;
+  static const char *const part[] = {"shape", "stride", "off"};
+  static const teeny_dtype pdt[] = {TEENY_DT_I32, TEENY_DT_I64, TEENY_DT_I32};
+  for (int f = -1; f < groups * TEENY_MAX_RANK; f++) {
+    st.fields = grow(ps, st.fields, st.nfields, &cap, sizeof *st.fields);
+    teeny_field *fd = &st.fields[st.nfields];
+    fd->loc = loc;
+    fd->nleaves = 1;
+    fd->leaf = st.nfields++;
+    if (f < 0) {
+      fd->name = "base";
+      fd->type = make_ptr(ps, elem, loc);
+    } else {
+      fd->name = teeny__arena_printf(ps->cx->arena, "%s%d", part[f / TEENY_MAX_RANK],
+                                     f % TEENY_MAX_RANK);
+      fd->type = scalar_tyspec(ps, pdt[f / TEENY_MAX_RANK], loc);
+    }
+  }
+  struct_leaves(ps, &st);
+  teeny_program *p = ps->prog;
+  p->structs = grow(ps, p->structs, p->nstructs, &ps->scap, sizeof *p->structs);
+  p->structs[p->nstructs++] = st;
+  return p->nstructs - 1;
+}
+
+/* desc-type = ("tensor_desc" | "block_ptr") "(" type ")" */
+static teeny_tyspec *desc_type(parser *ps) {
+  teeny_token *kw = advance(ps);
+  teeny_desc_kind kind = tok_eq(kw, "block_ptr") ? TEENY_DESC_BLOCK : TEENY_DESC_TENSOR;
+  expect(ps, "(", kind == TEENY_DESC_BLOCK ? "after 'block_ptr'" : "after 'tensor_desc'");
+  enter(ps);
+  teeny_tyspec *inner = type(ps);
+  leave(ps);
+  if (inner->is_void || inner->is_tile || inner->is_ptr || inner->strct >= 0)
+    fail_at(ps, inner->loc, "%s(...) takes the element dtype (%s(f16), %s(D))",
+            kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc",
+            kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc",
+            kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc");
+  expect(ps, ")", kind == TEENY_DESC_BLOCK ? "to close 'block_ptr('" : "to close 'tensor_desc('");
+  teeny_tyspec *ts = new_tyspec(ps, kw->loc);
+  ts->strct = desc_struct(ps, kind, inner, kw->loc);
+  ts->base = ps->prog->structs[ts->strct].name;
+  return ts;
+}
+
 /* type-base = "const"* core "const"*
- * core      = "void" | dtype | dtype-generic | struct-type | tile-type | ptr-type */
+ * core      = "void" | dtype | dtype-generic | struct-type | tile-type | ptr-type
+ *           | desc-type */
 static teeny_tyspec *type_base(parser *ps) {
   while (consume(ps, "const"))
     ;
@@ -452,6 +525,8 @@ static teeny_tyspec *type_base(parser *ps) {
     ts = tile_type(ps);
   } else if (tok_eq(t, "ptr")) {
     ts = ptr_type(ps);
+  } else if (tok_eq(t, "tensor_desc") || tok_eq(t, "block_ptr")) {
+    ts = desc_type(ps);
   } else if (tok_eq(t, "void")) {
     advance(ps);
     ts = new_tyspec(ps, t->loc);

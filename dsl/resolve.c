@@ -78,7 +78,7 @@ unsigned teeny__builtin_option_groups(teeny_builtin b) {
     return OPTG_SEM | OPTG_SCOPE;
   case BI_DOT:
     return OPTG_PREC;
-  case BI_LOAD: case BI_STORE:
+  case BI_LOAD: case BI_STORE: case BI_LOAD_TENSOR_DESCRIPTOR: case BI_STORE_TENSOR_DESCRIPTOR:
     return OPTG_CACHE | OPTG_EVICT;
   default:
     return 0;
@@ -113,7 +113,7 @@ static const char *group_owner(unsigned g) {
 
 /* The cache operators PTX has for a load (ld) and for a store (st). */
 static bool cache_fits(int b, teeny_cache c) {
-  if (b == BI_LOAD)
+  if (b == BI_LOAD || b == BI_LOAD_TENSOR_DESCRIPTOR)
     return c == TEENY_CACHE_CA || c == TEENY_CACHE_CG || c == TEENY_CACHE_CS ||
            c == TEENY_CACHE_CV;
   return c == TEENY_CACHE_WB || c == TEENY_CACHE_CG || c == TEENY_CACHE_CS ||
@@ -738,8 +738,8 @@ static void trailing_options(resolver *r, teeny_expr *e, int b) {
     }
     else if (oi->group == OPTG_CACHE && !cache_fits(b, (teeny_cache)oi->value))
       err(r, a->loc, "%s takes no '%s': a %s's cache operators are %s", e->name, a->name,
-          b == BI_LOAD ? "load" : "store",
-          b == BI_LOAD ? "cache_ca, cache_cg, cache_cs and cache_cv"
+          b == BI_LOAD || b == BI_LOAD_TENSOR_DESCRIPTOR ? "load" : "store",
+          b == BI_LOAD || b == BI_LOAD_TENSOR_DESCRIPTOR ? "cache_ca, cache_cg, cache_cs and cache_cv"
                        : "cache_wb, cache_cg, cache_cs and cache_wt");
     seen |= oi->group;
     a->sym = SYM_OPTION;

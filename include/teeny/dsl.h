@@ -124,6 +124,14 @@ i32 teeny__arange(i32 start, i32 end);
 /* ---- memory ---------------------------------------------------------------- */
 
 /* load(p [, mask [, other]]) and store(p, value [, mask]) */
+/* tensor descriptors and block pointers: pointers here (docs/dsl.md §5) */
+#define tensor_desc(T) T *
+#define block_ptr(T) T *
+#define make_tensor_descriptor(base, ...) ((base) + teeny__args(0, __VA_ARGS__))
+#define load_tensor_descriptor(d, ...) (*(teeny__args(0, __VA_ARGS__) + (d)))
+#define store_tensor_descriptor(d, ...) ((void)(d), (void)teeny__args(0, __VA_ARGS__))
+#define make_block_ptr(base, ...) ((base) + teeny__args(0, __VA_ARGS__))
+#define advance(p, ...) ((p) + teeny__args(0, __VA_ARGS__))
 #define load(...) TEENY__ELEM(__VA_ARGS__)
 #define store(...) ((void)teeny__args(0, __VA_ARGS__))
 /* Atomics return the old values and are often used as statements, so on

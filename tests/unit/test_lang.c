@@ -1124,6 +1124,81 @@ static const lang_case rank_cases[] = {
 START_TEST(ranks) { run_case(&rank_cases[_i]); }
 END_TEST
 
+/* ---- descs.c: tensor descriptors and block pointers ------------------------------------ */
+
+enum { DM = 50, DN = 70 }; /* desc_copy's x [DM, DN], blocks [16, 32] */
+
+static void check_desc_copy(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1], *sums = bufs[2], *sh = bufs[3];
+  enum { BM = 16, BN = 32, GN = (DN + BN - 1) / BN };
+  for (int i = 0; i < DM; i++)
+    for (int j = 0; j < DN; j++)
+      ck_assert_msg(out[j * DM + i] == 2 * x[i * DN + j] + 1, "out[%d][%d]", j, i);
+  for (unsigned p = 0; p < c->grid; p++) {
+    int pm = (int)p / GN, pn = (int)p % GN;
+    double s = 0;
+    for (int i = pm * BM; i < pm * BM + BM && i < DM; i++)
+      for (int j = pn * BN; j < pn * BN + BN && j < DN; j++)
+        s += x[i * DN + j];
+    ck_assert_msg(fabs(sums[p] - s) <= 1e-4 * (1 + fabs(s)), "block %u: sum %g, not %g", p, sums[p], s);
+    for (int r = 0; r < BM; r++)
+      for (int q = 0; q < BN; q++) {
+        int i = pm * BM - 3 + r, j = pn * BN + 5 + q;
+        float want = i >= 0 && i < DM && j < DN ? x[i * DN + j] : 0.0f;
+        ck_assert_msg(sh[p * BM * BN + r * BN + q] == want, "block %u at (%d, %d): %g, not %g", p,
+                      i, j, sh[p * BM * BN + r * BN + q], want);
+      }
+  }
+}
+
+static void check_desc_ranks(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1], *cube = bufs[2];
+  long n = c->n[0];
+  int A = (int)c->scalars[1], B = (int)c->scalars[2], C = (int)c->scalars[3];
+  for (long i = 0; i < n; i++)
+    ck_assert_msg(out[i] == x[i] + 1, "out[%ld]", i);
+  for (unsigned p = 0; p < c->grid; p++)
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 8; k++) {
+          int a = 2 + i, b = 3 + j, cc = 16 + k;
+          float want = a < A && b < B && cc < C ? x[(a * B + b) * C + cc] : 0.0f;
+          ck_assert_msg(cube[p * 64 + (i * 4 + j) * 8 + k] == want, "cube [%d, %d, %d]", i, j, k);
+        }
+}
+
+/* bp_matmul (b column-major: b(k, n) at n * K + k) and td_matmul (b
+ * row-major), c [M, N] f16, against float64. */
+static void check_desc_matmul(const lang_case *c, void *const *bufs) {
+  const uint16_t *a = bufs[0], *b = bufs[1], *out = bufs[2];
+  int M = (int)c->scalars[0], N = (int)c->scalars[1], K = (int)c->scalars[2];
+  bool colmajor = strcmp(c->kernel, "bp_matmul") == 0;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int k = 0; k < K; k++)
+        s += (double)ku_f16_to_f32(a[i * K + k]) *
+             ku_f16_to_f32(b[colmajor ? j * K + k : k * N + j]);
+      double got = ku_f16_to_f32(out[i * N + j]);
+      ck_assert_msg(fabs(got - s) <= 4e-3 * (1 + fabs(s)), "%s c[%d][%d]: %g, not %g", c->kernel,
+                    i, j, got, s);
+    }
+}
+
+static const lang_case desc_cases[] = {
+    {"descs", "desc_copy", "D=f32,BM=16,BN=32", 12, {DM * DN, DM * DN, 12, 12 * 16 * 32},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, DN}, check_desc_copy, 1e-5},
+    {"descs", "desc_ranks", "D=f32,BM=128", 3, {300, 300, 3 * 64}, {F_RANDOM, F_ZERO, F_ZERO},
+     {300, 3, 5, 20}, check_desc_ranks, 0},
+    {"descs", "bp_matmul", "D=f16,BM=32,BN=32,BK=16", 6, {70 * 45, 50 * 45, 70 * 50},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 50, 45, 45, 1, 1, 45}, check_desc_matmul, 4e-3},
+    {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=16", 6, {70 * 45, 45 * 50, 70 * 50},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 50, 45}, check_desc_matmul, 4e-3},
+};
+
+START_TEST(descs) { run_case(&desc_cases[_i]); }
+END_TEST
+
 /* ---- the suite ------------------------------------------------------------------------ */
 
 static Suite *lang_suite(void) {
@@ -1146,6 +1221,7 @@ static Suite *lang_suite(void) {
   tcase_add_loop_test(tc, tuples, 0, (int)NELEM(tuple_cases));
   tcase_add_test(tc, attention);
   tcase_add_loop_test(tc, ranks, 0, (int)NELEM(rank_cases));
+  tcase_add_loop_test(tc, descs, 0, (int)NELEM(desc_cases));
   suite_add_tcase(s, tc);
   return s;
 }

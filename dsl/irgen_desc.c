@@ -1,0 +1,305 @@
+/*
+ * dsl/irgen_desc.c — tensor descriptors and block pointers (docs/dsl.md §5,
+ * Triton's make_tensor_descriptor, load_tensor_descriptor and
+ * store_tensor_descriptor, and its older make_block_ptr, advance, and load
+ * and store of a block pointer).
+ *
+ * A descriptor is a struct value: the parser's tensor_desc(T) or
+ * block_ptr(T) (parse.c: base, shape, strides and a block pointer's
+ * offsets as leaves, TEENY_MAX_RANK of each), specialised here to a struct
+ * that also carries the compile-time rank and block shape.  A variable of
+ * one takes the specialisation of its initialiser, and every later value
+ * must have the same block shape; loops and branches carry the leaves as
+ * they carry any struct's.
+ *
+ * Every access is lowered here to a tile of pointers and a bounds mask,
+ * so the interpreter, the code generator and the .mlir see plain loads
+ * and stores: element (i0, i1, ..) of the block at offsets (o0, o1, ..) is
+ * base + sum_k (o_k + i_k) * stride_k, inside the tensor where 0 <= o_k +
+ * i_k < shape_k for every k.  Outside, a load reads 0 and a store writes
+ * nothing, as the Tensor Memory Accelerator does.
+ */
+#include <string.h>
+
+#include "dsl/irgen.h"
+
+/* Leaves of a descriptor struct (parse.c's desc_struct). */
+enum { L_BASE = 0, L_SHAPE = 1, L_STRIDE = 1 + TEENY_MAX_RANK, L_OFF = 1 + 2 * TEENY_MAX_RANK };
+
+#define MAX_SPECIALISATIONS ((int)(sizeof ((gen *)0)->descs / sizeof ((gen *)0)->descs[0]))
+
+static const char *kind_name(teeny_desc_kind k) {
+  return k == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc";
+}
+
+static int leaves_of(teeny_desc_kind k) {
+  return k == TEENY_DESC_BLOCK ? 1 + 3 * TEENY_MAX_RANK : 1 + 2 * TEENY_MAX_RANK;
+}
+
+static teeny_tyspec *scalar_spec(gen *g, teeny_dtype dt, bool ptr) {
+  teeny_tyspec *ts = teeny__arena_alloc(g->cx->arena, sizeof *ts);
+  memset(ts, 0, sizeof *ts);
+  ts->dt = dt;
+  ts->is_ptr = ptr;
+  ts->generic = -1;
+  ts->strct = -1;
+  ts->base = teeny_dtype_name(dt);
+  return ts;
+}
+
+/* The struct of a descriptor of kind k over elem with this rank and
+ * block shape: one per distinct kind, dtype and shape in a compile
+ * (interned, so that equal ones are the same pointer). */
+static const teeny_struct *specialise(gen *g, teeny_desc_kind k, teeny_dtype elem, int rank,
+                                      const int *block, teeny_loc loc) {
+  static const char *const part[] = {"shape", "stride", "off"};
+  static const teeny_dtype pdt[] = {TEENY_DT_I32, TEENY_DT_I64, TEENY_DT_I32};
+  for (int i = 0; i < g->ndescs; i++) {
+    const teeny_struct *s = g->descs[i];
+    if (s->desc == k && s->info->rank == rank && teeny__tyspec_dtype(s->leaf_type[0], g->b) == elem &&
+        memcmp(s->info->block, block, sizeof(int) * (size_t)rank) == 0)
+      return s;
+  }
+  if (g->ndescs == MAX_SPECIALISATIONS)
+    teeny__gen_fail(g, loc, "more than %d descriptor shapes in one kernel", MAX_SPECIALISATIONS);
+  teeny_arena *a = g->cx->arena;
+  teeny_desc_info *in = teeny__arena_alloc(a, sizeof *in);
+  memset(in, 0, sizeof *in);
+  in->rank = rank;
+  memcpy(in->block, block, sizeof(int) * (size_t)rank);
+  teeny_struct *st = teeny__arena_alloc(a, sizeof *st);
+  memset(st, 0, sizeof *st);
+  char dims[64];
+  int n = 0;
+  for (int i = 0; i < rank; i++)
+    n += snprintf(dims + n, sizeof dims - (size_t)n, "%s%d", i ? ", " : "", block[i]);
+  st->name = teeny__arena_printf(a, "%s(%s)[%s]", kind_name(k), teeny_dtype_name(elem), dims);
+  st->loc = loc;
+  st->desc = k;
+  st->info = in;
+  st->nleaves = st->nfields = leaves_of(k);
+  st->fields = teeny__arena_alloc(a, sizeof *st->fields * (size_t)st->nfields);
+  st->leaf_type = teeny__arena_alloc(a, sizeof *st->leaf_type * (size_t)st->nleaves);
+  st->leaf_name = teeny__arena_alloc(a, sizeof *st->leaf_name * (size_t)st->nleaves);
+  for (int i = 0; i < st->nleaves; i++) {
+    int p = (i - 1) / TEENY_MAX_RANK;
+    teeny_field *f = &st->fields[i];
+    memset(f, 0, sizeof *f);
+    f->name = i == 0 ? "base" : teeny__arena_printf(a, "%s%d", part[p], (i - 1) % TEENY_MAX_RANK);
+    f->loc = loc;
+    f->type = i == 0 ? scalar_spec(g, elem, true) : scalar_spec(g, pdt[p], false);
+    f->leaf = i;
+    f->nleaves = 1;
+    st->leaf_type[i] = f->type;
+    st->leaf_name[i] = f->name;
+  }
+  g->descs[g->ndescs++] = st;
+  return st;
+}
+
+bool teeny__gen_desc_fits(gen *g, const teeny_struct *want, const teeny_struct *have) {
+  if (!want || !have || !want->desc || want->desc != have->desc || !have->info)
+    return false;
+  if (want->info)
+    return want == have;
+  return teeny__tyspec_dtype(want->leaf_type[0], g->b) ==
+         teeny__tyspec_dtype(have->leaf_type[0], g->b);
+}
+
+/* ---- making ------------------------------------------------------------------------------ */
+
+/* Argument i of e: an integer scalar, converted to dt. */
+static gval int_scalar(gen *g, const teeny_expr *e, int i, teeny_dtype dt, const char *what) {
+  gval v = teeny__gen_expr(g, e->args[i]);
+  if (v.type.rank != 0 || !teeny__dt_is_int(v.type.dt))
+    teeny__gen_fail(g, e->args[i]->loc, "%s's %s must be an integer scalar, not %s", e->name, what,
+                    teeny__gen_tstr(g, v.type));
+  return teeny__gen_convert(g, v, dt, e->args[i]->loc);
+}
+
+gval teeny__gen_make_desc(gen *g, const teeny_expr *e, teeny_desc_kind k) {
+  int parts = k == TEENY_DESC_BLOCK ? 5 : 3, n = e->nargs - 1, rank = n / parts;
+  if (n % parts || rank < 1 || rank > TEENY_MAX_RANK)
+    teeny__gen_fail(g, e->loc, "%s takes the base pointer, then %s, one value per dim (1 to %d "
+                    "dims), so 1 + %d x rank arguments, not %d", e->name,
+                    k == TEENY_DESC_BLOCK ? "the shape, strides, offsets, block shape and order"
+                                          : "the shape, strides and block shape",
+                    TEENY_MAX_RANK, parts, e->nargs);
+  gval base = teeny__gen_expr(g, e->args[0]);
+  if (base.type.dt != TEENY_DT_PTR || base.type.rank != 0)
+    teeny__gen_fail(g, e->args[0]->loc, "%s's base must be a pointer, not %s", e->name,
+                    teeny__gen_tstr(g, base.type));
+  int block[TEENY_MAX_RANK];
+  long numel = 1;
+  int bfirst = 1 + (parts - (k == TEENY_DESC_BLOCK ? 2 : 1)) * rank;
+  for (int d = 0; d < rank; d++) {
+    const teeny_expr *a = e->args[bfirst + d];
+    int64_t v = teeny__gen_const_int(g, a, "a block dim");
+    if (v <= 0 || (v & (v - 1)) || v > TEENY_MAX_TILE_NUMEL)
+      teeny__gen_fail(g, a->loc, "block dim %lld is not a power of two (in %s)", (long long)v,
+                      e->name);
+    block[d] = (int)v;
+    numel *= v;
+  }
+  if (numel > TEENY_MAX_TILE_NUMEL)
+    teeny__gen_fail(g, e->loc, "%s: a block of %ld elements exceeds the limit of %d", e->name,
+                    numel, TEENY_MAX_TILE_NUMEL);
+  if (k == TEENY_DESC_BLOCK) { /* order: a permutation (a layout hint only) */
+    bool seen[TEENY_MAX_RANK] = {false};
+    for (int d = 0; d < rank; d++) {
+      const teeny_expr *a = e->args[1 + 4 * rank + d];
+      int64_t v = teeny__gen_const_int(g, a, "an order entry");
+      if (v < 0 || v >= rank || seen[v])
+        teeny__gen_fail(g, a->loc, "make_block_ptr's order must be a permutation of 0 .. %d",
+                        rank - 1);
+      seen[v] = true;
+    }
+  }
+  const teeny_struct *st = specialise(g, k, base.type.pointee, rank, block, e->loc);
+  gval *lv = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)st->nleaves);
+  lv[L_BASE] = base;
+  for (int d = 0; d < TEENY_MAX_RANK; d++) {
+    bool used = d < rank;
+    lv[L_SHAPE + d] = used ? int_scalar(g, e, 1 + d, TEENY_DT_I32, "shape")
+                           : teeny__gv_int(TEENY_DT_I32, 1);
+    lv[L_STRIDE + d] = used ? int_scalar(g, e, 1 + rank + d, TEENY_DT_I64, "stride")
+                            : teeny__gv_int(TEENY_DT_I64, 0);
+    if (k == TEENY_DESC_BLOCK)
+      lv[L_OFF + d] = used ? int_scalar(g, e, 1 + 2 * rank + d, TEENY_DT_I32, "offset")
+                           : teeny__gv_int(TEENY_DT_I32, 0);
+  }
+  return teeny__gv_struct(st, lv);
+}
+
+/* ---- accessing ------------------------------------------------------------------------------ */
+
+/* Argument i of e as a descriptor of kind k. */
+static gval need_desc(gen *g, const teeny_expr *e, int i, teeny_desc_kind k) {
+  gval d = teeny__gen_expr_any(g, e->args[i]);
+  if (!d.st || d.st->desc != k || !d.st->info)
+    teeny__gen_fail(g, e->args[i]->loc, "%s needs a %s (from %s), not %s", e->name,
+                    kind_name(k),
+                    k == TEENY_DESC_BLOCK ? "make_block_ptr" : "make_tensor_descriptor",
+                    d.st ? d.st->name : teeny__gen_tstr(g, d.type));
+  return d;
+}
+
+static void need_offsets(gen *g, const teeny_expr *e, int given, const teeny_struct *st) {
+  if (given != st->info->rank)
+    teeny__gen_fail(g, e->loc, "%s of a %s takes %d offset%s (one per dim), not %d", e->name,
+                    st->name, st->info->rank, st->info->rank == 1 ? "" : "s", given);
+}
+
+/* The pointers and the in-bounds mask of d's block at offsets off[0..rank)
+ * (i32 scalars). */
+static void block_at(gen *g, gval d, const gval *off, teeny_loc loc, gval *ptr, gval *mask) {
+  const teeny_desc_info *in = d.st->info;
+  int r = in->rank;
+  gval p = d.leaves[L_BASE], m = teeny__gv_void();
+  for (int k = 0; k < r; k++) {
+    int n = in->block[k], s[TEENY_MAX_RANK];
+    teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &n);
+    gval i = teeny__gen_op(g, IR_MAKE_RANGE, NULL, 0, rt, loc);
+    g->f->values[i.id].def->start = 0;
+    g->f->values[i.id].def->end = n;
+    if (r > 1) { /* [1, .., n, .., 1] */
+      for (int j = 0; j < r; j++)
+        s[j] = j == k ? n : 1;
+      i = teeny__gen_op(g, IR_RESHAPE, &i, 1, teeny__type_tile(TEENY_DT_I32, r, s), loc);
+    }
+    i = teeny__gen_binop(g, OP_ADD, i, off[k], loc);
+    /* 0 <= i < shape in one unsigned comparison */
+    gval ok = teeny__gen_binop(g, OP_LT, teeny__gen_convert(g, i, TEENY_DT_U32, loc),
+                               teeny__gen_convert(g, d.leaves[L_SHAPE + k], TEENY_DT_U32, loc),
+                               loc);
+    m = m.type.dt == TEENY_DT_VOID ? ok : teeny__gen_binop(g, OP_BITAND, m, ok, loc);
+    gval stride = d.leaves[L_STRIDE + k];
+    gval step = stride.is_const && stride.c.i == 1
+                    ? i
+                    : teeny__gen_binop(g, OP_MUL, teeny__gen_convert(g, i, TEENY_DT_I64, loc),
+                                       stride, loc);
+    p = teeny__gen_binop(g, OP_ADD, p, step, loc);
+  }
+  *ptr = teeny__gen_broadcast(g, p, r, in->block, loc);
+  *mask = teeny__gen_broadcast(g, m, r, in->block, loc);
+}
+
+static gval load_block(gen *g, gval d, const gval *off, teeny_loc loc) {
+  gval a[2];
+  block_at(g, d, off, loc, &a[0], &a[1]);
+  return teeny__gen_op(g, IR_LOAD, a, 2, teeny__type_with_dtype(a[0].type, a[0].type.pointee), loc);
+}
+
+static void store_block(gen *g, gval d, const gval *off, gval v, teeny_loc loc) {
+  gval a[3];
+  block_at(g, d, off, loc, &a[0], &a[2]);
+  if (v.type.dt == TEENY_DT_PTR || v.type.dt == TEENY_DT_VOID || v.st)
+    teeny__gen_fail(g, loc, "a descriptor stores numbers, not %s",
+                    v.st ? v.st->name : teeny__gen_tstr(g, v.type));
+  v = teeny__gen_convert(g, v, a[0].type.pointee, loc);
+  a[1] = teeny__gen_broadcast(g, v, a[0].type.rank, a[0].type.shape, loc);
+  int ids[3];
+  for (int i = 0; i < 3; i++)
+    ids[i] = teeny__gen_id(g, a[i], loc);
+  if (!teeny__ir_op_add(g->f, g->cur, IR_STORE, loc, ids, 3, NULL, 0))
+    teeny__gen_fail(g, loc, "kernel too large");
+}
+
+/* load_tensor_descriptor(d, offsets...) */
+gval teeny__gen_desc_load(gen *g, const teeny_expr *e) {
+  gval d = need_desc(g, e, 0, TEENY_DESC_TENSOR), off[TEENY_MAX_RANK];
+  need_offsets(g, e, e->nargs - 1, d.st);
+  for (int k = 0; k < d.st->info->rank; k++)
+    off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
+  return load_block(g, d, off, e->loc);
+}
+
+/* store_tensor_descriptor(d, offsets..., value) */
+gval teeny__gen_desc_store(gen *g, const teeny_expr *e) {
+  gval d = need_desc(g, e, 0, TEENY_DESC_TENSOR), off[TEENY_MAX_RANK];
+  need_offsets(g, e, e->nargs - 2, d.st);
+  for (int k = 0; k < d.st->info->rank; k++)
+    off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
+  gval v = teeny__gen_expr_any(g, e->args[e->nargs - 1]);
+  store_block(g, d, off, v, e->args[e->nargs - 1]->loc);
+  return teeny__gv_void();
+}
+
+/* advance(p, offsets...): p with each offset added */
+gval teeny__gen_advance(gen *g, const teeny_expr *e) {
+  gval d = need_desc(g, e, 0, TEENY_DESC_BLOCK);
+  need_offsets(g, e, e->nargs - 1, d.st);
+  gval *lv = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)d.st->nleaves);
+  memcpy(lv, d.leaves, sizeof(gval) * (size_t)d.st->nleaves);
+  for (int k = 0; k < d.st->info->rank; k++)
+    lv[L_OFF + k] = teeny__gen_binop(g, OP_ADD, lv[L_OFF + k],
+                                     int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset"), e->loc);
+  return teeny__gv_struct(d.st, lv);
+}
+
+/* load(p) and store(p, value) of a block pointer p (the first argument,
+ * already evaluated): the block at p's offsets. */
+gval teeny__gen_block_load(gen *g, const teeny_expr *e, gval d) {
+  if (d.st->desc != TEENY_DESC_BLOCK || !d.st->info)
+    teeny__gen_fail(g, e->args[0]->loc, "load needs a pointer or a block pointer, not %s%s",
+                    d.st->name, d.st->desc == TEENY_DESC_TENSOR
+                                    ? " (a tensor descriptor loads with load_tensor_descriptor)"
+                                    : "");
+  if (e->nargs != 1)
+    teeny__gen_fail(g, e->args[1]->loc, "load of a block pointer takes no mask or other: it "
+                    "reads the whole block, zeros outside the tensor");
+  return load_block(g, d, d.leaves + L_OFF, e->loc);
+}
+
+gval teeny__gen_block_store(gen *g, const teeny_expr *e, gval d) {
+  if (d.st->desc != TEENY_DESC_BLOCK || !d.st->info)
+    teeny__gen_fail(g, e->args[0]->loc, "store needs a pointer or a block pointer, not %s%s",
+                    d.st->name, d.st->desc == TEENY_DESC_TENSOR
+                                    ? " (a tensor descriptor stores with store_tensor_descriptor)"
+                                    : "");
+  if (e->nargs != 2)
+    teeny__gen_fail(g, e->args[2]->loc, "store of a block pointer takes no mask: it writes "
+                    "the part of the block inside the tensor");
+  store_block(g, d, d.leaves + L_OFF, teeny__gen_expr_any(g, e->args[1]), e->args[1]->loc);
+  return teeny__gv_void();
+}
