@@ -470,6 +470,50 @@ def bench_matmul(drv, tc, m, n, kk, epilogue=False):
            (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed"))
 
 
+def bench_matmul_desc(drv, tc, m, n, kk):
+    """matmul f16 written with tensor descriptors (examples/kernels/
+    matmul_desc.c) against the pointer version (matmul.c) at the same
+    tiles, both ours, same process: issue 14's "at least as fast as the
+    pointer version".  Triton's column is its pointer matmul's best."""
+    a = torch.randn(m, kk, device="cuda", dtype=torch.float16)
+    b = torch.randn(kk, n, device="cuda", dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    ref = a.float() @ b.float()
+    flops = 2 * m * n * kk
+    best = {"desc": None, "ptr": None}
+    for bm, bn, bk, warps in MATMUL_TILES[:3]:
+        bind = {"D": "f16", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8}
+        grid = (cdiv(m, bm) * cdiv(n, bn),)
+        for kind, file, name, args in (("desc", "matmul_desc.c", "matmul_desc", (m, n, kk)),
+                                       ("ptr", "matmul.c", "matmul", (m, n, kk, kk, 1, n, 1, n, 1))):
+            k = safe(lambda: Kernel(drv, tc, KDIR + file, name, bind, num_warps=warps,
+                                    target="sm_90a"))
+            if not k:
+                continue
+
+            def run():
+                k(grid, a, b, c, *args)
+            c.fill_(float("nan"))
+            run()
+            torch.cuda.synchronize()
+            e = rel_err(c, ref)
+            t = safe(lambda: bench(run))
+            if t is None:
+                continue
+            print(f"  ours {kind:4s} {bm}x{bn}x{bk} w{warps}: {flops / t / 1e9:.1f} TFLOP/s "
+                  f"err {e:.1e} smem {k.shared}{'' if e <= 5e-3 else '  WRONG'}", flush=True)
+            if e <= 5e-3 and (best[kind] is None or t < best[kind][0]):
+                best[kind] = (t, e, f"{bm}x{bn}x{bk} w{warps}")
+    d, p = best["desc"], best["ptr"]
+    note = (f"descriptors {d[2] if d else 'failed'}; pointer version "
+            f"{flops / p[0] / 1e9:.1f} TFLOP/s at {p[2]}" if p else "pointer version failed")
+    if d and p:
+        note += f" (descriptors / pointers {100 * p[0] / d[0]:.1f}%)"
+    t_torch = bench(lambda: torch.matmul(a, b))
+    report(f"matmul descriptors f16 {m}^3" if m == n == kk else f"matmul descriptors f16 {m}x{n}x{kk}",
+           "TFLOP/s", flops, d[0] if d else None, None, t_torch, d[1] if d else float("nan"), note)
+
+
 def bench_transpose(drv, tc, m, n):
     """Y = X^T, f32, 32x32 tiles (the issue's shape) and 64x64, each side's
     best warps; GB/s of X read once and Y written once."""
@@ -653,6 +697,8 @@ def main():
             ("matmul", lambda: bench_matmul(drv, tc, 4000, 4000, 4000)),
             ("matmul", lambda: bench_matmul(drv, tc, 4000, 4000, 4096)),
             ("epilogue", lambda: bench_matmul(drv, tc, 4000, 4000, 4000, epilogue=True)),
+            ("descriptors", lambda: bench_matmul_desc(drv, tc, 4096, 4096, 4096)),
+            ("descriptors", lambda: bench_matmul_desc(drv, tc, 4000, 4000, 4000)),
             ("transpose", lambda: bench_transpose(drv, tc, 7777, 5003)),
             ("chain_dot", lambda: bench_chain_dot(drv, tc, 4, 32, 4096, 64))]
     for d in (64, 128):

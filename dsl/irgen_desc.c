@@ -184,10 +184,13 @@ static gval need_desc(gen *g, const teeny_expr *e, int i, teeny_desc_kind k) {
   return d;
 }
 
-static void need_offsets(gen *g, const teeny_expr *e, int given, const teeny_struct *st) {
+/* The `given` offsets of e from argument 1 on (one i32 per dim of st). */
+static void offsets_of(gen *g, const teeny_expr *e, int given, const teeny_struct *st, gval *off) {
   if (given != st->info->rank)
     teeny__gen_fail(g, e->loc, "%s of a %s takes %d offset%s (one per dim), not %d", e->name,
                     st->name, st->info->rank, st->info->rank == 1 ? "" : "s", given);
+  for (int k = 0; k < given; k++)
+    off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
 }
 
 /* The pointers and the in-bounds mask of d's block at offsets off[0..rank)
@@ -248,18 +251,14 @@ static void store_block(gen *g, gval d, const gval *off, gval v, teeny_loc loc) 
 /* load_tensor_descriptor(d, offsets...) */
 gval teeny__gen_desc_load(gen *g, const teeny_expr *e) {
   gval d = need_desc(g, e, 0, TEENY_DESC_TENSOR), off[TEENY_MAX_RANK];
-  need_offsets(g, e, e->nargs - 1, d.st);
-  for (int k = 0; k < d.st->info->rank; k++)
-    off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
+  offsets_of(g, e, e->nargs - 1, d.st, off);
   return load_block(g, d, off, e->loc);
 }
 
 /* store_tensor_descriptor(d, offsets..., value) */
 gval teeny__gen_desc_store(gen *g, const teeny_expr *e) {
   gval d = need_desc(g, e, 0, TEENY_DESC_TENSOR), off[TEENY_MAX_RANK];
-  need_offsets(g, e, e->nargs - 2, d.st);
-  for (int k = 0; k < d.st->info->rank; k++)
-    off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
+  offsets_of(g, e, e->nargs - 2, d.st, off);
   gval v = teeny__gen_expr_any(g, e->args[e->nargs - 1]);
   store_block(g, d, off, v, e->args[e->nargs - 1]->loc);
   return teeny__gv_void();
@@ -267,13 +266,12 @@ gval teeny__gen_desc_store(gen *g, const teeny_expr *e) {
 
 /* advance(p, offsets...): p with each offset added */
 gval teeny__gen_advance(gen *g, const teeny_expr *e) {
-  gval d = need_desc(g, e, 0, TEENY_DESC_BLOCK);
-  need_offsets(g, e, e->nargs - 1, d.st);
+  gval d = need_desc(g, e, 0, TEENY_DESC_BLOCK), off[TEENY_MAX_RANK];
+  offsets_of(g, e, e->nargs - 1, d.st, off);
   gval *lv = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)d.st->nleaves);
   memcpy(lv, d.leaves, sizeof(gval) * (size_t)d.st->nleaves);
   for (int k = 0; k < d.st->info->rank; k++)
-    lv[L_OFF + k] = teeny__gen_binop(g, OP_ADD, lv[L_OFF + k],
-                                     int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset"), e->loc);
+    lv[L_OFF + k] = teeny__gen_binop(g, OP_ADD, lv[L_OFF + k], off[k], e->loc);
   return teeny__gv_struct(d.st, lv);
 }
 

@@ -23,7 +23,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from teeny_gpu import Driver, Kernel, teenyc_path  # noqa: E402
+from teeny_gpu import Driver, Kernel, rel_err, teenyc_path  # noqa: E402
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
 
 L = "tests/lang/"
 results = []
@@ -383,6 +387,68 @@ def check_ranks(drv, tc):
                torch.allclose(c, want, rtol=tol, atol=tol * 4), f"max error {err:.2e}")
 
 
+def check_descs(drv, tc):
+    """Tensor descriptors and block pointers (descs.c; examples/kernels/
+    matmul_desc.c) against torch: overhanging and negative-offset blocks,
+    1-D and 3-D descriptors, matmuls on sizes that are not multiples of
+    the blocks (b column-major for the block-pointer one)."""
+    M, N, BM, BN = 1000, 777, 64, 32
+    k = Kernel(drv, tc, L + "descs.c", "desc_copy", {"D": "f16", "BM": BM, "BN": BN})
+    gm, gn = cdiv(M, BM), cdiv(N, BN)
+    x = torch.randn(M, N, device="cuda", dtype=torch.float16)
+    out = torch.full((N, M), float("nan"), device="cuda", dtype=torch.float16)
+    sums = torch.full((gm * gn,), float("nan"), device="cuda")
+    sh = torch.full((gm * gn, BM, BN), float("nan"), device="cuda", dtype=torch.float16)
+    k((gm * gn,), x, out, sums, sh, M, N)
+    torch.cuda.synchronize()
+    good = torch.equal(out, x.t() * 2 + 1)
+    xp = torch.zeros(gm * BM + 8, gn * BN + 40, device="cuda", dtype=torch.float16)
+    xp[3:3 + M, :N] = x  # x shifted down 3 rows, zeros around it
+    for p in range(gm * gn):
+        pm, pn = divmod(p, gn)
+        blk = x[pm * BM:(pm + 1) * BM, pn * BN:(pn + 1) * BN].float()
+        good = good and abs(sums[p].item() - blk.sum().item()) <= 1e-2 * (1 + blk.abs().sum().item())
+        want = xp[pm * BM:pm * BM + BM, pn * BN + 5:pn * BN + 5 + BN]
+        good = good and torch.equal(sh[p], want)
+    record("descs: transposing copy, overhanging and negative-offset blocks", good)
+
+    n, A, B, C = 300, 3, 5, 20
+    k = Kernel(drv, tc, L + "descs.c", "desc_ranks", {"D": "f32", "BM": 128})
+    x = torch.randn(n, device="cuda")
+    out = torch.full((n,), float("nan"), device="cuda")
+    cube = torch.full((3, 2, 4, 8), float("nan"), device="cuda")
+    k((3,), x, out, cube, n, A, B, C)
+    torch.cuda.synchronize()
+    x3 = torch.zeros(A + 4, B + 8, C + 16, device="cuda")
+    x3[:A, :B, :C] = x.view(A, B, C)
+    want = x3[2:4, 3:7, 16:24]
+    record("descs: 1-D and 3-D descriptors", torch.equal(out, x + 1) and
+           all(torch.equal(cube[p], want) for p in range(3)))
+
+    M, N, K = 333, 517, 250
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    ref = a.double() @ b.double()
+    for file, name, extra, bind in (
+            (L + "descs.c", "bp_matmul", "bcol", {"D": "f16", "BM": 64, "BN": 64, "BK": 32}),
+            (L + "descs.c", "td_matmul", "", {"D": "f16", "BM": 64, "BN": 64, "BK": 32}),
+            ("examples/kernels/matmul_desc.c", "matmul_desc", "",
+             {"D": "f16", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8})):
+        bm = bind.get("BM", bind.get("BLOCK_M"))
+        bn = bind.get("BN", bind.get("BLOCK_N"))
+        k = Kernel(drv, tc, file, name, bind, num_warps=8 if bm == 128 else 4)
+        c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.float16)
+        grid = (cdiv(M, bm) * cdiv(N, bn),)
+        if extra == "bcol":
+            bc = b.t().contiguous()  # b(k, n) at n * K + k
+            k(grid, a, bc, c, M, N, K, K, 1, 1, K)
+        else:
+            k(grid, a, b, c, M, N, K)
+        torch.cuda.synchronize()
+        err = rel_err(c, ref)
+        record(f"descs: {name} f16 {M}x{N}x{K}", err < 5e-3, f"rel err {err:.1e}")
+
+
 def check_tutorial_matmuls(drv, tc):
     """Tutorials 08 (grouped, pointer tables) and 09 (persistent)."""
     M, N, K = 1000, 520, 300
@@ -462,6 +528,7 @@ def main():
     check_tutorial_matmuls(drv, tc)
     check_hints_and_fp8_dot(drv, tc)
     check_ranks(drv, tc)
+    check_descs(drv, tc)
     print(f"{sum(results)}/{len(results)} passed")
     return 0 if all(results) else 1
 

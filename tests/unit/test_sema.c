@@ -82,6 +82,38 @@ static const sema_case bad[] = {
     {"    tile(f32) s = sum(zeros(f32, 2, 4, 8), @3);\n", 0, "out of range", 0},
     {"    tile(f32) v = @view(zeros(f32, 2, 4, 8), 8, 4);\n", 0, "view of tile(f32)[2, 4, 8] to "
      "tile(f32)[8, 4] changes the element count", 0},
+    /* tensor descriptors and block pointers */
+#define TD "    tensor_desc(D) d = make_tensor_descriptor(x, n, 1, 64);\n"
+#define BP "    block_ptr(D) p = make_block_ptr(x, n, 1, 0, 64, 0);\n"
+    {"    tensor_desc(D) d = make_tensor_descriptor(x, n, 1, @48);\n", 0,
+     "block dim 48 is not a power of two", 0},
+    {"    tensor_desc(D) d = @make_tensor_descriptor(x, n, 1, 64, 2);\n", 0,
+     "takes the base pointer, then the shape, strides and block shape", 0},
+    {"    tensor_desc(D) d = make_tensor_descriptor(@n, n, 1, 64);\n", 0,
+     "base must be a pointer", 0},
+    {"    tensor_desc(D) d = make_tensor_descriptor(x, n, @1.5f, 64);\n", 0,
+     "stride must be an integer scalar", 0},
+    {"    @tensor_desc(D) d;\n", 0, "must be initialised where it is declared", 0},
+    {"    tensor_desc(@tile(D)) d = make_tensor_descriptor(x, n, 1, 64);\n", 0,
+     "takes the element dtype", 0},
+    {TD "    tile(D) v = @load_tensor_descriptor(d, 0, 0);\n", 0,
+     "takes 1 offset (one per dim), not 2", 0},
+    {TD "    d @= make_tensor_descriptor(x, n, 1, 32);\n", 0,
+     "a descriptor's block shape is fixed where it is declared", 0},
+    {TD "    tensor_desc(f16) e = @d;\n", 0, "cannot initialise 'e' (tensor_desc(f16))", 0},
+    {"    tensor_desc(D) d = @make_block_ptr(x, n, 1, 0, 64, 0);\n", 0, "with block_ptr(f32)[64]",
+     0},
+    {TD "    tile(D) v = load(@d);\n", 0, "a tensor descriptor loads with load_tensor_descriptor", 0},
+    {TD "    tile(D) v = @d + 1;\n", 0, "a tensor descriptor (tensor_desc(f32)[64]) cannot be used here",
+     0},
+    {"    tile(D) v = load_tensor_descriptor(@x, 0);\n", 0, "needs a tensor_desc", 0},
+    {"    block_ptr(D) p = make_block_ptr(x, n, 1, 0, 64, @1);\n", 0,
+     "order must be a permutation of 0 .. 0", 0},
+    {BP "    tile(D) v = load(p, n @> 0);\n", 0, "load of a block pointer takes no mask", 0},
+    {BP "    store(p, 1.0f, n @> 0);\n", 0, "store of a block pointer takes no mask", 0},
+    {BP "    p = @advance(p, 1, 2);\n", 0, "takes 1 offset (one per dim), not 2", 0},
+#undef TD
+#undef BP
     {"    tile(f32) j = @cat(zeros(f32, 4), zeros(f32, 8));\n", 0,
      "cat needs two tiles of one shape", 0},
     {"    tile(f32) j = cat(@1.0f, zeros(f32, 8));\n", 0, "cat needs a tile", 0},
