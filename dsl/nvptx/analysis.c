@@ -241,6 +241,26 @@ static cg_axis ax_binary(cg *g, const teeny_op *op) {
   }
 }
 
+/* Does the reshape of s to t only add or remove dims of size 1?  Then
+ * map[d] is the dim of s that dim d of t is (-1 for t's 1s). */
+static bool unit_reshape(teeny_type s, teeny_type t, int *map) {
+  int j = 0;
+  for (int d = 0; d < t.rank; d++) {
+    if (t.shape[d] == 1) {
+      map[d] = -1;
+      continue;
+    }
+    while (j < s.rank && s.shape[j] == 1)
+      j++;
+    if (j == s.rank || s.shape[j] != t.shape[d])
+      return false;
+    map[d] = j++;
+  }
+  while (j < s.rank && s.shape[j] == 1)
+    j++;
+  return j == s.rank;
+}
+
 static cg_axis ax_view(cg *g, const teeny_op *op) {
   teeny_type s = vtype(g, op->args[0]), t = vtype(g, op->res[0]);
   const cg_axis *a = &VI(g, op->args[0])->ax;
@@ -291,6 +311,23 @@ static cg_axis ax_view(cg *g, const teeny_op *op) {
     return r;
   }
   default: { /* reshape: keep only what survives any reshape */
+    int map[TEENY_MAX_RANK];
+    if (unit_reshape(s, t, map)) { /* only 1s added or removed: dim by dim */
+      int all = CG_MAXDIV;
+      for (int d = 0; d < s.rank; d++)
+        all = imin(all, div_all(a, d, u));
+      for (int d = 0; d < t.rank; d++) {
+        if (map[d] < 0) {
+          r.div[d] = all;
+          continue;
+        }
+        r.contig[d] = a->contig[map[d]];
+        r.div[d] = a->div[map[d]];
+        r.cnst[d] = a->cnst[map[d]];
+        r.mono[d] = a->mono[map[d]];
+      }
+      return r;
+    }
     int all = CG_MAXDIV;
     bool uniform = true;
     for (int d = 0; d < s.rank; d++) {
@@ -367,6 +404,14 @@ static void ax_affine(cg *g, const teeny_op *op, cg_axis *r) {
       teeny__ir_trans_perm(op, t.rank, perm);
       f = a->affine[perm[d]];
       u = a->ustep[perm[d]];
+      break;
+    }
+    case IR_RESHAPE: {
+      int map[TEENY_MAX_RANK];
+      if (unit_reshape(vtype(g, op->args[0]), t, map)) {
+        f = map[d] < 0 ? 1 : a->affine[map[d]];
+        u = map[d] < 0 ? 1 : a->ustep[map[d]];
+      }
       break;
     }
     default:
