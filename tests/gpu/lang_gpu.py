@@ -361,7 +361,7 @@ def check_ranks(drv, tc):
             # segments 0-12 only move elements: bit for bit
             good = good and torch.equal(o[:13 * n], want[:13 * n])
             tol = 1e-5 if dt == "f32" else 2e-2
-            good = good and torch.allclose(o[13 * n:].float(), want[12 * n:].float(), rtol=tol, atol=tol)
+            good = good and torch.allclose(o[13 * n:].float(), want[13 * n:].float(), rtol=tol, atol=tol)
             f = v.float()
             w = f.reshape(A, B, C // 2, 2)
             swant = torch.cat([f.sum(0).reshape(-1), f.sum(1).reshape(-1), f.sum(2).reshape(-1),
