@@ -43,6 +43,23 @@ void desc_ranks(ptr(D) x, ptr(D) out, ptr(D) cube, i32 n, i32 A, i32 B, i32 C)
     store(cube + pid * 64 + reshape(arange(0, 64), 2, 4, 8), load_tensor_descriptor(c3, 2, 3, 16));
 }
 
+/* Descriptors through helpers: taken, returned, advanced in a loop. */
+static tile(D) load_at(tensor_desc(D) d, i32 o) { return load_tensor_descriptor(d, o); }
+static block_ptr(D) step(block_ptr(D) p) { return advance(p, BM); }
+static tensor_desc(D) describe(ptr(D) x, i32 n) { return make_tensor_descriptor(x, n, 1, BM); }
+
+/* out = 2 * x over n elements, one program walking blocks of BM. */
+TEENY_KERNEL(D, BM)
+void desc_helpers(ptr(D) x, ptr(D) out, i32 n)
+{
+    tensor_desc(D) d = describe(x, n);
+    block_ptr(D) p = make_block_ptr(out, n, 1, 0, BM, 0);
+    for (i32 i = 0; i < n; i += BM) {
+        store(p, load_at(d, i) * 2);
+        p = step(p);
+    }
+}
+
 /* c = a . b with block pointers (Triton's older API), advanced along K. */
 TEENY_KERNEL(D, BM, BN, BK)
 void bp_matmul(ptr(D) a, ptr(D) b, ptr(D) c, i32 M, i32 N, i32 K, i32 sam, i32 sak, i32 sbk,

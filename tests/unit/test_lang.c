@@ -1167,6 +1167,12 @@ static void check_desc_ranks(const lang_case *c, void *const *bufs) {
         }
 }
 
+static void check_desc_helpers(const lang_case *c, void *const *bufs) {
+  const float *x = bufs[0], *out = bufs[1];
+  for (long i = 0; i < c->n[0]; i++)
+    ck_assert_msg(out[i] == 2 * x[i], "out[%ld]: %g, not %g", i, out[i], 2 * x[i]);
+}
+
 /* bp_matmul (b column-major: b(k, n) at n * K + k) and td_matmul (b
  * row-major), c [M, N] f16, against float64. */
 static void check_desc_matmul(const lang_case *c, void *const *bufs) {
@@ -1190,6 +1196,8 @@ static const lang_case desc_cases[] = {
      {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, DN}, check_desc_copy, 1e-5},
     {"descs", "desc_ranks", "D=f32,BM=128", 3, {300, 300, 3 * 64}, {F_RANDOM, F_ZERO, F_ZERO},
      {300, 3, 5, 20}, check_desc_ranks, 0},
+    {"descs", "desc_helpers", "D=f32,BM=64", 1, {333, 333}, {F_RANDOM, F_ZERO}, {333},
+     check_desc_helpers, 0},
     {"descs", "bp_matmul", "D=f16,BM=32,BN=32,BK=16", 6, {70 * 45, 50 * 45, 70 * 50},
      {F_RANDOM, F_RANDOM, F_ZERO}, {70, 50, 45, 45, 1, 1, 45}, check_desc_matmul, 4e-3},
     {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=16", 6, {70 * 45, 45 * 50, 70 * 50},
