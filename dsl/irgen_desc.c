@@ -276,28 +276,27 @@ gval teeny__gen_advance(gen *g, const teeny_expr *e) {
 }
 
 /* load(p) and store(p, value) of a block pointer p (the first argument,
- * already evaluated): the block at p's offsets. */
-gval teeny__gen_block_load(gen *g, const teeny_expr *e, gval d) {
+ * already evaluated: d): the block at p's offsets.  d is a descriptor
+ * struct; a tensor descriptor is refused with where to go instead. */
+static void need_block(gen *g, const teeny_expr *e, gval d, int nargs, const char *rest) {
   if (d.st->desc != TEENY_DESC_BLOCK || !d.st->info)
-    teeny__gen_fail(g, e->args[0]->loc, "load needs a pointer or a block pointer, not %s%s",
-                    d.st->name, d.st->desc == TEENY_DESC_TENSOR
-                                    ? " (a tensor descriptor loads with load_tensor_descriptor)"
-                                    : "");
-  if (e->nargs != 1)
-    teeny__gen_fail(g, e->args[1]->loc, "load of a block pointer takes no mask or other: it "
-                    "reads the whole block, zeros outside the tensor");
+    teeny__gen_fail(g, e->args[0]->loc, "%s needs a pointer or a block pointer, not %s%s%s%s",
+                    e->name, d.st->name,
+                    d.st->desc == TEENY_DESC_TENSOR ? " (a tensor descriptor uses " : "",
+                    d.st->desc == TEENY_DESC_TENSOR ? e->name : "",
+                    d.st->desc == TEENY_DESC_TENSOR ? "_tensor_descriptor)" : "");
+  if (e->nargs != nargs)
+    teeny__gen_fail(g, e->args[nargs]->loc, "%s of a block pointer takes no mask%s", e->name,
+                    rest);
+}
+
+gval teeny__gen_block_load(gen *g, const teeny_expr *e, gval d) {
+  need_block(g, e, d, 1, " or other: it reads the whole block, zeros outside the tensor");
   return load_block(g, d, d.leaves + L_OFF, e->loc);
 }
 
 gval teeny__gen_block_store(gen *g, const teeny_expr *e, gval d) {
-  if (d.st->desc != TEENY_DESC_BLOCK || !d.st->info)
-    teeny__gen_fail(g, e->args[0]->loc, "store needs a pointer or a block pointer, not %s%s",
-                    d.st->name, d.st->desc == TEENY_DESC_TENSOR
-                                    ? " (a tensor descriptor stores with store_tensor_descriptor)"
-                                    : "");
-  if (e->nargs != 2)
-    teeny__gen_fail(g, e->args[2]->loc, "store of a block pointer takes no mask: it writes "
-                    "the part of the block inside the tensor");
+  need_block(g, e, d, 2, ": it writes the part of the block inside the tensor");
   store_block(g, d, d.leaves + L_OFF, teeny__gen_expr_any(g, e->args[1]), e->args[1]->loc);
   return teeny__gv_void();
 }
