@@ -193,12 +193,22 @@ static void offsets_of(gen *g, const teeny_expr *e, int given, const teeny_struc
     off[k] = int_scalar(g, e, 1 + k, TEENY_DT_I32, "offset");
 }
 
+/* i times the stride (i64; i as it is for the constant stride 1). */
+static gval times_stride(gen *g, gval i, gval stride, teeny_loc loc) {
+  if (stride.is_const && stride.c.i == 1)
+    return i;
+  return teeny__gen_binop(g, OP_MUL, teeny__gen_convert(g, i, TEENY_DT_I64, loc), stride, loc);
+}
+
 /* The pointers and the in-bounds mask of d's block at offsets off[0..rank)
- * (i32 scalars). */
+ * (i32 scalars).  The pointers are built as Q + S: Q = base + sum_k i_k *
+ * stride_k, the same wherever the block is, and S = sum_k o_k * stride_k,
+ * one scalar (so a loop over the offsets recomputes a tile that moves by
+ * an affine step: the code generator's versioned copies, ctrl.c). */
 static void block_at(gen *g, gval d, const gval *off, teeny_loc loc, gval *ptr, gval *mask) {
   const teeny_desc_info *in = d.st->info;
   int r = in->rank;
-  gval p = d.leaves[L_BASE], m = teeny__gv_void();
+  gval p = d.leaves[L_BASE], m = teeny__gv_void(), sum = teeny__gv_int(TEENY_DT_I64, 0);
   for (int k = 0; k < r; k++) {
     int n = in->block[k], s[TEENY_MAX_RANK];
     teeny_type rt = teeny__type_tile(TEENY_DT_I32, 1, &n);
@@ -210,19 +220,20 @@ static void block_at(gen *g, gval d, const gval *off, teeny_loc loc, gval *ptr, 
         s[j] = j == k ? n : 1;
       i = teeny__gen_op(g, IR_RESHAPE, &i, 1, teeny__type_tile(TEENY_DT_I32, r, s), loc);
     }
+    gval stride = d.leaves[L_STRIDE + k];
+    p = teeny__gen_binop(g, OP_ADD, p, times_stride(g, i, stride, loc), loc);
+    sum = teeny__gen_binop(g, OP_ADD, sum,
+                           teeny__gen_convert(g, times_stride(g, off[k], stride, loc),
+                                              TEENY_DT_I64, loc),
+                           loc);
+    /* 0 <= o + i < shape in one unsigned comparison */
     i = teeny__gen_binop(g, OP_ADD, i, off[k], loc);
-    /* 0 <= i < shape in one unsigned comparison */
     gval ok = teeny__gen_binop(g, OP_LT, teeny__gen_convert(g, i, TEENY_DT_U32, loc),
                                teeny__gen_convert(g, d.leaves[L_SHAPE + k], TEENY_DT_U32, loc),
                                loc);
     m = m.type.dt == TEENY_DT_VOID ? ok : teeny__gen_binop(g, OP_BITAND, m, ok, loc);
-    gval stride = d.leaves[L_STRIDE + k];
-    gval step = stride.is_const && stride.c.i == 1
-                    ? i
-                    : teeny__gen_binop(g, OP_MUL, teeny__gen_convert(g, i, TEENY_DT_I64, loc),
-                                       stride, loc);
-    p = teeny__gen_binop(g, OP_ADD, p, step, loc);
   }
+  p = teeny__gen_binop(g, OP_ADD, p, sum, loc);
   *ptr = teeny__gen_broadcast(g, p, r, in->block, loc);
   *mask = teeny__gen_broadcast(g, m, r, in->block, loc);
 }

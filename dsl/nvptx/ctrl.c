@@ -1048,11 +1048,23 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
 
 /* Is id computable from values defined outside the loop alone (no iv, no
  * carried arg): the same in every iteration? */
+/* Is id a carried arg that every trip yields unchanged (a struct's leaf
+ * that an assignment of the whole struct rewrites with the same value)? */
+static bool self_carried(const pipe *P, int id) {
+  const teeny_op *y = P->body->ops[P->body->nops - 1];
+  for (int i = 1; i < P->body->nargs; i++)
+    if (P->body->args[i] == id)
+      return y->args[i - 1] == id;
+  return false;
+}
+
 static bool invariant(cg *g, const pipe *P, int id, int depth) {
   if (!P->inside[id])
     return true;
   const teeny_op *d = g->f->values[id].def;
-  if (!d || depth > CG_MAX_LAZY_DEPTH || !pure_op(d->code))
+  if (!d)
+    return self_carried(P, id);
+  if (depth > CG_MAX_LAZY_DEPTH || !pure_op(d->code))
     return false;
   for (int i = 0; i < d->nargs; i++)
     if (!invariant(g, P, d->args[i], depth + 1))
@@ -1082,13 +1094,94 @@ static int uniform_step(cg *g, const pipe *P, int ptr) {
   return -1;
 }
 
+/* S(iv + step) - S(iv) for a scalar integer S built from the induction
+ * variable, carried scalars that each trip moves by an invariant, and
+ * loop-invariant values by +, -, * by an invariant and integer widening
+ * (affine in the trip count), as an LLVM value of S's width; NULL if
+ * S is not of that form.  Invariant parts give 0.  Call with the iteration
+ * bound (bind_push): invariant factors are evaluated then. */
+static LLVMValueRef affine_inc(cg *g, const pipe *P, int id, LLVMValueRef step, int depth) {
+  teeny_type t = vtype(g, id);
+  if (t.rank || !teeny__dt_is_int(t.dt) || teeny__dt_bits(t.dt) < 32 || depth > 16)
+    return NULL;
+  LLVMTypeRef lt = teeny__dt_bits(t.dt) == 64 ? g->t_i64 : g->t_i32;
+  if (id == P->body->args[0])
+    return LLVMTypeOf(step) == lt ? step : NULL;
+  if (invariant(g, P, id, 0))
+    return LLVMConstInt(lt, 0, 0);
+  const teeny_op *d = g->f->values[id].def;
+  if (!d) { /* a carried scalar each trip moves by an invariant (a block pointer's offset) */
+    const teeny_op *y = P->body->ops[P->body->nops - 1];
+    for (int i = 1; i < P->body->nargs; i++) {
+      if (P->body->args[i] != id)
+        continue;
+      const teeny_op *u = g->f->values[y->args[i - 1]].def;
+      for (int k = 0; u && u->code == IR_ADD && k < 2; k++)
+        if (u->args[k] == id && invariant(g, P, u->args[1 - k], 0)) {
+          eval_pure(g, P, u->args[1 - k]);
+          LLVMValueRef x = teeny__cg_scalar(g, u->args[1 - k]);
+          return LLVMTypeOf(x) == lt ? x : NULL;
+        }
+    }
+    return NULL;
+  }
+  switch (d->code) {
+  case IR_ADD:
+  case IR_SUB: {
+    LLVMValueRef a = affine_inc(g, P, d->args[0], step, depth + 1);
+    LLVMValueRef b = a ? affine_inc(g, P, d->args[1], step, depth + 1) : NULL;
+    if (!b)
+      return NULL;
+    return d->code == IR_ADD ? LLVMBuildAdd(g->b, a, b, "") : LLVMBuildSub(g->b, a, b, "");
+  }
+  case IR_MUL:
+    for (int i = 0; i < 2; i++)
+      if (invariant(g, P, d->args[1 - i], 0)) {
+        LLVMValueRef a = affine_inc(g, P, d->args[i], step, depth + 1);
+        if (!a)
+          return NULL;
+        eval_pure(g, P, d->args[1 - i]);
+        return LLVMBuildMul(g->b, a, teeny__cg_scalar(g, d->args[1 - i]), "");
+      }
+    return NULL;
+  case IR_CAST: { /* widening: the step widens too (the iv does not wrap in the loop) */
+    teeny_type f = vtype(g, d->args[0]);
+    if (!teeny__dt_is_int(f.dt) || teeny__dt_bits(f.dt) > teeny__dt_bits(t.dt))
+      return NULL;
+    LLVMValueRef a = affine_inc(g, P, d->args[0], step, depth + 1);
+    if (!a || LLVMTypeOf(a) == lt)
+      return a;
+    return teeny__dt_is_signed(f.dt) ? LLVMBuildSExt(g->b, a, lt, "") : LLVMBuildZExt(g->b, a, lt, "");
+  }
+  default:
+    return NULL;
+  }
+}
+
+/* The per-iteration step, in elements, of a pointer tile recomputed in
+ * each iteration as addptr(Q, splat(S)): Q loop-invariant and S affine in
+ * the induction variable (how tensor descriptors and block pointers are
+ * lowered, dsl/irgen_desc.c).  Every element moves by the same amount, as
+ * with a carried pointer's uniform step.  NULL if ptr is not of that form. */
+static LLVMValueRef recomputed_step(cg *g, const pipe *P, const teeny_op *loop, int ptr) {
+  const teeny_op *d = g->f->values[ptr].def;
+  if (!P->inside[ptr] || !d || d->code != IR_ADDPTR || !invariant(g, P, d->args[0], 0))
+    return NULL;
+  const teeny_op *sp = g->f->values[d->args[1]].def;
+  if (!sp || sp->code != IR_SPLAT)
+    return NULL;
+  return affine_inc(g, P, sp->args[0], teeny__cg_scalar(g, loop->args[2]), 0);
+}
+
 /* a && b, either NULL standing for true. */
 static LLVMValueRef and_cond(cg *g, LLVMValueRef a, LLVMValueRef b) {
   return !a ? b : !b ? a : LLVMBuildAnd(g->b, a, b, "");
 }
 
 /* Loop versioning for cp.async stages: when every staged load's pointer
- * is a carried tile moved by a uniform invariant step, whether its vector
+ * is a carried tile moved by a uniform invariant step, or a tile
+ * recomputed in each trip as an invariant tile plus an affine function of
+ * the induction variable (recomputed_step), whether its vector
  * groups are aligned and contiguous is decided once, before the loop:
  * the first iteration's groups pass their checks and the step keeps the
  * alignment.  Returns that condition, the same in every thread of the
@@ -1106,10 +1199,15 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
   g->db_bytes = db_saved;
   if (!A.n)
     return NULL;
+  /* each staged pointer: a carried tile moved by a uniform step (xs), or
+   * recomputed from the iv by an affine step (found below, xs -1) */
   int *xs = teeny__cg_alloc(g, sizeof *xs * (size_t)(A.n + 1));
-  for (int j = 0; j < A.n; j++)
-    if ((xs[j] = uniform_step(g, &P, A.loads[j]->args[0])) < 0)
+  for (int j = 0; j < A.n; j++) {
+    xs[j] = uniform_step(g, &P, A.loads[j]->args[0]);
+    const teeny_op *d = g->f->values[A.loads[j]->args[0]].def;
+    if (xs[j] < 0 && (!d || d->code != IR_ADDPTR || !P.inside[A.loads[j]->args[0]]))
       return NULL;
+  }
   int n = op->nres;
   carried c = carried_new(g, body->args + 1, n);
   LLVMValueRef **init = teeny__cg_alloc(g, sizeof *init * (size_t)(n + 1));
@@ -1118,18 +1216,24 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
   binding b = bind_push(g, &P, &c, teeny__cg_scalar(g, op->args[0]), init, -1);
   eval_operands(g, &P, A.loads, A.n);
   LLVMValueRef ok = NULL;
-  for (int j = 0; j < A.n; j++) {
-    eval_pure(g, &P, xs[j]);
+  bool neither = false; /* a pointer of neither form: no versioning */
+  for (int j = 0; j < A.n && !neither; j++) {
     const cg_layout *L = g->vi[A.loads[j]->res[0]].nat;
-    LLVMValueRef inc = vtype(g, xs[j]).rank ? teeny__cg_get(g, xs[j], L)[0]
-                                            : teeny__cg_scalar(g, xs[j]);
+    LLVMValueRef inc;
+    if (xs[j] >= 0) {
+      eval_pure(g, &P, xs[j]);
+      inc = vtype(g, xs[j]).rank ? teeny__cg_get(g, xs[j], L)[0] : teeny__cg_scalar(g, xs[j]);
+    } else if (!(inc = recomputed_step(g, &P, op, A.loads[j]->args[0]))) {
+      neither = true;
+      break;
+    }
     LLVMValueRef k = teeny__cg_async_layout_ok(g, A.loads[j], inc);
     teeny__cg_async_mask_split(g, A.loads[j], body);
     ok = and_cond(g, ok, k);
     ok = and_cond(g, ok, teeny__cg_async_whole_ok(g, A.loads[j], body));
   }
   bind_pop(g, b);
-  if (!ok) {
+  if (!ok || neither) {
     for (int j = 0; j < A.n; j++) {
       g->vi[A.loads[j]->res[0]].cp_delta = NULL;
       g->vi[A.loads[j]->res[0]].cp_split = false;

@@ -1202,6 +1202,11 @@ static const lang_case desc_cases[] = {
      {F_RANDOM, F_RANDOM, F_ZERO}, {70, 50, 45, 45, 1, 1, 45}, check_desc_matmul, 4e-3},
     {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=16", 6, {70 * 45, 45 * 50, 70 * 50},
      {F_RANDOM, F_RANDOM, F_ZERO}, {70, 50, 45}, check_desc_matmul, 4e-3},
+    /* rows 16-byte aligned: the loop's versioned fast copy (ctrl.c recomputed_step) */
+    {"descs", "bp_matmul", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 96, 64 * 96, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 96, 96, 1, 1, 96}, check_desc_matmul, 4e-3},
+    {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 96, 96 * 64, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 96}, check_desc_matmul, 4e-3},
 };
 
 START_TEST(descs) { run_case(&desc_cases[_i]); }
