@@ -1046,24 +1046,26 @@ static LLVMValueRef **emit_for_one(cg *g, const teeny_op *op, int version,
 
 /* ---- loop versioning ---------------------------------------------------------------------- */
 
-/* Is id computable from values defined outside the loop alone (no iv, no
- * carried arg): the same in every iteration? */
-/* Is id a carried arg that every trip yields unchanged (a struct's leaf
- * that an assignment of the whole struct rewrites with the same value)? */
-static bool self_carried(const pipe *P, int id) {
+/* The value the loop's yield gives carried arg id for the next trip, or
+ * -1 when id is not a carried arg (the iv, an outside value, ...). */
+static int next_value(const pipe *P, int id) {
   const teeny_op *y = P->body->ops[P->body->nops - 1];
   for (int i = 1; i < P->body->nargs; i++)
     if (P->body->args[i] == id)
-      return y->args[i - 1] == id;
-  return false;
+      return y->args[i - 1];
+  return -1;
 }
 
+/* Is id the same in every iteration: computable from values defined
+ * outside the loop alone, or from carried args that every trip yields
+ * unchanged (a struct's leaf that an assignment of the whole struct
+ * rewrites with the same value)? */
 static bool invariant(cg *g, const pipe *P, int id, int depth) {
   if (!P->inside[id])
     return true;
   const teeny_op *d = g->f->values[id].def;
   if (!d)
-    return self_carried(P, id);
+    return next_value(P, id) == id;
   if (depth > CG_MAX_LAZY_DEPTH || !pure_op(d->code))
     return false;
   for (int i = 0; i < d->nargs; i++)
@@ -1076,22 +1078,16 @@ static bool invariant(cg *g, const pipe *P, int id, int depth) {
  * same uniform, loop-invariant number of elements: the yield's value for
  * it is addptr(ptr, X), X constant over the tile and invariant.  X, or -1. */
 static int uniform_step(cg *g, const pipe *P, int ptr) {
-  const teeny_region *body = P->body;
-  const teeny_op *y = body->ops[body->nops - 1];
-  for (int i = 1; i < body->nargs; i++) {
-    if (body->args[i] != ptr)
-      continue;
-    const teeny_op *d = g->f->values[y->args[i - 1]].def;
-    if (!d || d->code != IR_ADDPTR || d->args[0] != ptr)
+  int next = next_value(P, ptr);
+  const teeny_op *d = next >= 0 ? g->f->values[next].def : NULL;
+  if (!d || d->code != IR_ADDPTR || d->args[0] != ptr)
+    return -1;
+  int x = d->args[1];
+  teeny_type t = vtype(g, x);
+  for (int k = 0; k < t.rank; k++)
+    if (g->vi[x].ax.cnst[k] < t.shape[k])
       return -1;
-    int x = d->args[1];
-    teeny_type t = vtype(g, x);
-    for (int k = 0; k < t.rank; k++)
-      if (g->vi[x].ax.cnst[k] < t.shape[k])
-        return -1;
-    return invariant(g, P, x, 0) ? x : -1;
-  }
-  return -1;
+  return invariant(g, P, x, 0) ? x : -1;
 }
 
 /* S(iv + step) - S(iv) for a scalar integer S built from the induction
@@ -1111,18 +1107,14 @@ static LLVMValueRef affine_inc(cg *g, const pipe *P, int id, LLVMValueRef step, 
     return LLVMConstInt(lt, 0, 0);
   const teeny_op *d = g->f->values[id].def;
   if (!d) { /* a carried scalar each trip moves by an invariant (a block pointer's offset) */
-    const teeny_op *y = P->body->ops[P->body->nops - 1];
-    for (int i = 1; i < P->body->nargs; i++) {
-      if (P->body->args[i] != id)
-        continue;
-      const teeny_op *u = g->f->values[y->args[i - 1]].def;
-      for (int k = 0; u && u->code == IR_ADD && k < 2; k++)
-        if (u->args[k] == id && invariant(g, P, u->args[1 - k], 0)) {
-          eval_pure(g, P, u->args[1 - k]);
-          LLVMValueRef x = teeny__cg_scalar(g, u->args[1 - k]);
-          return LLVMTypeOf(x) == lt ? x : NULL;
-        }
-    }
+    int next = next_value(P, id);
+    const teeny_op *u = next >= 0 ? g->f->values[next].def : NULL;
+    for (int k = 0; u && u->code == IR_ADD && k < 2; k++)
+      if (u->args[k] == id && invariant(g, P, u->args[1 - k], 0)) {
+        eval_pure(g, P, u->args[1 - k]);
+        LLVMValueRef x = teeny__cg_scalar(g, u->args[1 - k]);
+        return LLVMTypeOf(x) == lt ? x : NULL;
+      }
     return NULL;
   }
   switch (d->code) {
@@ -1217,7 +1209,7 @@ static LLVMValueRef version_test(cg *g, const teeny_op *op) {
   eval_operands(g, &P, A.loads, A.n);
   LLVMValueRef ok = NULL;
   bool neither = false; /* a pointer of neither form: no versioning */
-  for (int j = 0; j < A.n && !neither; j++) {
+  for (int j = 0; j < A.n; j++) {
     const cg_layout *L = g->vi[A.loads[j]->res[0]].nat;
     LLVMValueRef inc;
     if (xs[j] >= 0) {
