@@ -31,6 +31,11 @@
  *               quotients (store_u16_division_gpu); narrow min/max is done
  *               in 32 bits (`llvm.umax.i16` as zext, `llvm.umax.i32`,
  *               trunc), which the H200 ran right.
+ *   abs i16     `abs.s16` in an i16 scan of maximum(abs(a), abs(b)) gave 0
+ *               for -55 (scan_amax_i16_gpu; the same PTX with each abs.s16
+ *               done as cvt.s32.s16, abs.s32, cvt.u16.u32 ran right on the
+ *               H200, and no other rewrite did): narrow `llvm.abs` is done
+ *               in 32 bits as min/max are.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -140,8 +145,9 @@ static bool repair_uitofp_sext(LLVMBuilderRef b, LLVMValueRef in) {
   return true;
 }
 
-/* `llvm.{s,u}{min,max}.i8/i16(a, b)` (scalars) in 32 bits: each operand
- * sign- or zero-extended as the operation reads it, the result truncated. */
+/* `llvm.{s,u}{min,max}.i8/i16(a, b)` and `llvm.abs.i8/i16(a, poison)`
+ * (scalars) in 32 bits: each operand sign- or zero-extended as the
+ * operation reads it, the result truncated. */
 static bool repair_narrow_minmax(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef in) {
   if (LLVMGetInstructionOpcode(in) != LLVMCall)
     return false;
@@ -150,26 +156,30 @@ static bool repair_narrow_minmax(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef
     return false;
   size_t len;
   const char *name = LLVMGetValueName2(callee, &len);
-  static const char *const ops[] = {"llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin."};
+  static const char *const ops[] = {"llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.",
+                                    "llvm.abs."};
   int op = -1;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 5; i++)
     if (len > strlen(ops[i]) && strncmp(name, ops[i], strlen(ops[i])) == 0)
       op = i;
   LLVMTypeRef t = LLVMTypeOf(in);
   if (op < 0 || LLVMGetTypeKind(t) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(t) > 16)
     return false;
   LLVMTypeRef i32 = LLVMInt32TypeInContext(LLVMGetTypeContext(t));
+  bool abs = op == 4; /* abs(x, is_int_min_poison): the flag stays i1 */
   char wide[24];
   snprintf(wide, sizeof wide, "%si32", ops[op]);
-  LLVMTypeRef ft = LLVMFunctionType(i32, (LLVMTypeRef[]){i32, i32}, 2, 0);
+  LLVMTypeRef second = abs ? LLVMInt1TypeInContext(LLVMGetTypeContext(t)) : i32;
+  LLVMTypeRef ft = LLVMFunctionType(i32, (LLVMTypeRef[]){i32, second}, 2, 0);
   LLVMValueRef fn = LLVMGetNamedFunction(m, wide);
   if (!fn)
     fn = LLVMAddFunction(m, wide, ft);
   LLVMPositionBuilderBefore(b, in);
   LLVMValueRef a[2];
   for (int i = 0; i < 2; i++)
-    a[i] = op < 2 ? LLVMBuildSExt(b, LLVMGetOperand(in, (unsigned)i), i32, "")
-                  : LLVMBuildZExt(b, LLVMGetOperand(in, (unsigned)i), i32, "");
+    a[i] = abs && i ? LLVMConstInt(second, 0, 0) /* INT16_MIN's abs is defined in 32 bits */
+           : op < 2 || abs ? LLVMBuildSExt(b, LLVMGetOperand(in, (unsigned)i), i32, "")
+                           : LLVMBuildZExt(b, LLVMGetOperand(in, (unsigned)i), i32, "");
   LLVMValueRef r = LLVMBuildTrunc(b, LLVMBuildCall2(b, ft, fn, a, 2, ""), t, "");
   LLVMReplaceAllUsesWith(in, r);
   LLVMInstructionEraseFromParent(in);

@@ -88,6 +88,41 @@ def narrow_ints_as_32(ptx):
     return declare(out, "b32", "rnx", 2 * n[0] + 2) if n[0] else out
 
 
+def abs16_as_32(ptx):
+    """16-bit abs as 32-bit: sign-extended in, low half out."""
+    n = [0]
+
+    def one(m):
+        n[0] += 1
+        k = n[0]
+        return (f"cvt.s32.s16 %rax{k}, {m.group(2)}; abs.s32 %rax{k}, %rax{k}; "
+                f"cvt.u16.u32 {m.group(1)}, %rax{k};")
+    out = re.sub(r"\babs\.s16\s+(%\w+), (%\w+);", one, ptx)
+    return declare(out, "b32", "rax", n[0] + 1) if n[0] else out
+
+
+def shifts16_as_32(ptx):
+    """16-bit shr/shl/and/or/xor as 32-bit (sign-extended for shr.s16)."""
+    n = [0]
+
+    def one(m):
+        op, t, d, a, b = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5)
+        n[0] += 1
+        k = n[0]
+        ext = "cvt.s32.s16" if t == "s16" else "cvt.u32.u16"
+        wide = {"s16": "s32", "u16": "u32", "b16": "b32"}[t]
+        bload = (f"{ext} %rbx{2 * k + 1}, {b}; " if op not in ("shr", "shl") and
+                 b.startswith("%") else "")
+        bo = f"%rbx{2 * k + 1}" if bload else (f"{b}" if not b.startswith("%") else None)
+        if bo is None:  # a register shift amount
+            bload = f"cvt.u32.u16 %rbx{2 * k + 1}, {b}; "
+            bo = f"%rbx{2 * k + 1}"
+        return (f"{ext} %rbx{2 * k}, {a}; " + bload +
+                f"{op}.{wide} %rbx{2 * k}, %rbx{2 * k}, {bo}; cvt.u16.u32 {d}, %rbx{2 * k};")
+    out = re.sub(r"\b(shr|shl|and|or|xor)\.([sub]16)\s+(%\w+), (%\w+), (%?-?\w+);", one, ptx)
+    return declare(out, "b32", "rbx", 2 * n[0] + 2) if n[0] else out
+
+
 def fence_after_barriers(ptx):
     """A gpu-scope fence after every barrier: a lock's acquire (one thread's
     atomic, then bar.sync) ordered for every thread by its own fence."""
@@ -116,9 +151,11 @@ VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", s
             ("global_loads_relaxed", global_loads_relaxed),
             ("neg_as_sub", neg_as_sub), ("neg_as_not_add", neg_as_not_add),
             ("minmax_as_selp", minmax_as_selp), ("u32_to_float_via_u64", u32_to_float_via_u64),
-            ("narrow_ints_as_32", narrow_ints_as_32),
-            ("all", lambda p: narrow_ints_as_32(u32_to_float_via_u64(minmax_as_selp(
-                neg_as_not_add(p)))))]
+            ("narrow_ints_as_32", narrow_ints_as_32), ("abs16_as_32", abs16_as_32),
+            ("shifts16_as_32", shifts16_as_32),
+            ("abs_and_shifts16_as_32", lambda p: shifts16_as_32(abs16_as_32(p))),
+            ("all", lambda p: shifts16_as_32(abs16_as_32(narrow_ints_as_32(u32_to_float_via_u64(
+                minmax_as_selp(neg_as_not_add(p)))))))]
 
 
 def verdict(fuzz, repro, ptx=None, jit_opt=None):
