@@ -514,6 +514,92 @@ def bench_matmul_desc(drv, tc, m, n, kk):
            "TFLOP/s", flops, d[0] if d else None, None, t_torch, d[1] if d else float("nan"), note)
 
 
+FP8_TILES = ((128, 256, 128, 8), (128, 128, 128, 8), (128, 128, 128, 4), (256, 128, 128, 8))
+
+
+def fp8_inputs(m, n, kk):
+    """A [m, kk] and Bt [n, kk] in f8e4m3 (B = Bt^T, K-major as fp8 GEMMs
+    take it), values of a unit normal scaled into the format's range."""
+    a = (torch.randn(m, kk, device="cuda") * 4).to(torch.float8_e4m3fn)
+    bt = (torch.randn(n, kk, device="cuda") * 4).to(torch.float8_e4m3fn)
+    return a, bt
+
+
+def matmul_fp8_edges_ok(k, bm, bn):
+    """Sizes that are not multiples of the tile (333x517x250: rows not
+    16-byte aligned, every copy masked) and 333x520x256 (aligned rows, the
+    fast copy): max rel. error against f32 on the same fp8 values."""
+    worst = 0.0
+    for m, n, kk in ((333, 517, 250), (333, 520, 256)):
+        a, bt = fp8_inputs(m, n, kk)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        k((cdiv(m, bm) * cdiv(n, bn),), a, bt, c, m, n, kk, kk, kk, n)
+        torch.cuda.synchronize()
+        worst = max(worst, rel_err(c, a.float() @ bt.float().t()))
+    return worst
+
+
+def bench_matmul_fp8(drv, tc, m, n, kk):
+    """fp8 e4m3 matmul, f32 accumulation, f16 out (examples/kernels/
+    matmul_fp8.c; B given K-major), against Triton's tr_matmul on the same
+    fp8 tensors (its fp8 wgmma) and torch._scaled_mm (unit scales)."""
+    a, bt = fp8_inputs(m, n, kk)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    ref = a.float() @ bt.float().t()
+    flops = 2 * m * n * kk
+    best = None
+    for bm, bn, bk, warps in FP8_TILES:
+        k = safe(lambda: Kernel(drv, tc, KDIR + "matmul_fp8.c", "matmul_fp8",
+                                {"A": "f8e4m3", "B": "f8e4m3", "O": "f16", "BLOCK_M": bm,
+                                 "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
+                                num_warps=warps, target="sm_90a"))
+        if not k:
+            continue
+        grid = (cdiv(m, bm) * cdiv(n, bn),)
+
+        def run():
+            k(grid, a, bt, c, m, n, kk, kk, kk, n)
+        c.fill_(float("nan"))
+        run()
+        torch.cuda.synchronize()
+        edges = safe(lambda: matmul_fp8_edges_ok(k, bm, bn))
+        e = max(rel_err(c, ref), float("inf") if edges is None else edges)
+        t = safe(lambda: bench(run))
+        if t is None:
+            continue
+        ok = e <= 5e-3
+        print(f"  ours {bm}x{bn}x{bk} w{warps}: {flops / t / 1e9:.1f} TFLOP/s err {e:.1e} "
+              f"smem {k.shared}{'' if ok else '  WRONG'}", flush=True)
+        if ok and (best is None or t < best[0]):
+            best = (t, e, f"ours {bm}x{bn}x{bk} w{warps}")
+    best_tr = None
+    b = bt.t()  # [kk, n], stride (1, kk): K-major
+    for bm, bn, bk, warps in FP8_TILES:
+        for stages in TRITON_STAGES:
+            grid = (cdiv(m, bm) * cdiv(n, bn),)
+
+            def run_tr():
+                tr_matmul[grid](a, b, c, m, n, kk, kk, 1, 1, kk, n, 1, BM=bm, BN=bn, BK=bk, GM=8,
+                                num_warps=warps, num_stages=stages)
+            t = safe(lambda: bench(run_tr))
+            if t is None:
+                continue
+            run_tr()
+            e_tr = rel_err(c, ref)
+            print(f"  triton {bm}x{bn}x{bk} w{warps} s{stages}: {flops / t / 1e9:.1f} TFLOP/s "
+                  f"err {e_tr:.1e}", flush=True)
+            if best_tr is None or t < best_tr[0]:
+                best_tr = (t, f"triton {bm}x{bn}x{bk} w{warps} s{stages}")
+    one = torch.ones((), device="cuda")
+    t_torch = safe(lambda: bench(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                                           out_dtype=torch.float16)))
+    shape = f"{m}^3" if m == n == kk else f"{m}x{n}x{kk}"
+    report(f"matmul fp8 e4m3 {shape}", "TFLOP/s", flops, best[0] if best else None,
+           best_tr[0] if best_tr else None, t_torch, best[1] if best else float("nan"),
+           (best[2] if best else "ours failed") + "; " + (best_tr[1] if best_tr else "triton failed")
+           + "; torch is _scaled_mm")
+
+
 def bench_transpose(drv, tc, m, n):
     """Y = X^T, f32, 32x32 tiles (the issue's shape) and 64x64, each side's
     best warps; GB/s of X read once and Y written once."""
@@ -699,6 +785,8 @@ def main():
             ("epilogue", lambda: bench_matmul(drv, tc, 4000, 4000, 4000, epilogue=True)),
             ("descriptors", lambda: bench_matmul_desc(drv, tc, 4096, 4096, 4096)),
             ("descriptors", lambda: bench_matmul_desc(drv, tc, 4000, 4000, 4000)),
+            ("fp8", lambda: bench_matmul_fp8(drv, tc, 4096, 4096, 4096)),
+            ("fp8", lambda: bench_matmul_fp8(drv, tc, 8192, 8192, 8192)),
             ("transpose", lambda: bench_transpose(drv, tc, 7777, 5003)),
             ("chain_dot", lambda: bench_chain_dot(drv, tc, 4, 32, 4096, 64))]
     for d in (64, 128):

@@ -794,6 +794,9 @@ static void walk_op(cg *g, const teeny_op *op) {
     set_top(g, op->res[0]);
     VI(g, op->res[0])->nat = teeny__cg_dot_layout(g, op);
     VI(g, op->res[0])->str = CG_STR_ANCHOR;
+    for (int i = 0; i < 2; i++) /* an f16 cast the fp8 wgmma reads through */
+      if (teeny__cg_dot_operand(g, op, i) != op->args[i])
+        VI(g, op->args[i])->lazy = true; /* made only where something else uses it */
     return;
   case IR_IF:
     walk_if(g, op);

@@ -527,6 +527,9 @@ bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op);
  * runs along K, so the tile is written 16 bytes at a time, or copied by
  * cp.async, instead of element by element. */
 bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L);
+/* The value a dot reads as operand i (0: A, 1: B): its argument, or, on
+ * Hopper's fp8 wgmma, the fp8 tile that argument (an f16 cast) converts. */
+int teeny__cg_dot_operand(cg *g, const teeny_op *dot, int i);
 /* Whether wgmma dot reads its A operand from registers (its registers are
  * in the instruction's A fragment layout, e.g. the result of an earlier
  * dot with the same row split, cast to 16 bits). */

@@ -441,12 +441,22 @@ static bool top_level(const teeny_region *r, const teeny_op *op) {
   return false;
 }
 
-/* The top-level mma dot of the body that is v's only use, or NULL. */
+/* The top-level mma dot of the body that is v's only use, or NULL.  The
+ * use may also be a cast whose only use is the dot, when the dot reads v
+ * itself (an fp8 tile on Hopper's fp8 wgmma: teeny__cg_dot_operand). */
 static const teeny_op *feeds_one_dot(cg *g, const teeny_region *body, int v) {
   const teeny_op *user = NULL;
-  bool ok = count_uses(body, v, &user) == 1 && user->code == IR_DOT &&
-            (user->args[0] == v || user->args[1] == v) && top_level(body, user) &&
-            teeny__cg_dot_uses_mma(g, user);
+  if (count_uses(body, v, &user) != 1)
+    return NULL;
+  int x = v; /* the dot's argument */
+  if (user->code == IR_CAST && top_level(body, user)) {
+    x = user->res[0];
+    if (count_uses(body, x, &user) != 1)
+      return NULL;
+  }
+  bool ok = user->code == IR_DOT && (user->args[0] == x || user->args[1] == x) &&
+            top_level(body, user) && teeny__cg_dot_uses_mma(g, user) &&
+            teeny__cg_dot_operand(g, user, user->args[1] == x) == v;
   return ok ? user : NULL;
 }
 
@@ -485,7 +495,10 @@ static bool inflight_ok(cg *g, const teeny_region *body, const teeny_op *dot) {
  * or 0 for the B operand of a wgmma dot that is staged K-major (a load
  * contiguous along K, such as K^T in attention). */
 static int async_axis(cg *g, const teeny_op *dot, const teeny_op *ld) {
-  return dot->args[1] == ld->res[0] && teeny__cg_wg_b_kmajor(g, dot, g->vi[ld->res[0]].nat) ? 0 : 1;
+  return teeny__cg_dot_operand(g, dot, 1) == ld->res[0] &&
+                 teeny__cg_wg_b_kmajor(g, dot, g->vi[ld->res[0]].nat)
+             ? 0
+             : 1;
 }
 
 /* Shared memory per block on the target (KiB, opt-in maximum). */

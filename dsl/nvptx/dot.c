@@ -22,7 +22,7 @@
 
 #include "dsl/nvptx/codegen.h"
 
-typedef enum { DOT_FMA, DOT_F16, DOT_BF16, DOT_TF32, DOT_I8 } dot_kind;
+typedef enum { DOT_FMA, DOT_F16, DOT_BF16, DOT_TF32, DOT_I8, DOT_F8 } dot_kind;
 
 typedef struct dot_plan {
   dot_kind kind;
@@ -37,6 +37,9 @@ typedef struct dot_plan {
   int part_a, part_b;   /* DOT_TF32: which part of each f32 operand this pass
                            multiplies: 1 its TF32 rounding (prec_tf32), 2 the
                            rest, rounded (prec_tf32x3's small terms) */
+  int opnd[2];          /* the values read as A and B: the dot's operands,
+                           or for DOT_F8 the fp8 tiles its f16 casts convert */
+  teeny_dtype f8[2];    /* DOT_F8: their dtypes (f8e4m3 or f8e5m2) */
 } dot_plan;
 
 /* How warpgroups share a wgmma dot (see "wgmma" below). */
@@ -61,6 +64,40 @@ static dot_kind kind_of(cg *g, const teeny_op *op, int M, int N, int K) {
   return DOT_FMA;
 }
 
+static bool wg_make(cg *g, const dot_plan *p, wg_plan *w);
+
+/* The fp8 tile that v converts to f16 (irgen's form of a dot on fp8
+ * operands: both cast to f16, exactly), or -1. */
+static int f8_source(cg *g, int v) {
+  const teeny_op *d = g->f->values[v].def;
+  if (!d || d->code != IR_CAST || teeny__ir_type(g->f, v).dt != TEENY_DT_F16)
+    return -1;
+  return teeny__dt_is_fp8(teeny__ir_type(g->f, d->args[0]).dt) ? d->args[0] : -1;
+}
+
+/* A dot of two fp8 tiles (cast to f16) runs on Hopper's fp8 wgmma, at
+ * twice the f16 rate, where the wgmma tiling takes it: k32 instructions
+ * read both operands K-major from shared memory (the instruction has no
+ * transposed fp8 form), so B must arrive K-major (stored [N, K], as
+ * Triton's fp8 matmuls take it); otherwise the f16 path multiplies the
+ * casts (the same products, summed in f32). */
+static void native_f8(cg *g, const teeny_op *op, dot_plan *p) {
+  int a = f8_source(g, op->args[0]), b = f8_source(g, op->args[1]);
+  if (!g->sm_a || a < 0 || b < 0 ||
+      teeny__cg_run_bits(teeny__cg_use_layout(g, b), 0) <=
+          teeny__cg_run_bits(teeny__cg_use_layout(g, b), 1))
+    return;
+  dot_plan q = *p;
+  q.kind = DOT_F8;
+  q.opnd[0] = a;
+  q.opnd[1] = b;
+  q.f8[0] = teeny__ir_type(g->f, a).dt;
+  q.f8[1] = teeny__ir_type(g->f, b).dt;
+  wg_plan w;
+  if (wg_make(g, &q, &w))
+    *p = q;
+}
+
 static dot_plan make_plan(cg *g, const teeny_op *op) {
   teeny_type at = teeny__ir_type(g->f, op->args[0]), bt = teeny__ir_type(g->f, op->args[1]);
   dot_plan p;
@@ -77,6 +114,10 @@ static dot_plan make_plan(cg *g, const teeny_op *op) {
   p.lk = teeny__cg_log2(p.K);
   p.kind = lo ? DOT_FMA : kind_of(g, op, p.M, p.N, p.K);
   p.part_a = p.part_b = 1;
+  p.opnd[0] = op->args[0];
+  p.opnd[1] = op->args[1];
+  if (p.kind == DOT_F16)
+    native_f8(g, op, &p);
   switch (p.kind) {
   case DOT_F16:
   case DOT_BF16:
@@ -86,6 +127,7 @@ static dot_plan make_plan(cg *g, const teeny_op *op) {
     p.mk = 8, p.ea = 2, p.eb = 1;
     break;
   case DOT_I8:
+  case DOT_F8:
     p.mk = 32, p.ea = 4, p.eb = 3;
     break;
   default:
@@ -276,7 +318,6 @@ static const cg_layout *fma_operand(cg *g, const cg_layout *C, const dot_plan *p
   return teeny__cg_intern(g, &b.L);
 }
 
-static bool wg_make(cg *g, const dot_plan *p, wg_plan *w);
 static const cg_layout *wg_c_layout(cg *g, const dot_plan *p, const wg_plan *w);
 
 const cg_layout *teeny__cg_dot_layout(cg *g, const teeny_op *op) {
@@ -880,9 +921,10 @@ static void emit_mma(cg *g, const teeny_op *op, dot_plan *p) {
 
 static bool wg_make(cg *g, const dot_plan *p, wg_plan *w) {
   memset(w, 0, sizeof *w);
-  if (!g->sm_a || (p->kind != DOT_F16 && p->kind != DOT_BF16) || g->num_warps < 4 ||
-      p->M < 64)
+  if (!g->sm_a || (p->kind != DOT_F16 && p->kind != DOT_BF16 && p->kind != DOT_F8) ||
+      g->num_warps < 4 || p->M < 64)
     return false;
+  int es = p->kind == DOT_F8 ? 1 : 2;
   int nwg = g->num_warps / 4;
   w->wgm = nwg < p->M / 64 ? nwg : p->M / 64;
   w->wgn = nwg / w->wgm;
@@ -893,7 +935,7 @@ static bool wg_make(cg *g, const dot_plan *p, wg_plan *w) {
    * 32-byte modes (K or N under 64) are encoded too, and pass the
    * emulator, but nothing has run them on a GPU yet.  Smaller tiles keep
    * mma.sync. */
-  if (p->K * 2 < 128 || nper * 2 < 128)
+  if (p->K * es < 128 || nper * es < 128)
     return false;
   w->lwm = teeny__cg_log2(w->wgm);
   w->lwn = teeny__cg_log2(w->wgn);
@@ -962,7 +1004,8 @@ static const cg_layout *wg_a_layout(cg *g, const dot_plan *p, const wg_plan *w) 
  * memory, no store, fence or barrier for it. */
 static bool wg_a_regs(cg *g, const teeny_op *op, const dot_plan *p, const wg_plan *w) {
   int a = op->args[0];
-  return !g->vi[a].astage && teeny__cg_use_layout(g, a) == wg_a_layout(g, p, w);
+  return p->kind != DOT_F8 && !g->vi[a].astage &&
+         teeny__cg_use_layout(g, a) == wg_a_layout(g, p, w);
 }
 
 bool teeny__cg_wg_a_regs(cg *g, const teeny_op *op) {
@@ -977,7 +1020,7 @@ bool teeny__cg_wg_a_regs(cg *g, const teeny_op *op) {
  * (A from registers), B alone. */
 static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, bool ra, cg_stile *ta,
                      cg_stile *tb) {
-  int a = op->args[0], b = op->args[1];
+  int a = p->opnd[0], b = p->opnd[1];
   teeny_dtype dt = teeny__ir_type(g->f, a).dt;
   const cg_stile *sa = g->vi[a].astage, *sb = g->vi[b].astage;
   if (ra) /* A from registers: nothing to stage (ta unused) */
@@ -1002,7 +1045,7 @@ static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, bool ra, cg_s
   if (!sa)
     *ta = teeny__cg_stile(g, p->M, p->K, dt, !dbuf, 0, CG_WG_ALIGN);
   if (!sb)
-    *tb = teeny__cg_wg_b_kmajor(g, op, teeny__cg_use_layout(g, b))
+    *tb = p->kind == DOT_F8 || teeny__cg_wg_b_kmajor(g, op, teeny__cg_use_layout(g, b))
               ? teeny__cg_stile_tr(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN)
               : teeny__cg_stile(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN);
   if (dbuf)
@@ -1098,6 +1141,14 @@ static LLVMValueRef entry_alloca(cg *g, LLVMTypeRef t) {
   return v;
 }
 
+/* The operand kind as the emulator's wgmma takes it: dot_kind, and for
+ * DOT_F8 bit 4 (A) and bit 5 (B) set for f8e5m2 (clear: f8e4m3). */
+static int emu_kind(const dot_plan *p) {
+  if (p->kind != DOT_F8)
+    return p->kind;
+  return p->kind | (p->f8[0] == TEENY_DT_F8E5M2) << 4 | (p->f8[1] == TEENY_DT_F8E5M2) << 5;
+}
+
 /* The emulator's wgmma: fn(emu, kind, NI, a, descB, trans-b, scale-d, smem,
  * acc), the n accumulators d passed through memory and read back. */
 static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValueRef a,
@@ -1109,7 +1160,7 @@ static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValu
     LLVMValueRef idx[2] = {i32c(g, 0), i32c(g, i)};
     LLVMBuildStore(g->b, d[i], LLVMBuildGEP2(g->b, at, buf, idx, 2, ""));
   }
-  LLVMValueRef args[8] = {i32c(g, p->kind), i32c(g, NI), a, db, i32c(g, !kmajor),
+  LLVMValueRef args[8] = {i32c(g, emu_kind(p)), i32c(g, NI), a, db, i32c(g, !kmajor),
                           i32c(g, scale_d), g->smem, buf};
   teeny__cg_emu_call(g, fn, g->t_void, args, 8);
   for (int i = 0; i < n; i++) {
@@ -1121,10 +1172,14 @@ static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValu
 /* The start of a wgmma's asm text: its scale-d predicate from operand
  * $pred, the instruction, and its n accumulators $0 .. $n-1 in braces. */
 static size_t wg_text_head(char *text, size_t cap, const dot_plan *p, int NI, int pred) {
-  const char *ty = p->kind == DOT_F16 ? "f16" : "bf16";
+  const char *ta = p->kind == DOT_F16 ? "f16" : "bf16", *tb = ta;
+  if (p->kind == DOT_F8) {
+    ta = p->f8[0] == TEENY_DT_F8E5M2 ? "e5m2" : "e4m3";
+    tb = p->f8[1] == TEENY_DT_F8E5M2 ? "e5m2" : "e4m3";
+  }
   size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-                              "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                              pred, NI, ty, ty);
+                              "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
+                              pred, NI, p->mk, ta, tb);
   for (int i = 0; i < NI / 2; i++)
     k += (size_t)snprintf(text + k, cap - k, "%s$%d", i ? ", " : "", i);
   return k;
@@ -1168,7 +1223,10 @@ static void wg_mma(cg *g, const dot_plan *p, int NI, LLVMValueRef da, LLVMValueR
   size_t cap = (size_t)n * 12 + 256;
   char *text = teeny__cg_alloc(g, cap);
   size_t k = wg_text_head(text, cap, p, NI, n + 2);
-  snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1, 0, %d;\n}", n, n + 1, !kmajor);
+  if (p->kind == DOT_F8) /* K-major only: no transpose immediates */
+    snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1;\n}", n, n + 1);
+  else
+    snprintf(text + k, cap - k, "}, $%d, $%d, p, 1, 1, 0, %d;\n}", n, n + 1, !kmajor);
   /* scale-d: D = A B + D, or (0) D = A B */
   LLVMValueRef in[3] = {da, db, i32c(g, scale_d)};
   wg_asm_acc(g, text, "l,l,r", in, 3, n, d);
@@ -1217,7 +1275,7 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   const cg_layout *C = wg_c_layout(g, p, w);
   LLVMValueRef *acc = teeny__cg_get(g, op->args[2], C);
   bool ra = wg_a_regs(g, op, p, w);
-  int KS = p->K / 16, naw = ra ? w->MR * KS * 4 : 0;
+  int KS = p->K / p->mk, naw = ra ? w->MR * KS * 4 : 0;
   LLVMValueRef *aw = ra ? wg_a_words(g, op, p, w) : NULL;
   cg_stile ta, tb;
   wg_stage(g, op, p, ra, &ta, &tb);
@@ -1265,11 +1323,11 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
                         8 * tb.blk, tb.blk);
   }
   for (int kk = 0; kk < KS; kk++) {
-    long abyte = (long)kk * 16 * ta.es; /* A: k columns further */
+    long abyte = (long)kk * p->mk * ta.es; /* A: k columns further */
     long adelta = (abyte >> teeny__cg_log2(ta.blk)) * ta.R * ta.blk + (abyte & (ta.blk - 1));
-    long bbyte = (long)kk * 16 * tb.es; /* K-major B: the same along its stored rows */
+    long bbyte = (long)kk * p->mk * tb.es; /* K-major B: the same along its stored rows */
     long bdelta = tb.tr ? (bbyte >> teeny__cg_log2(tb.blk)) * tb.R * tb.blk + (bbyte & (tb.blk - 1))
-                        : (long)kk * 16 * tb.blk; /* N-major B: k rows further */
+                        : (long)kk * p->mk * tb.blk; /* N-major B: k rows further */
     for (int mr = 0; mr < w->MR; mr++) {
       LLVMValueRef da = ra ? NULL
                         : kk ? LLVMBuildAdd(g->b, da0[mr], LLVMConstInt(g->t_i64, (unsigned long long)(adelta >> 4), 0), "")
@@ -1327,7 +1385,8 @@ static bool only_wg_operand(cg *g, const teeny_region *r, int v, int pos, bool t
     const teeny_op *op = r->ops[i];
     for (int j = 0; j < op->nargs; j++)
       if (op->args[j] == v &&
-          !(top && op->code == IR_DOT && j == pos && teeny__cg_dot_uses_wgmma(g, op)))
+          !(top && op->code == IR_DOT && j == pos && teeny__cg_dot_uses_wgmma(g, op) &&
+            teeny__cg_dot_operand(g, op, pos) == v))
         return false;
     for (int k = 0; k < op->nregions; k++)
       if (op->regions[k] && !only_wg_operand(g, op->regions[k], v, pos, false))
@@ -1343,7 +1402,7 @@ int teeny__cg_wg_hoist(cg *g, const teeny_region *body, int *ids, int max) {
     if (op->code != IR_DOT || !teeny__cg_dot_uses_wgmma(g, op))
       continue;
     for (int pos = 0; pos < 2 && n < max; pos++) {
-      int v = op->args[pos];
+      int v = teeny__cg_dot_operand(g, op, pos);
       if (g->vi[v].astage || made_in(body, v) || !only_wg_operand(g, body, v, pos, true) ||
           (pos == 0 && teeny__cg_wg_a_regs(g, op)))
         continue;
@@ -1407,6 +1466,10 @@ bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op) {
 
 bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L) {
   return teeny__cg_dot_uses_wgmma(g, dot) && teeny__cg_run_bits(L, 0) > teeny__cg_run_bits(L, 1);
+}
+
+int teeny__cg_dot_operand(cg *g, const teeny_op *dot, int i) {
+  return make_plan(g, dot).opnd[i];
 }
 
 void teeny__cg_emit_dot(cg *g, const teeny_op *op) {

@@ -56,7 +56,7 @@ typedef struct emu_warp {
  * the last to arrive computes the product for all 128. */
 typedef struct emu_wgroup {
   float acc[128][128];         /* [thread][register] */
-  double A[64][16], B[16][256]; /* the operands, decoded */
+  double A[64][32], B[32][256]; /* the operands, decoded (k16, or k32 for fp8) */
   uint64_t da, db;             /* the descriptors (uniform over the group) */
   int kind, ni;
   int tb;                      /* imm-trans-b: 1 B N-major, 0 K-major */
@@ -330,8 +330,9 @@ static void rt_ldmatrix(emu *e, const char *addr, int32_t trans, int32_t num, ui
   }
 }
 
-/* wgmma.mma_async m64nNk16 (f16/bf16 in, f32 accumulate) from two shared
- * memory descriptors, written from the PTX ISA's description of the
+/* wgmma.mma_async m64nNk16 (f16/bf16 in, f32 accumulate) or m64nNk32
+ * (fp8 in: kind 5, with bit 4 set for an f8e5m2 A, bit 5 for B; both
+ * K-major) from two shared memory descriptors, written from the PTX ISA's description of the
  * matrix descriptor and its canonical swizzled layouts (independently of
  * the code generator's tile layout, which this checks): start address,
  * leading byte offset (MN-major: between swizzle-width column blocks) and
@@ -341,16 +342,16 @@ static void rt_ldmatrix(emu *e, const char *addr, int32_t trans, int32_t num, ui
  * K-major (imm-trans-b = 0, read like A).
  * Addresses are offsets in the block's shared buffer. */
 static const unsigned char *wg_elem(const unsigned char *smem, uint64_t d, bool mn_major,
-                                    int mn, int k) {
+                                    int mn, int k, int es) {
   uint32_t start = (uint32_t)(d & 0x3FFF) << 4, lbo = (uint32_t)((d >> 16) & 0x3FFF) << 4;
   uint32_t sbo = (uint32_t)((d >> 32) & 0x3FFF) << 4;
   int mode = (int)(d >> 62);
   uint32_t S = mode == 1 ? 128 : mode == 2 ? 64 : 32, off;
   if (!mn_major) /* element (m, k) */
-    off = start + (uint32_t)(mn >> 3) * sbo + (uint32_t)(mn & 7) * S + (uint32_t)k * 2;
+    off = start + (uint32_t)(mn >> 3) * sbo + (uint32_t)(mn & 7) * S + (uint32_t)(k * es);
   else /* element (k, n) */
-    off = start + (uint32_t)(mn * 2) / S * lbo + (uint32_t)(k >> 3) * sbo +
-          (uint32_t)(k & 7) * S + (uint32_t)(mn * 2) % S;
+    off = start + (uint32_t)(mn * es) / S * lbo + (uint32_t)(k >> 3) * sbo +
+          (uint32_t)(k & 7) * S + (uint32_t)(mn * es) % S;
   off ^= ((off >> 7) & (S / 16 - 1)) << 4;
   return smem + off;
 }
@@ -369,29 +370,36 @@ static void wgmma_regs_a(emu_wgroup *w) {
   }
 }
 
+/* Operand element (mn, k) of descriptor d: a 16-bit float of the kind,
+ * or an fp8 (kind 5) of the format that bit `fbit` of the kind selects. */
+static double wg_value(const emu_wgroup *w, const unsigned char *smem, uint64_t d, bool mn_major,
+                       int mn, int k, int fbit) {
+  if ((w->kind & 15) == 5)
+    return teeny__fp8_value((w->kind >> fbit) & 1 ? TEENY_DT_F8E5M2 : TEENY_DT_F8E4M3,
+                            *wg_elem(smem, d, mn_major, mn, k, 1));
+  uint16_t h;
+  memcpy(&h, wg_elem(smem, d, mn_major, mn, k, 2), 2);
+  return half_of(h, 0, w->kind);
+}
+
 static void wgmma_compute(emu_wgroup *w, const unsigned char *smem) {
-  double (*A)[16] = w->A, (*B)[256] = w->B;
+  double (*A)[32] = w->A, (*B)[256] = w->B;
+  int K = (w->kind & 15) == 5 ? 32 : 16;
   if (w->ra)
     wgmma_regs_a(w);
   for (int m = 0; m < 64 && !w->ra; m++)
-    for (int k = 0; k < 16; k++) {
-      uint16_t h;
-      memcpy(&h, wg_elem(smem, w->da, false, m, k), 2);
-      A[m][k] = half_of(h, 0, w->kind);
-    }
-  for (int k = 0; k < 16; k++)
-    for (int n = 0; n < w->ni; n++) {
-      uint16_t h;
-      memcpy(&h, wg_elem(smem, w->db, w->tb != 0, n, k), 2);
-      B[k][n] = half_of(h, 0, w->kind);
-    }
+    for (int k = 0; k < K; k++)
+      A[m][k] = wg_value(w, smem, w->da, false, m, k, 4);
+  for (int k = 0; k < K; k++)
+    for (int n = 0; n < w->ni; n++)
+      B[k][n] = wg_value(w, smem, w->db, w->tb != 0, n, k, 5);
   for (int t = 0; t < 128; t++) {
     int wq = t / 32, l = t % 32;
     for (int j = 0; j < w->ni / 8; j++)
       for (int i = 0; i < 4; i++) { /* register 4j + 2h + e */
         int row = 16 * wq + l / 4 + 8 * (i >> 1), col = 8 * j + 2 * (l % 4) + (i & 1);
         double acc = w->scale_d ? w->acc[t][4 * j + i] : 0.0;
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < K; k++)
           acc += A[row][k] * B[k][col];
         w->acc[t][4 * j + i] = (float)acc;
       }
@@ -403,7 +411,8 @@ static void wgmma_run(emu *e, int32_t kind, int32_t ni, int64_t da, const uint32
                       float *acc) {
   emu_wgroup *w = &e->wgroups[e->cur / 128];
   int t = e->cur % 128;
-  if (ni < 8 || ni > 256 || ni % 8 || e->nthreads % 128) {
+  if (ni < 8 || ni > 256 || ni % 8 || e->nthreads % 128 ||
+      ((kind & 15) == 5 && (tb || aw))) { /* fp8: K-major, from shared memory */
     e->wg_error = true;
     return;
   }

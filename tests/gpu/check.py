@@ -463,6 +463,28 @@ def check_fp8(drv, tc, quick):
             dk((1,), a.view(torch.uint8), b.view(torch.uint8), c)
             torch.cuda.synchronize()
             record(f"{dk.id} fp8 dot against f32", rel_err(c, a.float() @ b.float()), 1e-6)
+    # examples/kernels/matmul_fp8.c: fp8 wgmma (k32) on sm_90a at 4 and 8
+    # warps, every pairing of the formats, odd sizes (masked copies) and
+    # aligned ones (the fast copy), f16 and f32 out, against f32 on the
+    # same fp8 values.  The tensor cores' fp8 accumulation inside an
+    # instruction is narrower than f32 (as for Triton's fp8 dots), hence
+    # the bound.
+    tiles = ((128, 128, 128, 4),) if quick else ((128, 128, 128, 4), (128, 256, 128, 8))
+    for (fa, ta), (fb, tb) in ((("f8e4m3", torch.float8_e4m3fn),) * 2,
+                               (("f8e5m2", torch.float8_e5m2), ("f8e4m3", torch.float8_e4m3fn))):
+        for bm, bn, bk, w in tiles:
+            for od, otd in (("f16", torch.float16), ("f32", torch.float32)):
+                mk = Kernel(drv, tc, K + "matmul_fp8.c", "matmul_fp8",
+                            {"A": fa, "B": fb, "O": od, "BLOCK_M": bm, "BLOCK_N": bn,
+                             "BLOCK_K": bk, "GROUP_M": 8}, num_warps=w, target="sm_90a")
+                for m, n, kk in ((333, 517, 250), (256, 384, 512)):
+                    a = (torch.randn(m, kk, device="cuda") * 3).to(ta)
+                    bt = (torch.randn(n, kk, device="cuda") * 3).to(tb)
+                    c = poison(torch.empty(m, n, device="cuda", dtype=otd))
+                    mk((cdiv(m, bm) * cdiv(n, bn),), a, bt, c, m, n, kk, kk, kk, n)
+                    torch.cuda.synchronize()
+                    record(f"{mk.id} w{w} {m}x{n}x{kk} against f32",
+                           rel_err(c, a.float() @ bt.float().t()), 2e-3 if od == "f16" else 1e-4)
 
 
 def check_matmul_bias_relu(drv, tc, quick):

@@ -313,6 +313,50 @@ START_TEST(narrow_min_max_in_32_bits) {
 }
 END_TEST
 
+/* abs of i16 and i8 values in a scan of maximum(abs(a), abs(b)): ptxas
+ * ran `abs.s16` wrong on the H200 (scan_amax_i16_gpu: 0 for -55), so
+ * narrow abs is done in 32 bits (dsl/nvptx/repair.c).  The values in both
+ * engines, and no 16-bit abs in the PTX. */
+static const char narrow_abs[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "static i16 amax16(i16 a, i16 b) { return maximum(abs(a), abs(b)); }\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(i32) x, ptr(i32) out)\n"
+    "{ tile(i32) offs = arange(0, B);\n"
+    "  tile(i32) v = load(x + offs) * 9000;\n"
+    "  store(out + offs, (i32) scan(minimum((i16) v, (i16) 0), 0, amax16));\n"
+    "  store(out + B + offs, (i32) abs((i8) (v / 300)));\n"
+    "  store(out + 2 * B + offs, (i32) abs((i16) v)); }\n";
+
+static int16_t abs16(int16_t v) { return (int16_t)(v < 0 ? -(int32_t)v : v); }
+
+static void check_narrow_abs(void **out) {
+  const int32_t *o = out[1];
+  int16_t run = 0;
+  for (int i = 0; i < 64; i++) { /* x[i] = i % 7 - 3 (kr_fill 2) */
+    int32_t v = (i % 7 - 3) * 9000;
+    int16_t m = (int16_t)v < 0 ? (int16_t)v : 0;
+    run = i == 0 ? m : (abs16(run) > abs16(m) ? abs16(run) : abs16(m));
+    ck_assert_msg(o[i] == run, "scan [%d] = %d, want %d", i, o[i], run);
+    int8_t b = (int8_t)(v / 300);
+    ck_assert_msg(o[64 + i] == (int8_t)(b < 0 ? -b : b), "abs i8 [%d] = %d", i, o[64 + i]);
+    ck_assert_msg(o[128 + i] == abs16((int16_t)v), "abs i16 [%d] = %d", i, o[128 + i]);
+  }
+}
+
+START_TEST(narrow_abs_in_32_bits) {
+  kcase c = {"narrow_abs.c", narrow_abs, "k", "B=64", 1, {{64, 2}, {192, 0}}, {0}};
+  kr_run_everywhere(&c, check_narrow_abs);
+  for (int t = 0; t < 2; t++) {
+    char *text = kr_text(narrow_abs, "k", "B=64", t ? "sm_80" : "sm_90a");
+    int narrow = kr_count(text, "abs.s16");
+    free(text);
+    ck_assert_msg(narrow == 0, "%d 16-bit abs in the PTX", narrow);
+  }
+}
+END_TEST
+
 START_TEST(negation_feeding_max) {
   kcase c = {"max_neg.c", max_neg, "k", "B=32,E=4", 1, {{128, 2}, {33, 0}}, {460}};
   kr_run_everywhere(&c, check_max_neg);
@@ -595,6 +639,63 @@ START_TEST(fp8_dot_on_tensor_cores) {
 }
 END_TEST
 
+/* Two fp8 tiles with B K-major (loaded from its transpose, K
+ * contiguous), as fp8 GEMMs pass it: on sm_90a the dot runs on fp8 wgmma
+ * (k32, both operands K-major in shared memory, no f16 conversion), at
+ * every fp8 pairing; B N-major stays on the f16 path (fp8 wgmma has no
+ * transposed form).  Small integers keep every sum exact: the emulator
+ * equals the interpreter and both the plain-C sums. */
+static const char fp8_wgmma[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_DTYPE(A);\n"
+    "TEENY_DTYPE(B);\n"
+    "TEENY_CONST(KMAJOR);\n"
+    "TEENY_KERNEL(A, B, KMAJOR)\n"
+    "void k(ptr(i32) x, ptr(i32) y, ptr(f32) out)\n"
+    "{ tile(i32) m = arange(0, 64), n = arange(0, 128), kk = arange(0, 128);\n"
+    "  tile(A) a = (tile(A)) load(x + col(m) * 128 + row(kk));\n"
+    "  tile(i32) bo = KMAJOR ? row(n) * 128 + col(kk) : col(kk) * 128 + row(n);\n"
+    "  tile(B) b = (tile(B)) load(y + bo);\n"
+    "  store(out + col(m) * 128 + row(n), dot(a, b)); }\n";
+
+static const char *fp8_wgmma_binds;
+static bool fp8_wgmma_kmajor;
+
+static void check_fp8_wgmma(void **out) {
+  /* x and y hold i % 7 - 3 (kr_fill 2); b(k, n) is y[n * 128 + k] K-major */
+  const float *o = out[2];
+  for (int m = 0; m < 64; m++)
+    for (int n = 0; n < 128; n++) {
+      double s = 0;
+      for (int k = 0; k < 128; k++) {
+        int bi = fp8_wgmma_kmajor ? n * 128 + k : k * 128 + n;
+        s += (double)((m * 128 + k) % 7 - 3) * (double)(bi % 7 - 3);
+      }
+      ck_assert_msg(o[m * 128 + n] == (float)s, "%s: out[%d][%d] = %g, not %g", fp8_wgmma_binds,
+                    m, n, o[m * 128 + n], s);
+    }
+}
+
+START_TEST(fp8_dot_on_fp8_wgmma) {
+  static const char *const binds[] = {"A=f8e4m3,B=f8e4m3,KMAJOR=1", "A=f8e5m2,B=f8e4m3,KMAJOR=1",
+                                      "A=f8e4m3,B=f8e5m2,KMAJOR=1", "A=f8e5m2,B=f8e5m2,KMAJOR=0"};
+  static const char *const instr[] = {"m64n128k32.f32.e4m3.e4m3", "m64n128k32.f32.e5m2.e4m3",
+                                      "m64n128k32.f32.e4m3.e5m2", "m64n128k16.f32.f16.f16"};
+  for (int i = 0; i < 4; i++) {
+    kcase c = {"fp8_wgmma.c", fp8_wgmma, "k", binds[i], 1,
+               {{64 * 128, 2}, {128 * 128, 2}, {64 * 128, 0}}, {0}};
+    fp8_wgmma_binds = binds[i];
+    fp8_wgmma_kmajor = strstr(binds[i], "KMAJOR=1") != NULL;
+    kr_run_everywhere(&c, check_fp8_wgmma);
+    char *t = kr_text(fp8_wgmma, "k", binds[i], "sm_90a");
+    int want = strstr(instr[i], "k32") ? 128 / 32 : 128 / 16; /* one per k step */
+    ck_assert_msg(kr_count(t, instr[i]) == want, "%s: %d of wgmma %s on sm_90a, not %d",
+                  binds[i], kr_count(t, instr[i]), instr[i], want);
+    free(t);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("emulator");
   TCase *tc = tcase_create("arith");
@@ -605,6 +706,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, abs_of_a_maximum_with_nan);
   tcase_add_test(tc, wide_to_bf16_rounds_once);
   tcase_add_test(tc, fp8_dot_on_tensor_cores);
+  tcase_add_test(tc, fp8_dot_on_fp8_wgmma);
+  tcase_add_test(tc, narrow_abs_in_32_bits);
   tcase_add_test(tc, negated_mask_to_float);
   tcase_add_test(tc, negative_i8_as_u32_to_float);
   tcase_add_test(tc, negation_feeding_max);
