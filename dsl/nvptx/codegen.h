@@ -139,6 +139,8 @@ typedef struct cg_vinfo {
                              so in an iteration where cp_kmax < cp_ks the mask
                              is cp_inv (teeny__cg_async_mask_split) */
   int cp_inv, cp_ks, cp_kmax; /* (cp_inv -1: the mask is the k bound alone) */
+  int cp_koff;            /* -1, or the bound is a descriptor's: (u32)(range +
+                             splat(cp_koff)) < splat(cp_ks), cp_ks u32 */
   bool cp_whole;          /* loads of a versioned loop: the version test checked
                              that the fast copy's mask cp_whole_mask is the same
                              over each vector group (teeny__cg_async_whole_ok) */

@@ -937,14 +937,46 @@ static bool loop_invariant(cg *g, const teeny_region *body, int v, int depth) {
   return true;
 }
 
+/* The op that makes v, shape ops (broadcasts, reshapes) looked through. */
+static const teeny_op *def_of(cg *g, int v) { return g->f->values[strip_shape(g, v)].def; }
+
+/* `(u32)(range + splat(o)) < splat(s)`, s a u32 scalar and range an i32
+ * make_range from 0 (up to broadcasts): the bounds mask of a tensor
+ * descriptor's block along one dim (irgen_desc.c), `0 <= o + i < shape`. */
+static bool offset_bound(cg *g, const teeny_op *c, int *s, int *kmax, int *koff) {
+  const teeny_op *cv = def_of(g, c->args[0]), *sp = def_of(g, c->args[1]);
+  if (!cv || cv->code != IR_CAST || vtype(g, c->args[0]).dt != TEENY_DT_U32 || !sp ||
+      sp->code != IR_SPLAT || vtype(g, sp->args[0]).dt != TEENY_DT_U32)
+    return false;
+  const teeny_op *add = def_of(g, cv->args[0]);
+  if (vtype(g, cv->args[0]).dt != TEENY_DT_I32 || !add || add->code != IR_ADD)
+    return false;
+  for (int i = 0; i < 2; i++) {
+    const teeny_op *r = def_of(g, add->args[i]), *o = def_of(g, add->args[1 - i]);
+    if (r && r->code == IR_MAKE_RANGE && r->start == 0 && r->end > 0 && o && o->code == IR_SPLAT &&
+        vtype(g, o->args[0]).dt == TEENY_DT_I32) {
+      *s = sp->args[0];
+      *kmax = r->end - 1;
+      *koff = o->args[0];
+      return true;
+    }
+  }
+  return false;
+}
+
 /* `range < splat(s)` with range an i32 make_range (up to broadcasts):
- * true everywhere iff the range's largest value is below s. */
-static bool range_bound(cg *g, int v, int *s, int *kmax) {
-  const teeny_op *c = g->f->values[strip_shape(g, v)].def;
+ * true everywhere iff the range's largest value is below s (*koff -1); or
+ * offset_bound's form: true everywhere iff o .. o + kmax, unsigned, do not
+ * wrap and stay below s (*koff o). */
+static bool range_bound(cg *g, int v, int *s, int *kmax, int *koff) {
+  const teeny_op *c = def_of(g, v);
   if (!c || c->code != IR_CMP || c->pred != CMP_LT)
     return false;
-  const teeny_op *r = g->f->values[strip_shape(g, c->args[0])].def;
-  const teeny_op *sp = g->f->values[strip_shape(g, c->args[1])].def;
+  *koff = -1;
+  if (offset_bound(g, c, s, kmax, koff))
+    return true;
+  const teeny_op *r = def_of(g, c->args[0]);
+  const teeny_op *sp = def_of(g, c->args[1]);
   if (!r || r->code != IR_MAKE_RANGE || r->end <= r->start || !sp || sp->code != IR_SPLAT)
     return false;
   if (vtype(g, sp->args[0]).dt != TEENY_DT_I32 || vtype(g, c->args[0]).dt != TEENY_DT_I32)
@@ -964,25 +996,28 @@ void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *b
   vi->cp_split = false;
   if (op->nargs < 2)
     return;
-  int s0, kmax0;
-  if (range_bound(g, op->args[1], &s0, &kmax0)) { /* the k bound alone (tutorial 03's
-                                                     matmul): full tiles need no mask */
+  int s0, kmax0, koff0;
+  if (range_bound(g, op->args[1], &s0, &kmax0, &koff0)) { /* the k bound alone (tutorial
+                                                             03's matmul): full tiles need no mask */
     vi->cp_split = true;
     vi->cp_inv = -1;
     vi->cp_ks = s0;
     vi->cp_kmax = kmax0;
+    vi->cp_koff = koff0;
     return;
   }
   const teeny_op *m = g->f->values[op->args[1]].def;
   if (!m || m->code != IR_AND || m->nargs != 2)
     return;
   for (int i = 0; i < 2; i++) {
-    int s, kmax;
-    if (range_bound(g, m->args[1 - i], &s, &kmax) && loop_invariant(g, body, m->args[i], 0)) {
+    int s, kmax, koff;
+    if (range_bound(g, m->args[1 - i], &s, &kmax, &koff) &&
+        loop_invariant(g, body, m->args[i], 0)) {
       vi->cp_split = true;
       vi->cp_inv = m->args[i];
       vi->cp_ks = s;
       vi->cp_kmax = kmax;
+      vi->cp_koff = koff;
       return;
     }
   }
@@ -1033,6 +1068,20 @@ LLVMValueRef teeny__cg_async_whole_ok(cg *g, const teeny_op *op, const teeny_reg
 static void load_async_with(cg *g, const teeny_op *op, LLVMValueRef extra, const cg_stile *t,
                             int mask_id);
 
+/* Whether a split mask (teeny__cg_async_mask_split) holds everywhere in
+ * this iteration: kmax < s, or for a descriptor's bound, o <= o + kmax <
+ * s unsigned (o + kmax in i32, wrapping: no wrap then means every o + i
+ * lies between the two). */
+static LLVMValueRef split_full(cg *g, const cg_vinfo *vi) {
+  LLVMValueRef s = teeny__cg_scalar(g, vi->cp_ks), kmax = teeny__cg_i32(g, vi->cp_kmax);
+  if (vi->cp_koff < 0)
+    return LLVMBuildICmp(g->b, LLVMIntSLT, kmax, s, "kfull");
+  LLVMValueRef o = teeny__cg_scalar(g, vi->cp_koff);
+  LLVMValueRef hi = LLVMBuildAdd(g->b, o, kmax, "");
+  return LLVMBuildAnd(g->b, LLVMBuildICmp(g->b, LLVMIntULE, o, hi, ""),
+                      LLVMBuildICmp(g->b, LLVMIntULT, hi, s, ""), "kfull");
+}
+
 /* A tile load that writes the stage tile t instead of registers: cp.async
  * per vector group, and for the groups of a dynamic plan that fail their
  * check, ordinary loads and shared stores of each element (0 when masked).
@@ -1046,8 +1095,7 @@ void teeny__cg_load_async(cg *g, const teeny_op *op, LLVMValueRef extra, const c
     load_async_with(g, op, extra, t, mask_id);
     return;
   }
-  LLVMValueRef full = LLVMBuildICmp(g->b, LLVMIntSLT, teeny__cg_i32(g, vi->cp_kmax),
-                                    teeny__cg_scalar(g, vi->cp_ks), "kfull");
+  LLVMValueRef full = split_full(g, vi);
   LLVMBasicBlockRef bf = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kfull");
   LLVMBasicBlockRef bp = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kpart");
   LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "cpa.kjoin");

@@ -92,3 +92,22 @@ void td_matmul(ptr(D) a, ptr(D) b, ptr(D) c, i32 M, i32 N, i32 K)
                   acc);
     store_tensor_descriptor(dc, pm * BM, pn * BN, acc);
 }
+
+/* td_matmul with the k windows shifted to start at k0 (negative: the
+ * first window hangs over the tensor's start and reads zeros there), so
+ * its sum is the same product: windows wholly inside, partly before the
+ * start and partly past the end, in one loop (the fast copy's unsigned
+ * bounds test, mem.c split_full). */
+TEENY_KERNEL(D, BM, BN, BK)
+void td_window(ptr(D) a, ptr(D) b, ptr(D) c, i32 M, i32 N, i32 K, i32 k0)
+{
+    i32 pm = program_id(0) / cdiv(N, BN), pn = program_id(0) % cdiv(N, BN);
+    tensor_desc(D) da = make_tensor_descriptor(a, M, K, K, 1, BM, BK);
+    tensor_desc(D) db = make_tensor_descriptor(b, K, N, N, 1, BK, BN);
+    tile(f32) acc = zeros(f32, BM, BN);
+    for (i32 k = k0; k < K; k += BK)
+        acc = dot(load_tensor_descriptor(da, pm * BM, k), load_tensor_descriptor(db, k, pn * BN),
+                  acc);
+    tensor_desc(D) dc = make_tensor_descriptor(c, M, N, N, 1, BM, BN);
+    store_tensor_descriptor(dc, pm * BM, pn * BN, acc);
+}

@@ -1213,6 +1213,19 @@ static const lang_case desc_cases[] = {
      {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 96, 96, 1, 1, 96}, check_desc_matmul, 4e-3},
     {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 96, 96 * 64, 70 * 64},
      {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 96}, check_desc_matmul, 4e-3},
+    /* aligned rows, K = 104 not a multiple of BK: the fast copy's full and
+     * partial tiles; td_window from k0 = -16 (over the start, rows still
+     * 16-byte aligned: the fast copy, whose bounds test must send the
+     * first window to the masked copy), -13 (misaligned: the plain loop)
+     * and 0 */
+    {"descs", "td_matmul", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 104, 104 * 64, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 104}, check_desc_matmul, 4e-3},
+    {"descs", "td_window", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 104, 104 * 64, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 104, -13}, check_desc_matmul, 4e-3},
+    {"descs", "td_window", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 104, 104 * 64, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 104, -16}, check_desc_matmul, 4e-3},
+    {"descs", "td_window", "D=f16,BM=32,BN=32,BK=32", 6, {70 * 104, 104 * 64, 70 * 64},
+     {F_RANDOM, F_RANDOM, F_ZERO}, {70, 64, 104, 0}, check_desc_matmul, 4e-3},
 };
 
 START_TEST(descs) { run_case(&desc_cases[_i]); }
