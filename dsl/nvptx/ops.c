@@ -179,9 +179,19 @@ LLVMValueRef teeny__cg_cast(cg *g, LLVMValueRef v, teeny_dtype from, teeny_dtype
     return teeny__cg_cast(g, teeny__cg_cast(g, v, from, TEENY_DT_F32), TEENY_DT_F32, to);
   if (g->emu && to == TEENY_DT_BF16)
     return emu_to_bf16(g, v);
-  if (g->emu && from == TEENY_DT_BF16) /* to f32: the bits are its top half */
-    return LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, g->t_i32, ""),
-                                               teeny__cg_i32(g, 16), ""), g->t_f32, "");
+  /* bf16 to f32: the bits are its top half.  Also on the GPU, and bf16 to
+   * f64 by way of it: LLVM 19's InstCombine shrinks fptrunc(fmul(fpext
+   * bf16 x, fpext f16 y)) to half into an f16 multiply, converting x to
+   * f16 first, as though every bf16 fitted f16 (bf16's largest finite
+   * became inf, and inf * 0 NaN where the f32 product is 0:
+   * bf16_times_f16_gpu); no fpext from bf16, nothing for it to shrink. */
+  if (from == TEENY_DT_BF16 && (to == TEENY_DT_F32 || to == TEENY_DT_F64)) {
+    if (LLVMGetTypeKind(LLVMTypeOf(v)) != LLVMIntegerTypeKind) /* bfloat on the GPU */
+      v = LLVMBuildBitCast(g->b, v, LLVMInt16TypeInContext(g->ctx), "");
+    LLVMValueRef f = LLVMBuildBitCast(g->b, LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, g->t_i32, ""),
+                                                         teeny__cg_i32(g, 16), ""), g->t_f32, "");
+    return to == TEENY_DT_F32 ? f : teeny__cg_cast(g, f, TEENY_DT_F32, to);
+  }
   LLVMTypeRef t = teeny__cg_type(g, to);
   if (to == TEENY_DT_BOOL) {
     if (is_float(from))

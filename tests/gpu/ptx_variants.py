@@ -123,6 +123,35 @@ def shifts16_as_32(ptx):
     return declare(out, "b32", "rbx", 2 * n[0] + 2) if n[0] else out
 
 
+def f16_minmax_as_f32(ptx):
+    """min.f16/max.f16 through f32: each operand widened, min.f32/max.f32,
+    rounded back (exact: both are f16 values)."""
+    n = [0]
+
+    def one(m):
+        n[0] += 1
+        k = n[0]
+        return (f"cvt.f32.f16 %fhx{3 * k}, {m.group(3)}; cvt.f32.f16 %fhx{3 * k + 1}, {m.group(4)}; "
+                f"{m.group(1)}.f32 %fhx{3 * k + 2}, %fhx{3 * k}, %fhx{3 * k + 1}; "
+                f"cvt.rn.f16.f32 {m.group(2)}, %fhx{3 * k + 2};")
+    out = re.sub(r"\b(min|max)\.f16\s+(%\w+), (%\w+), (%\w+);", one, ptx)
+    return declare(out, "f32", "fhx", 3 * n[0] + 3) if n[0] else out
+
+
+def selp16_as_32(ptx):
+    """selp.b16 as a 32-bit select of the zero-extended halves."""
+    n = [0]
+
+    def one(m):
+        n[0] += 1
+        k = n[0]
+        return (f"cvt.u32.u16 %rsx{3 * k}, {m.group(2)}; cvt.u32.u16 %rsx{3 * k + 1}, {m.group(3)}; "
+                f"selp.b32 %rsx{3 * k + 2}, %rsx{3 * k}, %rsx{3 * k + 1}, {m.group(4)}; "
+                f"cvt.u16.u32 {m.group(1)}, %rsx{3 * k + 2};")
+    out = re.sub(r"\bselp\.b16\s+(%\w+), (%\w+), (%\w+), (%\w+);", one, ptx)
+    return declare(out, "b32", "rsx", 3 * n[0] + 3) if n[0] else out
+
+
 def fence_after_barriers(ptx):
     """A gpu-scope fence after every barrier: a lock's acquire (one thread's
     atomic, then bar.sync) ordered for every thread by its own fence."""
@@ -154,6 +183,7 @@ VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", s
             ("narrow_ints_as_32", narrow_ints_as_32), ("abs16_as_32", abs16_as_32),
             ("shifts16_as_32", shifts16_as_32),
             ("abs_and_shifts16_as_32", lambda p: shifts16_as_32(abs16_as_32(p))),
+            ("f16_minmax_as_f32", f16_minmax_as_f32), ("selp16_as_32", selp16_as_32),
             ("all", lambda p: shifts16_as_32(abs16_as_32(narrow_ints_as_32(u32_to_float_via_u64(
                 minmax_as_selp(neg_as_not_add(p)))))))]
 
