@@ -2,7 +2,10 @@
  * dsl/nvptx/dot.c — dot(a[M,K], b[K,N], acc[M,N]).
  *
  * On sm_90a, f16/bf16 dots with big enough tiles use Hopper's wgmma from
- * shared-memory descriptors ("wgmma" below).  Otherwise tensor cores
+ * shared-memory descriptors ("wgmma" below), and so do dots of two fp8
+ * tiles whose B arrives K-major (k32 instructions reading the fp8 tiles
+ * themselves, not the f16 casts irgen puts before the dot: native_f8).
+ * Otherwise tensor cores
  * through mma.sync (sm_80 and later, all our targets):
  *   f16, bf16  m16n8k16, f32 accumulate
  *   f32        m16n8k8 on TF32 (operands rounded with cvt.rna.tf32.f32)

@@ -467,8 +467,10 @@ def check_fp8(drv, tc, quick):
     # warps, every pairing of the formats, odd sizes (masked copies) and
     # aligned ones (the fast copy), f16 and f32 out, against f32 on the
     # same fp8 values.  The tensor cores' fp8 accumulation inside an
-    # instruction is narrower than f32 (as for Triton's fp8 dots), hence
-    # the bound.
+    # instruction is narrower than f32 (as for Triton's fp8 dots, whose
+    # error bench/gpu.py prints beside ours: the same): f32 out measured
+    # 1.7e-4 to 3.4e-4 on the H200 (2026-12-02), hence 1e-3, where an f16
+    # dot's f32 accumulation stays under 1e-6.
     tiles = ((128, 128, 128, 4),) if quick else ((128, 128, 128, 4), (128, 256, 128, 8))
     for (fa, ta), (fb, tb) in ((("f8e4m3", torch.float8_e4m3fn),) * 2,
                                (("f8e5m2", torch.float8_e5m2), ("f8e4m3", torch.float8_e4m3fn))):
@@ -484,7 +486,7 @@ def check_fp8(drv, tc, quick):
                     mk((cdiv(m, bm) * cdiv(n, bn),), a, bt, c, m, n, kk, kk, kk, n)
                     torch.cuda.synchronize()
                     record(f"{mk.id} w{w} {m}x{n}x{kk} against f32",
-                           rel_err(c, a.float() @ bt.float().t()), 2e-3 if od == "f16" else 1e-4)
+                           rel_err(c, a.float() @ bt.float().t()), 2e-3 if od == "f16" else 1e-3)
 
 
 def check_matmul_bias_relu(drv, tc, quick):

@@ -1264,6 +1264,11 @@ static const lang_case fp8_cases[] = {
      "A=f8e5m2,B=f8e4m3,O=f16,BLOCK_M=64,BLOCK_N=128,BLOCK_K=128,GROUP_M=2", 4,
      {128 * 256, 256 * 256, 128 * 256}, {F_RANDOM, F_RANDOM, F_ZERO}, {128, 256, 256, 256, 256, 256},
      check_matmul_fp8, 2e-3},
+    /* BLOCK_M 128 on one warpgroup: two wgmma rows per k step (MR 2) */
+    {"examples/kernels/matmul_fp8", "matmul_fp8",
+     "A=f8e4m3,B=f8e4m3,O=f32,BLOCK_M=128,BLOCK_N=128,BLOCK_K=128,GROUP_M=1", 4,
+     {130 * 264, 135 * 264, 130 * 135}, {F_RANDOM, F_RANDOM, F_ZERO}, {130, 135, 264, 264, 264, 135},
+     check_matmul_fp8, 1e-5},
 };
 
 START_TEST(matmul_fp8) { run_case(&fp8_cases[_i]); }
