@@ -1282,6 +1282,8 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   LLVMValueRef *aw = ra ? wg_a_words(g, op, p, w) : NULL;
   cg_stile ta, tb;
   wg_stage(g, op, p, ra, &ta, &tb);
+  if (p->kind == DOT_F8 && (!tb.tr || ta.tr)) /* the instruction reads both K-major */
+    teeny__cg_fail(g, TEENY_E_INTERNAL, "internal error: an fp8 wgmma operand is staged N-major");
   long nacc = 1L << C->nreg;
   /* the accumulators and the A words pass the fence and the wait together */
   LLVMValueRef *out = teeny__cg_alloc(g, sizeof *out * (size_t)(nacc + naw + 1));
