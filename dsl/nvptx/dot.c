@@ -1281,6 +1281,7 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
   int KS = p->K / p->mk, naw = ra ? w->MR * KS * 4 : 0;
   LLVMValueRef *aw = ra ? wg_a_words(g, op, p, w) : NULL;
   cg_stile ta, tb;
+  memset(&ta, 0, sizeof ta); /* with ra, wg_stage leaves it unset */
   wg_stage(g, op, p, ra, &ta, &tb);
   if (p->kind == DOT_F8 && (!tb.tr || ta.tr)) /* the instruction reads both K-major */
     teeny__cg_fail(g, TEENY_E_INTERNAL, "internal error: an fp8 wgmma operand is staged N-major");
@@ -1328,8 +1329,9 @@ static void emit_wgmma(cg *g, const teeny_op *op, const dot_plan *p, const wg_pl
                         8 * tb.blk, tb.blk);
   }
   for (int kk = 0; kk < KS; kk++) {
-    long abyte = (long)kk * p->mk * ta.es; /* A: k columns further */
-    long adelta = (abyte >> teeny__cg_log2(ta.blk)) * ta.R * ta.blk + (abyte & (ta.blk - 1));
+    long abyte = (long)kk * p->mk * ta.es; /* A: k columns further (no tile: ra) */
+    long adelta =
+        ra ? 0 : (abyte >> teeny__cg_log2(ta.blk)) * ta.R * ta.blk + (abyte & (ta.blk - 1));
     long bbyte = (long)kk * p->mk * tb.es; /* K-major B: the same along its stored rows */
     long bdelta = tb.tr ? (bbyte >> teeny__cg_log2(tb.blk)) * tb.R * tb.blk + (bbyte & (tb.blk - 1))
                         : (long)kk * p->mk * tb.blk; /* N-major B: k rows further */
