@@ -997,8 +997,8 @@ void teeny__cg_async_mask_split(cg *g, const teeny_op *op, const teeny_region *b
   if (op->nargs < 2)
     return;
   int s0, kmax0, koff0;
-  if (range_bound(g, op->args[1], &s0, &kmax0, &koff0)) { /* the k bound alone (tutorial
-                                                             03's matmul): full tiles need no mask */
+  /* the k bound alone (tutorial 03's matmul): full tiles need no mask */
+  if (range_bound(g, op->args[1], &s0, &kmax0, &koff0)) {
     vi->cp_split = true;
     vi->cp_inv = -1;
     vi->cp_ks = s0;

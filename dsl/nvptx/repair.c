@@ -148,7 +148,7 @@ static bool repair_uitofp_sext(LLVMBuilderRef b, LLVMValueRef in) {
 /* `llvm.{s,u}{min,max}.i8/i16(a, b)` and `llvm.abs.i8/i16(a, poison)`
  * (scalars) in 32 bits: each operand sign- or zero-extended as the
  * operation reads it, the result truncated. */
-static bool repair_narrow_minmax(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef in) {
+static bool repair_narrow_int(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef in) {
   if (LLVMGetInstructionOpcode(in) != LLVMCall)
     return false;
   LLVMValueRef callee = LLVMGetCalledValue(in);
@@ -159,7 +159,7 @@ static bool repair_narrow_minmax(LLVMBuilderRef b, LLVMModuleRef m, LLVMValueRef
   static const char *const ops[] = {"llvm.smax.", "llvm.smin.", "llvm.umax.", "llvm.umin.",
                                     "llvm.abs."};
   int op = -1;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < (int)(sizeof ops / sizeof *ops); i++)
     if (len > strlen(ops[i]) && strncmp(name, ops[i], strlen(ops[i])) == 0)
       op = i;
   LLVMTypeRef t = LLVMTypeOf(in);
@@ -193,7 +193,7 @@ void teeny__cg_repair_nvptx(LLVMModuleRef m) {
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;) {
         LLVMValueRef next = LLVMGetNextInstruction(in);
         if (!repair_sitofp_i1(b, in) && !repair_neg(b, in) && !repair_uitofp_sext(b, in))
-          repair_narrow_minmax(b, m, in);
+          repair_narrow_int(b, m, in);
         in = next;
       }
   LLVMDisposeBuilder(b);
