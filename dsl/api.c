@@ -142,13 +142,21 @@ static int front_end(teeny_ctx *cx, struct teeny_spec *spec, const char *name) {
 
 static void make_params(struct teeny_spec *spec) {
   const teeny_func *fn = spec->prog->funcs[spec->k];
-  spec->nparams = (size_t)fn->nparams;
-  spec->params = teeny__arena_alloc(&spec->arena, sizeof(teeny_param) * (spec->nparams + 1));
+  size_t n = 0;
+  for (int i = 0; i < fn->nparams; i++)
+    n += (size_t)teeny__param_nslots(&fn->params[i]);
+  spec->nparams = n;
+  spec->params = teeny__arena_alloc(&spec->arena, sizeof(teeny_param) * (n + 1));
+  n = 0;
   for (int i = 0; i < fn->nparams; i++) {
     const teeny_param_decl *p = &fn->params[i];
-    spec->params[i].name = (char *)p->name;
-    spec->params[i].kind = p->type->is_ptr ? TEENY_PARAM_POINTER : TEENY_PARAM_SCALAR;
-    spec->params[i].dtype = teeny__tyspec_dtype(p->type, &spec->b);
+    teeny_dtype elem = teeny__tyspec_dtype(teeny__param_elem(spec->prog, p), &spec->b);
+    for (int j = 0; j < teeny__param_nslots(p); j++, n++) {
+      const char *name;
+      teeny__param_slot(&spec->arena, p, j, elem, &name, &spec->params[n].kind,
+                        &spec->params[n].dtype);
+      spec->params[n].name = (char *)name;
+    }
   }
 }
 

@@ -77,6 +77,9 @@ typedef struct teeny_tyspec {
   teeny_dtype dt;   /* builtin element dtype; VOID if base is a generic or struct */
   int generic;      /* index into teeny_program.generics, or -1 */
   int strct;        /* index into teeny_program.structs, or -1 */
+  struct teeny_expr **dblock; /* tensor_desc(T, B0, ..) of a kernel parameter:
+                                 its block dims (constant expressions) */
+  int ndblock;                /* their count (the rank); 0 elsewhere */
 } teeny_tyspec;
 
 /* A struct (docs/dsl.md §2, tuples): named fields of scalars, tiles,
@@ -387,6 +390,18 @@ int teeny__const_from_text(const teeny_generic *g, const char *s, teeny_scalar *
  * TEENY_BIND line show, so that two spellings of one value ("0.01",
  * "1e-2") give one key.  Shortest text that reads back to the value. */
 const char *teeny__const_text(teeny_arena *a, const teeny_generic *g, teeny_scalar v);
+/* The entry-point parameters kernel parameter p becomes: 1, or for a
+ * tensor_desc(T, B0, .., B[r-1]) 1 + 2r: its tensormap
+ * (TEENY_PARAM_TENSORMAP), base pointer, shapes (i32) and the strides of
+ * dims 0 .. r-2 (i64, in elements; the last dim is contiguous, as the TMA
+ * needs), named NAME_tensormap, NAME_base, NAME_shape<k>, NAME_stride<k>. */
+int teeny__param_nslots(const teeny_param_decl *p);
+/* Slot j of p: its name (arena string), kind and dtype; elem is p's dtype
+ * (a pointer's pointee, a descriptor's element) under the bindings. */
+void teeny__param_slot(teeny_arena *a, const teeny_param_decl *p, int j, teeny_dtype elem,
+                       const char **name, teeny_param_kind *kind, teeny_dtype *dt);
+/* p's element dtype as written: its own, or a descriptor's element type. */
+const teeny_tyspec *teeny__param_elem(const teeny_program *prog, const teeny_param_decl *p);
 /* "vector_add__f32__1024" (arena string). */
 const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
                            const teeny_bindings *b);

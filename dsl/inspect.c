@@ -29,11 +29,19 @@ static void copy_generic(teeny_arena *a, teeny_generic_info *d, const teeny_gene
   }
 }
 
-static void copy_param(teeny_arena *a, teeny_param_info *d, const teeny_param_decl *p) {
-  d->name = teeny__arena_strdup(a, p->name);
-  d->kind = p->type->is_ptr ? TEENY_PARAM_POINTER : TEENY_PARAM_SCALAR;
-  d->generic = p->type->generic;
-  d->dtype = p->type->generic >= 0 ? TEENY_DT_VOID : p->type->dt;
+/* Slot j of p (teeny__param_slot): a descriptor's shapes and strides are
+ * never generic. */
+static void copy_param(teeny_arena *a, const teeny_program *prog, teeny_param_info *d,
+                       const teeny_param_decl *p, int j) {
+  const teeny_tyspec *elem = teeny__param_elem(prog, p);
+  const char *name;
+  teeny_dtype dt;
+  teeny__param_slot(a, p, j, elem->generic >= 0 ? TEENY_DT_VOID : elem->dt, &name, &d->kind,
+                    &dt);
+  d->name = teeny__arena_strdup(a, name);
+  bool generic = elem->generic >= 0 && (j < 2 || !p->type->ndblock);
+  d->generic = generic ? elem->generic : -1;
+  d->dtype = generic ? TEENY_DT_VOID : dt;
 }
 
 /* Index among kernels of the function at funcs[f], or -1. */
@@ -55,11 +63,16 @@ static void copy_kernel(teeny_arena *a, const teeny_program *prog, teeny_kernel_
     memcpy(gs, fn->kgenerics, sizeof *gs * (size_t)fn->nkgenerics);
   d->generics = gs;
   d->ngenerics = (size_t)fn->nkgenerics;
-  teeny_param_info *ps = teeny__arena_alloc(a, sizeof *ps * ((size_t)fn->nparams + 1));
+  size_t n = 0;
   for (int i = 0; i < fn->nparams; i++)
-    copy_param(a, &ps[i], &fn->params[i]);
+    n += (size_t)teeny__param_nslots(&fn->params[i]);
+  teeny_param_info *ps = teeny__arena_alloc(a, sizeof *ps * (n + 1));
+  n = 0;
+  for (int i = 0; i < fn->nparams; i++)
+    for (int j = 0; j < teeny__param_nslots(&fn->params[i]); j++)
+      copy_param(a, prog, &ps[n++], &fn->params[i], j);
   d->params = ps;
-  d->nparams = (size_t)fn->nparams;
+  d->nparams = n;
   d->backward = kernel_index(prog, fn->backward);
   d->forward = -1;
 }

@@ -563,6 +563,12 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
   for (int i = 0; i < fn->nparams; i++) {
     const teeny_param_decl *p = &fn->params[i];
     gvar *v = &g.fr->vars[p->var];
+    if (p->type->ndblock) { /* tensor_desc(T, B0, ..): several IR parameters */
+      teeny__gen_declare(&g, g.fr, p->var, p->type);
+      teeny__gen_store(&g, p->var, teeny__tyspec_struct(prog, p->type),
+                       teeny__gen_desc_param(&g, p), p->loc, "bind the parameter", false);
+      continue;
+    }
     teeny__gen_declare_var(v, p->type, b);
     if (p->type->is_tile || p->type->is_void || p->type->strct >= 0)
       teeny__gen_fail(&g, p->loc, "kernel parameters must be scalars or pointers");

@@ -248,6 +248,10 @@ gval teeny__gen_make_desc(gen *g, const teeny_expr *call, teeny_desc_kind k);
 gval teeny__gen_desc_load(gen *g, const teeny_expr *call);
 gval teeny__gen_desc_store(gen *g, const teeny_expr *call);
 gval teeny__gen_advance(gen *g, const teeny_expr *call);
+/* A tensor_desc(T, B0, ..) kernel parameter: its IR parameters (the
+ * tensormap, base, shapes, strides: teeny__param_slot) added to the
+ * function, and the descriptor made of them. */
+gval teeny__gen_desc_param(gen *g, const teeny_param_decl *p);
 /* load(p) / store(p, v) where p (argument 0, evaluated: d) is a struct value */
 gval teeny__gen_block_load(gen *g, const teeny_expr *call, gval d);
 gval teeny__gen_block_store(gen *g, const teeny_expr *call, gval d);

@@ -171,6 +171,91 @@ gval teeny__gen_make_desc(gen *g, const teeny_expr *e, teeny_desc_kind k) {
   return teeny__gv_struct(st, lv);
 }
 
+/* ---- kernel parameters -------------------------------------------------------------------- */
+
+gval teeny__gen_desc_param(gen *g, const teeny_param_decl *p) {
+  const teeny_tyspec *ts = p->type;
+  const teeny_struct *fam = teeny__tyspec_struct(g->prog, ts);
+  teeny_dtype elem = teeny__tyspec_dtype(fam->leaf_type[0], g->b);
+  int rank = ts->ndblock, block[TEENY_MAX_RANK];
+  long numel = 1;
+  for (int d = 0; d < rank; d++) {
+    int64_t v = teeny__gen_const_int(g, ts->dblock[d], "a block dim");
+    if (v <= 0 || (v & (v - 1)) || v > TEENY_MAX_TILE_NUMEL)
+      teeny__gen_fail(g, ts->dblock[d]->loc, "block dim %lld of '%s' is not a power of two",
+                      (long long)v, p->name);
+    block[d] = (int)v;
+    numel *= v;
+  }
+  if (numel > TEENY_MAX_TILE_NUMEL)
+    teeny__gen_fail(g, p->loc, "'%s': a block of %ld elements exceeds the limit of %d", p->name,
+                    numel, TEENY_MAX_TILE_NUMEL);
+  if (g->f->nparams >= 64)
+    teeny__gen_fail(g, p->loc, "tensor_desc parameter '%s' comes after 64 other launch "
+                    "parameters (each descriptor takes 1 + 2 x rank)", p->name);
+  const teeny_struct *st = specialise(g, TEENY_DESC_TENSOR, elem, rank, block, p->loc);
+  gval *lv = teeny__arena_alloc(g->cx->arena, sizeof(gval) * (size_t)st->nleaves);
+  for (int d = 0; d < TEENY_MAX_RANK; d++) {
+    lv[L_SHAPE + d] = teeny__gv_int(TEENY_DT_I32, 1);
+    lv[L_STRIDE + d] = teeny__gv_int(TEENY_DT_I64, d == rank - 1); /* the last is 1 */
+  }
+  for (int j = 0; j < teeny__param_nslots(p); j++) {
+    const char *name;
+    teeny_param_kind kind;
+    teeny_dtype dt;
+    teeny__param_slot(g->cx->arena, p, j, elem, &name, &kind, &dt);
+    teeny_type t = kind == TEENY_PARAM_SCALAR    ? teeny__type_scalar(dt)
+                   : kind == TEENY_PARAM_POINTER ? teeny__type_ptr(dt)
+                                                 : teeny__type_ptr(TEENY_DT_U8);
+    if (kind == TEENY_PARAM_TENSORMAP)
+      g->f->tensormaps |= 1ull << g->f->nparams;
+    gval v = teeny__gv_value(g, teeny__ir_param_add(g->f, name, t));
+    if (j >= 1)
+      lv[j == 1 ? L_BASE : j < 2 + rank ? L_SHAPE + j - 2 : L_STRIDE + j - 2 - rank] = v;
+  }
+  return teeny__gv_struct(st, lv);
+}
+
+/* 1 + the tensormap parameter of d when d is still a tensor_desc kernel
+ * parameter, unchanged (its base, shapes and strides the parameters that
+ * follow the tensormap, its last stride 1); else 0. */
+static int tensormap_of(gen *g, gval d) {
+  const teeny_ir_func *f = g->f;
+  const teeny_region *body = f->body;
+  if (d.st->desc != TEENY_DESC_TENSOR || d.leaves[L_BASE].is_const)
+    return 0;
+  int r = d.st->info->rank, at = -1;
+  for (int i = 1; i < f->nparams; i++)
+    if (body->args[i] == d.leaves[L_BASE].id && i < 64 && (f->tensormaps >> (i - 1) & 1))
+      at = i;
+  if (at < 0 || at + 2 * r - 1 >= f->nparams)
+    return 0;
+  for (int k = 0; k < r; k++) {
+    const gval *sh = &d.leaves[L_SHAPE + k], *sd = &d.leaves[L_STRIDE + k];
+    if (sh->is_const || sh->id != body->args[at + 1 + k])
+      return 0;
+    if (k < r - 1 ? sd->is_const || sd->id != body->args[at + 1 + r + k]
+                  : !sd->is_const || sd->c.i != 1)
+      return 0;
+  }
+  return at; /* 1 + (at - 1) */
+}
+
+/* When d is a kernel parameter: 1 + its tensormap parameter, with the
+ * offsets' value ids in ids (made before the access that names them). */
+static int tma_offsets(gen *g, gval d, const gval *off, teeny_loc loc, int *ids) {
+  int tm = tensormap_of(g, d);
+  for (int k = 0; tm && k < d.st->info->rank; k++)
+    ids[k] = teeny__gen_id(g, off[k], loc);
+  return tm;
+}
+
+static void mark_tma(teeny_op *op, int tm, const int *ids, int rank) {
+  op->tma = tm;
+  for (int k = 0; tm && k < rank; k++)
+    op->tma_off[k] = ids[k];
+}
+
 /* ---- accessing ------------------------------------------------------------------------------ */
 
 /* Argument i of e as a descriptor of kind k. */
@@ -240,12 +325,17 @@ static void block_at(gen *g, gval d, const gval *off, teeny_loc loc, gval *ptr, 
 
 static gval load_block(gen *g, gval d, const gval *off, teeny_loc loc) {
   gval a[2];
+  int ids[TEENY_MAX_RANK], tm = tma_offsets(g, d, off, loc, ids);
   block_at(g, d, off, loc, &a[0], &a[1]);
-  return teeny__gen_op(g, IR_LOAD, a, 2, teeny__type_with_dtype(a[0].type, a[0].type.pointee), loc);
+  gval v = teeny__gen_op(g, IR_LOAD, a, 2, teeny__type_with_dtype(a[0].type, a[0].type.pointee),
+                         loc);
+  mark_tma(g->f->values[v.id].def, tm, ids, d.st->info->rank);
+  return v;
 }
 
 static void store_block(gen *g, gval d, const gval *off, gval v, teeny_loc loc) {
   gval a[3];
+  int tids[TEENY_MAX_RANK], tm = tma_offsets(g, d, off, loc, tids);
   block_at(g, d, off, loc, &a[0], &a[2]);
   if (v.type.dt == TEENY_DT_PTR || v.type.dt == TEENY_DT_VOID || v.st)
     teeny__gen_fail(g, loc, "a descriptor stores numbers, not %s",
@@ -255,8 +345,10 @@ static void store_block(gen *g, gval d, const gval *off, gval v, teeny_loc loc) 
   int ids[3];
   for (int i = 0; i < 3; i++)
     ids[i] = teeny__gen_id(g, a[i], loc);
-  if (!teeny__ir_op_add(g->f, g->cur, IR_STORE, loc, ids, 3, NULL, 0))
+  teeny_op *op = teeny__ir_op_add(g->f, g->cur, IR_STORE, loc, ids, 3, NULL, 0);
+  if (!op)
     teeny__gen_fail(g, loc, "kernel too large");
+  mark_tma(op, tm, tids, d.st->info->rank);
 }
 
 /* load_tensor_descriptor(d, offsets...) */

@@ -493,7 +493,10 @@ static int desc_struct(parser *ps, teeny_desc_kind kind, const teeny_tyspec *ele
   return p->nstructs - 1;
 }
 
-/* desc-type = ("tensor_desc" | "block_ptr") "(" type ")" */
+/* desc-type = ("tensor_desc" | "block_ptr") "(" type ")"
+ *           | "tensor_desc" "(" type ("," assign)+ ")"   (a kernel parameter) */
+static struct teeny_expr *assign(parser *ps);
+
 static teeny_tyspec *desc_type(parser *ps) {
   teeny_token *kw = advance(ps);
   teeny_desc_kind kind = tok_eq(kw, "block_ptr") ? TEENY_DESC_BLOCK : TEENY_DESC_TENSOR;
@@ -506,8 +509,21 @@ static teeny_tyspec *desc_type(parser *ps) {
             kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc",
             kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc",
             kind == TEENY_DESC_BLOCK ? "block_ptr" : "tensor_desc");
+  struct teeny_expr *dims[TEENY_MAX_RANK];
+  int ndims = 0;
+  while (kind == TEENY_DESC_TENSOR && consume(ps, ",")) { /* a kernel parameter's block */
+    if (ndims == TEENY_MAX_RANK)
+      fail_at(ps, ps->tok->loc, "tensor_desc(T, block dims...) takes at most %d dims",
+              TEENY_MAX_RANK);
+    dims[ndims++] = assign(ps);
+  }
   expect(ps, ")", kind == TEENY_DESC_BLOCK ? "to close 'block_ptr('" : "to close 'tensor_desc('");
   teeny_tyspec *ts = new_tyspec(ps, kw->loc);
+  if (ndims) {
+    ts->dblock = teeny__arena_alloc(ps->cx->arena, sizeof *ts->dblock * (size_t)ndims);
+    memcpy(ts->dblock, dims, sizeof *dims * (size_t)ndims);
+    ts->ndblock = ndims;
+  }
   ts->strct = desc_struct(ps, kind, inner, kw->loc);
   ts->base = ps->prog->structs[ts->strct].name;
   return ts;

@@ -483,8 +483,12 @@ static void use_generic(resolver *r, int g, teeny_loc loc) {
   fi->uses[fi->nuses++].loc = loc;
 }
 
-/* A type's generics: its own, or its struct's leaves'. */
+/* A type's generics: its own, or its struct's leaves'.  Block dims
+ * (tensor_desc(T, B0, ..)) belong to kernel parameters only. */
 static void use_type(resolver *r, const teeny_tyspec *ts) {
+  if (ts && ts->ndblock)
+    err(r, ts->loc, "a block shape in the type (tensor_desc(T, dims...)) is for kernel "
+                    "parameters; a variable takes its block shape from make_tensor_descriptor");
   if (ts && ts->generic >= 0)
     use_generic(r, ts->generic, ts->loc);
   const teeny_struct *st = teeny__tyspec_struct(r->prog, ts);
@@ -1021,11 +1025,33 @@ static bool always_returns(const teeny_stmt *st) {
 static void kernel_signature(resolver *r, const teeny_func *f) {
   if (!f->ret->is_void)
     err(r, f->ret->loc, "kernel '%s' must return void", f->name);
-  for (int i = 0; i < f->nparams; i++)
-    if (f->params[i].type->is_tile || f->params[i].type->strct >= 0)
+  for (int i = 0; i < f->nparams; i++) {
+    const teeny_tyspec *ts = f->params[i].type;
+    const teeny_struct *st = teeny__tyspec_struct(r->prog, ts);
+    if (st && st->desc == TEENY_DESC_TENSOR && !ts->ndblock)
+      err(r, f->params[i].loc, "kernel parameter '%s' needs its block shape in the type: "
+                               "tensor_desc(T, B0, B1, ..), constant powers of two",
+          f->params[i].name);
+    else if (ts->is_tile || (ts->strct >= 0 && !ts->ndblock))
       err(r, f->params[i].loc, "kernel parameter '%s' cannot be a %s; "
-                               "kernels take scalars and pointers",
-          f->params[i].name, f->params[i].type->strct >= 0 ? "struct" : "tile");
+                               "kernels take scalars, pointers and tensor descriptors",
+          f->params[i].name, ts->strct >= 0 ? "struct" : "tile");
+  }
+}
+
+/* A kernel parameter's type: its generics, and the block dims of a
+ * tensor_desc(T, B0, ..) (constant expressions of the generics). */
+static void param_type(resolver *r, const teeny_func *f, teeny_tyspec *ts) {
+  if (!f->is_kernel || !ts->ndblock) {
+    use_type(r, ts);
+    return;
+  }
+  int n = ts->ndblock;
+  ts->ndblock = 0; /* use_type's check is for other places */
+  use_type(r, ts);
+  ts->ndblock = n;
+  for (int d = 0; d < n; d++)
+    expr(r, ts->dblock[d], USE_VALUE);
 }
 
 static void resolve_func(resolver *r, int fi) {
@@ -1038,7 +1064,7 @@ static void resolve_func(resolver *r, int fi) {
   use_type(r, f->ret);
   push_scope(r); /* parameters and the body's outermost block share it */
   for (int i = 0; i < f->nparams; i++) {
-    use_type(r, f->params[i].type);
+    param_type(r, f, f->params[i].type);
     f->params[i].var = bind(r, f->params[i].name, f->params[i].type, f->params[i].loc, true);
   }
   block_items(r, f->body);

@@ -210,8 +210,45 @@ const char *teeny__spec_id(teeny_ctx *cx, const teeny_program *prog, int k,
   return s;
 }
 
+int teeny__param_nslots(const teeny_param_decl *p) {
+  return p->type->ndblock ? 1 + 2 * p->type->ndblock : 1;
+}
+
+const teeny_tyspec *teeny__param_elem(const teeny_program *prog, const teeny_param_decl *p) {
+  const teeny_struct *st = teeny__tyspec_struct(prog, p->type);
+  return st && st->desc ? st->leaf_type[0] : p->type;
+}
+
+void teeny__param_slot(teeny_arena *a, const teeny_param_decl *p, int j, teeny_dtype elem,
+                       const char **name, teeny_param_kind *kind, teeny_dtype *dt) {
+  int r = p->type->ndblock;
+  if (!r) {
+    *name = p->name;
+    *kind = p->type->is_ptr ? TEENY_PARAM_POINTER : TEENY_PARAM_SCALAR;
+    *dt = elem;
+  } else if (j == 0) {
+    *name = teeny__arena_printf(a, "%s_tensormap", p->name);
+    *kind = TEENY_PARAM_TENSORMAP;
+    *dt = elem;
+  } else if (j == 1) {
+    *name = teeny__arena_printf(a, "%s_base", p->name);
+    *kind = TEENY_PARAM_POINTER;
+    *dt = elem;
+  } else {
+    bool shape = j < 2 + r;
+    *name = teeny__arena_printf(a, "%s_%s%d", p->name, shape ? "shape" : "stride",
+                                shape ? j - 2 : j - 2 - r);
+    *kind = TEENY_PARAM_SCALAR;
+    *dt = shape ? TEENY_DT_I32 : TEENY_DT_I64;
+  }
+}
+
 static void write_param(teeny_buf *out, const teeny_param_decl *p,
                         const teeny_bindings *b) {
+  if (p->type->ndblock) { /* tensor_desc(T, B0, ..): the block is in the kernel's source */
+    teeny__buf_printf(out, "%s %s", p->type->base, p->name);
+    return;
+  }
   teeny_dtype dt = teeny__tyspec_dtype(p->type, b);
   teeny__buf_printf(out, "%s %s%s", teeny_dtype_name(dt), p->type->is_ptr ? "*" : "",
                     p->name);

@@ -20,7 +20,7 @@
 
 static const char *const cache_names[] = {"miss", "memory", "disk", "joined"};
 static const char *const level_names[] = {"error", "warning", "note"};
-static const char *const kind_names[] = {"scalar", "pointer"};
+static const char *const kind_names[] = {"scalar", "pointer", "tensormap"};
 
 /* Element i of array a as a field named "name[i]" (written into buf). */
 static teeny__field element(const msgpack_object *a, uint32_t i,
@@ -227,7 +227,7 @@ static int param_item(teeny__dec *d, const char *where, const msgpack_object *m,
   if (!rc)
     rc = get_owned(d, where, &f[0], TEENY_PROTO_MAX_NAME, &p->name);
   if (!rc)
-    rc = teeny__get_enum(d, where, &f[1], true, kind_names, 2, &kind);
+    rc = teeny__get_enum(d, where, &f[1], true, kind_names, 3, &kind);
   if (!rc)
     rc = decode_dtype(d, where, &f[2], &p->dtype);
   p->kind = (teeny_param_kind)kind;
@@ -656,7 +656,7 @@ static bool params_ok(const teeny_artifact *a) {
   for (size_t i = 0; i < a->nparams; i++) {
     const teeny_param *p = &a->params[i];
     teeny_dtype dt = p->dtype;
-    if (!name_ok(p->name) || (unsigned)p->kind > TEENY_PARAM_POINTER ||
+    if (!name_ok(p->name) || (unsigned)p->kind > TEENY_PARAM_TENSORMAP ||
         !teeny_dtype_name(dt) || dt == TEENY_DT_VOID || dt == TEENY_DT_PTR)
       return false;
   }

@@ -502,22 +502,26 @@ int teeny__store_params_encode(const teeny_param *p, size_t n, char **out,
                                i);
     }
     teeny__buf_printf(&b, "%s%s%s %s", i ? ", " : "", dt,
-                      p[i].kind == TEENY_PARAM_POINTER ? "*" : "", p[i].name);
+                      p[i].kind == TEENY_PARAM_POINTER     ? "*"
+                      : p[i].kind == TEENY_PARAM_TENSORMAP ? "@"
+                                                           : "",
+                      p[i].name);
   }
   if (!(*out = teeny__buf_take(&b, NULL)))
     return teeny__store_fail(err, TEENY_E_NOMEM, "out of memory");
   return TEENY_OK;
 }
 
-/* One "dtype[*] name" item of len bytes. */
+/* One "dtype[*|@] name" item of len bytes (@: a tensormap). */
 static int param_decode(const char *item, size_t len, teeny_param *out) {
   const char *sp = memchr(item, ' ', len);
   if (!sp)
     return TEENY_E_CORRUPT;
   size_t tlen = (size_t)(sp - item);
   bool ptr = tlen > 0 && item[tlen - 1] == '*';
+  bool tmap = tlen > 0 && item[tlen - 1] == '@';
   char dt[16];
-  size_t dlen = tlen - (ptr ? 1 : 0);
+  size_t dlen = tlen - (ptr || tmap ? 1 : 0);
   if (dlen == 0 || dlen >= sizeof dt)
     return TEENY_E_CORRUPT;
   memcpy(dt, item, dlen);
@@ -525,7 +529,7 @@ static int param_decode(const char *item, size_t len, teeny_param *out) {
   const char *name = sp + 1;
   size_t nlen = len - tlen - 1;
   out->dtype = teeny_dtype_parse(dt);
-  out->kind = ptr ? TEENY_PARAM_POINTER : TEENY_PARAM_SCALAR;
+  out->kind = ptr ? TEENY_PARAM_POINTER : tmap ? TEENY_PARAM_TENSORMAP : TEENY_PARAM_SCALAR;
   if (out->dtype == TEENY_DT_VOID || teeny_store_name_check(name, nlen))
     return TEENY_E_CORRUPT;
   out->name = teeny__strndup(name, nlen);

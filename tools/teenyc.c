@@ -283,8 +283,12 @@ static void print_info(FILE *out, const teeny_client_result *r) {
   fprintf(out, "shared:     %d bytes\n", a->shared_bytes);
   fprintf(out, "params:    ");
   for (size_t i = 0; i < a->nparams; i++)
-    fprintf(out, " %s%s %s%s", teeny_dtype_name(a->params[i].dtype),
-            a->params[i].kind == TEENY_PARAM_POINTER ? " *" : "", a->params[i].name,
+    fprintf(out, " %s%s%s %s%s", a->params[i].kind == TEENY_PARAM_TENSORMAP ? "tensormap(" : "",
+            teeny_dtype_name(a->params[i].dtype),
+            a->params[i].kind == TEENY_PARAM_POINTER     ? " *"
+            : a->params[i].kind == TEENY_PARAM_TENSORMAP ? ")"
+                                                         : "",
+            a->params[i].name,
             i + 1 < a->nparams ? "," : "");
   fprintf(out, "\nptx:        %zu bytes\nmlir:       %zu bytes\ncompile:    %.3f ms\n",
           a->ptx_len, a->mlir_len, r->compile_ms);

@@ -364,6 +364,16 @@ static int make_args(const run_opts *o, const teeny_spec *s, teeny_interp_arg *a
     const teeny_param *p = teeny_spec_param(s, j);
     const item *it = find_item(o, p->name);
     memset(&args[j], 0, sizeof args[j]);
+    if (p->kind == TEENY_PARAM_TENSORMAP) { /* host engines read the base, shapes, strides */
+      if (it)
+        return user_error("'%s' is made from the descriptor's other parameters; give %s",
+                          p->name, "NAME_base, NAME_shape<k> and NAME_stride<k>");
+      if (!(bufs[j].data = calloc(1, 128)))
+        return EXIT_SYSTEM;
+      args[j].data = bufs[j].data;
+      args[j].bytes = bufs[j].bytes = 128;
+      continue;
+    }
     if (!it)
       return user_error("no --arg or --fill for parameter '%s' (%s)", p->name,
                         p->kind == TEENY_PARAM_POINTER ? "a pointer: give a buffer" : "a scalar");

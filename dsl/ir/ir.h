@@ -158,6 +158,13 @@ typedef struct teeny_op {
                                the dims reversed (a 2-D transpose) */
   const char *str;          /* IR_PRINT: the format; IR_ASSERT: the message
                                (a format too; format.c) */
+  int tma;                  /* IR_LOAD, IR_STORE of the block of a tensor_desc
+                               kernel parameter: 1 + the index of its
+                               tensormap parameter; 0 otherwise.  The op's
+                               pointers and mask are the block's, so an engine
+                               may ignore this; the code generator may copy
+                               the block with the Tensor Memory Accelerator */
+  int tma_off[TEENY_MAX_RANK]; /* its offsets (i32 scalar value ids), dim 0 first */
 } teeny_op;
 
 struct teeny_region {
@@ -187,6 +194,9 @@ typedef struct teeny_ir_func {
                             only when the kernel has one: it is then part of
                             the generated source, so of the key) */
   teeny_arena *arena;    /* where all of this lives */
+  uint64_t tensormaps;   /* bit i: parameter i is a tensormap (ptr(u8) in the
+                            IR, never dereferenced: 128 bytes by value in
+                            the PTX, read only by the TMA) */
 } teeny_ir_func;
 
 /* Types. */

@@ -276,6 +276,10 @@ static void annotate(cg *g, const char *key, int val) {
   LLVMAddNamedMetadataOperand(g->mod, "nvvm.annotations", node);
 }
 
+static bool is_tensormap(const teeny_ir_func *f, int i) {
+  return i < 64 && (f->tensormaps >> i & 1);
+}
+
 /* Parameters: pointers are addrspace(1), 16-byte aligned (docs/dsl.md), and
  * noalias + readonly when the kernel never writes through them (which lets
  * loads use the non-coherent path).  bool travels as a byte. */
@@ -288,6 +292,8 @@ static void make_function(cg *g) {
   for (int i = 0; i < f->nparams; i++) {
     teeny_type t = teeny__ir_type(f, f->body->args[i]);
     pt[skip + i] = t.dt == TEENY_DT_BOOL ? g->t_i8 : teeny__cg_type(g, t.dt);
+    if (is_tensormap(f, i) && !g->emu) /* byval: .param .align 64 .b8 [128] */
+      pt[skip + i] = LLVMPointerTypeInContext(g->ctx, 0);
   }
   LLVMTypeRef fty = LLVMFunctionType(g->t_void, pt, (unsigned)(f->nparams + skip), 0);
   g->fn = LLVMAddFunction(g->mod, f->name, fty);
@@ -298,9 +304,16 @@ static void make_function(cg *g) {
   LLVMSetFunctionCallConv(g->fn, LLVMPTXKernelCallConv);
   for (int i = 0; i < f->nparams; i++) {
     teeny_type t = teeny__ir_type(f, f->body->args[i]);
+    unsigned idx = (unsigned)i + 1;
+    if (is_tensormap(f, i)) { /* read only by the TMA (tma.c names it in its asm) */
+      unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+      LLVMAddAttributeAtIndex(g->fn, idx, LLVMCreateTypeAttribute(g->ctx, byval,
+                                                                  LLVMArrayType2(g->t_i8, 128)));
+      add_attr(g, g->fn, idx, "align", 64);
+      continue;
+    }
     if (t.dt != TEENY_DT_PTR)
       continue;
-    unsigned idx = (unsigned)i + 1;
     add_attr(g, g->fn, idx, "nocapture", 0);
     add_attr(g, g->fn, idx, "align", 16);
     if (i >= 64 || !(g->written & (1ull << i))) {

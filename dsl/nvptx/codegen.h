@@ -14,6 +14,7 @@
  *   reduce.c    reduce and scan
  *   index.c     gather and histogram: elements moved by computed indices
  *   dot.c       dot: wgmma (sm_90a), mma.sync (f16, bf16, tf32, i8), FMA
+ *   tma.c       a tensor_desc parameter's block through the TMA (sm_90+)
  *   ctrl.c      regions, op dispatch, if/for/while
  *   order.c     program order between threads: where barriers must go
  *   debug.c     device_print and device_assert: vprintf, __assertfail
@@ -558,6 +559,14 @@ void teeny__cg_wgmma_wait_prev(cg *g);
 /* Wait for every wgmma group, passing v[0..n) (the in-flight result)
  * through the wait. */
 void teeny__cg_wgmma_wait_all(cg *g, LLVMValueRef *v, long n);
+
+/* ============================================================================
+ * tma.c — a tensor_desc parameter's block loaded by the TMA (sm_90+)
+ * ========================================================================== */
+
+/* May load op (marked by irgen_desc.c: op->tma) go through the TMA? */
+bool teeny__cg_tma_ok(cg *g, const teeny_op *op);
+void teeny__cg_emit_tma_load(cg *g, const teeny_op *op);
 
 /* ============================================================================
  * emu.c — the emulator's side of code generation (g->emu)

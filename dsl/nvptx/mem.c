@@ -1222,6 +1222,10 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
   }
   if (g->vi[op->res[0]].prefetched)
     return; /* the loop that owns it loaded it one iteration ahead */
+  if (teeny__cg_tma_ok(g, op)) {
+    teeny__cg_emit_tma_load(g, op);
+    return;
+  }
   teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
 }
 

@@ -150,8 +150,14 @@ typedef struct teeny_compile_req {
 /* ---- kernel parameters ---------------------------------------------------------- */
 
 typedef enum teeny_param_kind {
-  TEENY_PARAM_SCALAR, /* passed by value */
-  TEENY_PARAM_POINTER /* a device pointer to elements of dtype */
+  TEENY_PARAM_SCALAR,   /* passed by value */
+  TEENY_PARAM_POINTER,  /* a device pointer to elements of dtype */
+  TEENY_PARAM_TENSORMAP /* a CUtensorMap (128 bytes, 64-aligned) by value: the
+                           first of the 1 + 2 x rank parameters a kernel's
+                           tensor_desc(T, B0, ..) parameter becomes (then its
+                           base, shapes and all strides but the last, which
+                           is 1; docs/dsl.md); dtype is T.
+                           teeny_tensor_desc_encode (client.h) fills it */
 } teeny_param_kind;
 
 typedef struct teeny_param {

@@ -29,6 +29,23 @@ void desc_copy(ptr(D) x, ptr(D) out, ptr(f32) sums, ptr(D) shifted, i32 M, i32 N
           load_tensor_descriptor(src, pm * BM - 3, pn * BN + 5, cache_cg));
 }
 
+/* desc_copy's work on descriptors the client passes (tensor_desc kernel
+ * parameters): src [M, N], dst [N, M].  On sm_90 and later the loads of
+ * src go through the TMA where the client could encode its tensormap
+ * (16-byte aligned rows), else through the pointer lowering. */
+TEENY_KERNEL(D, BM, BN)
+void desc_param(tensor_desc(D, BM, BN) src, tensor_desc(D, BN, BM) dst, ptr(f32) sums,
+                ptr(D) shifted)
+{
+    i32 p = program_id(0), pm = p / cdiv(src.shape1, BN), pn = p % cdiv(src.shape1, BN);
+    tile(D) t = load_tensor_descriptor(src, pm * BM, pn * BN);
+    store_tensor_descriptor(dst, pn * BN, pm * BM, trans(t) * 2 + 1);
+    store(sums + p, sum(t));
+    ptr(D) o = shifted + p * BM * BN;
+    store(o + col(arange(0, BM)) * BN + row(arange(0, BN)),
+          load_tensor_descriptor(src, pm * BM - 3, pn * BN + 5));
+}
+
 /* out[i] = x[i] + 1 through 1-D descriptors; cube: the [2, 4, 8] block at
  * (2, 3, 16) of x seen as [A, B, C] (3-D, overhanging it in every dim),
  * stored whole per program. */
