@@ -21,7 +21,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from teeny_gpu import Driver, Kernel, rel_err, teenyc_path  # noqa: E402
+from teeny_gpu import Driver, Kernel, TensorDesc, rel_err, teenyc_path  # noqa: E402
 
 KDIR = "examples/kernels/"
 
@@ -279,6 +279,39 @@ def bench_copy():
     y = torch.empty_like(x)
     t = bench(lambda: y.copy_(x))
     report("copy f32 1 GiB (ceiling)", "GB/s", 2 * x.numel() * 4, None, None, t, 0.0)
+
+
+def bench_copy_tma(drv, tc):
+    """examples/kernels/copy_tma.c (TMA loads of tensor_desc parameters)
+    against the copy ceiling (torch's copy_ of the same bytes), 2-D f32."""
+    for m, n in ((16384, 16384), (16000, 16000)):
+        x = torch.randn(m, n, device="cuda")
+        y = torch.empty_like(x)
+        ceil = bench(lambda: y.copy_(x))
+        report(f"copy f32 {m}x{n} torch copy_ (ceiling)", "GB/s", 2 * x.numel() * 4, None, None,
+               ceil, 0.0)
+        best = None
+        for bm, bn, warps in ((32, 128, 4), (64, 128, 4), (64, 256, 8), (128, 128, 8),
+                              (64, 64, 4), (128, 256, 8)):
+            k = safe(lambda: Kernel(drv, tc, KDIR + "copy_tma.c", "copy_tma",
+                                    {"D": "f32", "BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps))
+            if not k:
+                continue
+            sd, dd = TensorDesc(drv, x, (bm, bn)), TensorDesc(drv, y, (bm, bn))
+            t = bench(lambda: k((cdiv(m, bm), cdiv(n, bn)), sd, dd))
+            print(f"  copy_tma {bm}x{bn} w{warps}: {2 * x.numel() * 4 / t / 1e6:.1f} GB/s",
+                  flush=True)
+            if best is None or t < best[0]:
+                best = (t, bm, bn, warps)
+        y.zero_()
+        k = Kernel(drv, tc, KDIR + "copy_tma.c", "copy_tma",
+                   {"D": "f32", "BLOCK_M": best[1], "BLOCK_N": best[2]}, num_warps=best[3])
+        k((cdiv(m, best[1]), cdiv(n, best[2])), TensorDesc(drv, x, best[1:3]),
+          TensorDesc(drv, y, best[1:3]))
+        torch.cuda.synchronize()
+        assert torch.equal(x, y), "copy_tma copied wrong"
+        print(f"  best {best[1]}x{best[2]} w{best[3]}: {ceil / best[0] * 100:.1f}% of the ceiling",
+              flush=True)
 
 
 def bench_vector_add(drv, tc):
@@ -788,6 +821,7 @@ def main():
             ("fp8", lambda: bench_matmul_fp8(drv, tc, 4096, 4096, 4096)),
             ("fp8", lambda: bench_matmul_fp8(drv, tc, 8192, 8192, 8192)),
             ("transpose", lambda: bench_transpose(drv, tc, 7777, 5003)),
+            ("copy_tma", lambda: bench_copy_tma(drv, tc)),
             ("chain_dot", lambda: bench_chain_dot(drv, tc, 4, 32, 4096, 64))]
     for d in (64, 128):
         for causal in (0, 1):

@@ -2,8 +2,8 @@
  * client/cuda_api.h — the CUDA driver as libteenyc-client sees it: the
  * types and constants of the driver ABI it uses, and the function table
  * that client/cuda.c fills once with dlsym().  Shared by cuda.c (loading,
- * modules, launches, memory) and cuda_bench.c (timing with events); no
- * other file may use it.
+ * modules, launches, memory), cuda_bench.c (timing with events) and
+ * tensormap.c (TMA descriptors); no other file may use it.
  */
 #ifndef TEENY_CLIENT_CUDA_API_H
 #define TEENY_CLIENT_CUDA_API_H

@@ -154,7 +154,9 @@ static const char *param_dtype(const gen *g, const teeny_param_info *p) {
 
 /* The type of a parameter's field in K_args. */
 static void arg_type(char *out, size_t size, const teeny_param_info *p) {
-  if (p->kind == TEENY_PARAM_POINTER && p->generic >= 0)
+  if (p->kind == TEENY_PARAM_TENSORMAP) /* teeny_tensor_desc_make fills it */
+    snprintf(out, size, "teeny_tensormap");
+  else if (p->kind == TEENY_PARAM_POINTER && p->generic >= 0)
     snprintf(out, size, "teeny_dptr");
   else if (p->kind == TEENY_PARAM_POINTER)
     snprintf(out, size, "teeny_dptr_%s", teeny_dtype_name(p->dtype));
@@ -436,6 +438,8 @@ static void emit_launch(FILE *f, const gen *g, const teeny_kernel_info *k) {
     const teeny_param_info *p = &k->params[i];
     if (p->kind == TEENY_PARAM_POINTER)
       fprintf(f, "  params[%zu] = (void *)&args->%s.addr;\n", i, p->name);
+    else if (p->kind == TEENY_PARAM_TENSORMAP)
+      fprintf(f, "  params[%zu] = (void *)&args->%s;\n", i, p->name);
     else if (p->generic >= 0)
       fprintf(f, "  teeny_scalar_slot s%zu;\n  params[%zu] = teeny_scalar_pack(&s%zu, k->%s, "
                  "args->%s);\n", i, i, i, g->field[p->generic], p->name);

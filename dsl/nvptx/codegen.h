@@ -235,6 +235,9 @@ typedef struct cg {
   long work;              /* register values created so far */
   /* double-buffered dot operands in for loops (dot.c, ctrl.c) */
   LLVMValueRef db_smem;   /* placeholder: placed after the exchange buffer */
+  LLVMValueRef tma_bar;   /* tma.c: the mbarrier TMA loads complete on (its own
+                             shared variable, initialised in the entry block) */
+  LLVMValueRef tma_phase; /* tma.c: i32 alloca, the phase its next wait is for */
   int db_bytes;           /* top of the dot/stage buffers now in use (they
                              are freed, stack-like, when their loop ends) */
   int db_hwm;             /* their high-water mark */
@@ -460,6 +463,9 @@ LLVMValueRef teeny__cg_async_whole_ok(cg *g, const teeny_op *op, const teeny_reg
 /* No store or atomic of the kernel can write where ptr points. */
 bool teeny__cg_readonly(cg *g, int ptr);
 void teeny__cg_emit_store(cg *g, const teeny_op *op);
+/* The store through its pointer tile (what emit_store does unless the TMA
+ * takes it). */
+void teeny__cg_emit_pointer_store(cg *g, const teeny_op *op);
 void teeny__cg_emit_atomic(cg *g, const teeny_op *op);
 
 /* ============================================================================
@@ -564,9 +570,11 @@ void teeny__cg_wgmma_wait_all(cg *g, LLVMValueRef *v, long n);
  * tma.c — a tensor_desc parameter's block loaded by the TMA (sm_90+)
  * ========================================================================== */
 
-/* May load op (marked by irgen_desc.c: op->tma) go through the TMA? */
+/* May load or store op (marked by irgen_desc.c: op->tma) go through the
+ * TMA? */
 bool teeny__cg_tma_ok(cg *g, const teeny_op *op);
 void teeny__cg_emit_tma_load(cg *g, const teeny_op *op);
+void teeny__cg_emit_tma_store(cg *g, const teeny_op *op);
 
 /* ============================================================================
  * emu.c — the emulator's side of code generation (g->emu)

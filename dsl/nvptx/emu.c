@@ -688,11 +688,25 @@ static void rt_tma_load(emu *e, unsigned char *dst, const unsigned char *base, i
     }
 }
 
+/* The bulk tensor store: the box's elements inside the tensor only. */
+static void rt_tma_store(emu *e, const unsigned char *src, unsigned char *base, int32_t es,
+                         int32_t s0, int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0,
+                         int32_t b1) {
+  (void)e;
+  for (int32_t i = 0; i < b0; i++)
+    for (int32_t j = 0; j < b1; j++) {
+      int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
+      if (r >= 0 && r < s0 && c >= 0 && c < s1)
+        memcpy(base + (size_t)(r * st0 + c) * (size_t)es,
+               src + ((size_t)i * (size_t)b1 + (size_t)j) * (size_t)es, (size_t)es);
+    }
+}
+
 static const struct {
   const char *name;
   void *fn;
 } runtime[] = {
-    {"teeny_emu_tma_load", (void *)rt_tma_load},
+    {"teeny_emu_tma_load", (void *)rt_tma_load}, {"teeny_emu_tma_store", (void *)rt_tma_store},
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
     {"teeny_emu_tanhf", (void *)rt_tanhf}, {"teeny_emu_ldmatrix", (void *)rt_ldmatrix},

@@ -1296,6 +1296,13 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
 }
 
 void teeny__cg_emit_store(cg *g, const teeny_op *op) {
+  if (teeny__cg_tma_ok(g, op))
+    teeny__cg_emit_tma_store(g, op);
+  else
+    teeny__cg_emit_pointer_store(g, op);
+}
+
+void teeny__cg_emit_pointer_store(cg *g, const teeny_op *op) {
   teeny_type pt = vtype(g, op->args[0]);
   teeny_dtype dt = pt.pointee;
   if (pt.rank == 0) {

@@ -481,6 +481,48 @@ void teeny_module_unload(teeny_module *m);
 int teeny_launch(teeny_module *m, const unsigned grid[3], void *stream,
                  void **args, char *err, size_t errsz);
 
+/* ---- tensor descriptors: the arguments of a tensor_desc kernel parameter ---- */
+
+/* A kernel parameter tensor_desc(T, B0, .., B[r-1]) takes 1 + 2r launch
+ * arguments (the entry point's parameters NAME_tensormap, NAME_base,
+ * NAME_shape<k>, NAME_stride<k>): a CUtensorMap by value, the tensor's
+ * base, its r shapes (int32_t) and the strides of dims 0 .. r-2 (int64_t,
+ * in elements; the last dim is contiguous).  teeny_tensor_desc holds them
+ * all; teeny_tensor_desc_args points the launch's argument array at them.
+ * On sm_90 and later the kernel reads its blocks through the Tensor Memory
+ * Accelerator where the tensor allows it (base and strides 16-byte
+ * aligned, rows no shorter than the next dim, box dims <= 256 with rows of
+ * a multiple of 16 bytes): there, and only there, the tensormap is encoded;
+ * elsewhere it stays zero and the kernel uses plain loads (it makes the
+ * same test itself).  block must be the kernel parameter's block shape:
+ * the TMA copies the tensormap's box. */
+#define TEENY_TENSOR_DESC_MAX_RANK 4
+typedef struct __attribute__((aligned(64))) teeny_tensormap {
+  uint64_t opaque[16]; /* CUtensorMap: 128 bytes, 64-aligned */
+} teeny_tensormap;
+
+typedef struct teeny_tensor_desc {
+  teeny_tensormap map;                        /* NAME_tensormap */
+  teeny_dptr base;                            /* NAME_base */
+  int32_t shape[TEENY_TENSOR_DESC_MAX_RANK];  /* NAME_shape<k> */
+  int64_t stride[TEENY_TENSOR_DESC_MAX_RANK]; /* NAME_stride<k>, elements; [rank-1] is 1 */
+  int rank;
+  bool tma;                                   /* the tensormap is encoded */
+} teeny_tensor_desc;
+
+/* Describe the rank-dim tensor of dtype dt at base (shape, strides in
+ * elements, strides[rank-1] == 1) read and written in blocks of block.
+ * Returns 0, TEENY_E_INVAL (rank outside 1..4, bool, a last stride other
+ * than 1, a block dim not a power of two, a shape outside 0..2^31-1), or
+ * where the TMA can take the tensor TEENY_E_NOCUDA / TEENY_E_CUDA (no
+ * driver, a driver without cuTensorMapEncodeTiled, or one that refused). */
+int teeny_tensor_desc_make(teeny_tensor_desc *d, teeny_dtype dt, teeny_dptr base, int rank,
+                           const int64_t *shape, const int64_t *strides, const int *block,
+                           char *err, size_t errsz);
+/* Point args[0 .. 1 + 2 x rank) at d's launch arguments (d must outlive
+ * the launch call); returns how many. */
+size_t teeny_tensor_desc_args(teeny_tensor_desc *d, void **args);
+
 /* Device memory and synchronisation, for apps and tests. */
 int teeny_cuda_alloc(teeny_dptr *p, size_t bytes, char *err, size_t errsz);
 void teeny_cuda_free(teeny_dptr p); /* null is a no-op */

@@ -202,10 +202,13 @@ class Kernel:
                 n: _lib.text(lib.teeny_dtype_name(g.const_dtype)) if g.const_dtype else "i32"
                 for n, g in zip(gnames, generics) if not g.is_dtype}
             self.params = []
+            self.tensormaps = False  # tensor_desc parameters: launched from C only, for now
             for i in range(k.nparams):
                 p = k.params[i]
                 gen = _lib.text(info.generics[p.generic].name) if p.generic >= 0 else None
                 dt = None if gen else _lib.text(lib.teeny_dtype_name(p.dtype))
+                if p.kind == _lib.PARAM_TENSORMAP:
+                    self.tensormaps = True
                 self.params.append(_Param(_lib.text(p.name), p.kind == _lib.PARAM_POINTER,
                                           dt, gen))
         finally:
@@ -422,6 +425,10 @@ class Kernel:
         num_warps = meta.pop("num_warps", None) or self.num_warps
         target = meta.pop("target", None) or self.target
         debug = bool(meta.pop("debug", False))
+        if self.tensormaps:
+            raise ArgumentError(f"{self.name}: tensor_desc parameters cannot be launched from "
+                                "Python yet (teeny_tensor_desc_make in teeny/client.h does it "
+                                "from C); compile() works")
         if len(args) != len(self.params):
             raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
                                 f"got {len(args)}")

@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from teeny_gpu import Driver, Kernel, poison, rel_err, teenyc_path  # noqa: E402
+from teeny_gpu import Driver, Kernel, TensorDesc, poison, rel_err, teenyc_path  # noqa: E402
 
 K = "examples/kernels/"
 DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32}
@@ -54,6 +54,29 @@ def check_vector_add(drv, tc, quick):
                 torch.cuda.synchronize()
                 exact = torch.equal(out, a + b)
                 record(f"{k.id} n={n}", 0.0 if exact else rel_err(out, a + b), 0.0)
+
+
+def check_copy_tma(drv, tc, quick):
+    """copy_tma: tensor_desc parameters, the TMA where the rows allow it
+    (16-byte aligned), plain loads where not; blocks over every edge; a
+    strided view (stride above the row length)."""
+    for dt, tdt in (("f32", torch.float32), ("f16", torch.float16), ("i8", torch.int8)):
+        for bm, bn in ((64, 64), (32, 128)):
+            k = Kernel(drv, tc, K + "copy_tma.c", "copy_tma", {"D": dt, "BLOCK_M": bm,
+                                                              "BLOCK_N": bn})
+            for m, n, pad in ((1000, 1024, 0), (77, 528, 0), (130, 1001, 0), (300, 512, 16)):
+                big = torch.randn(m, n + pad, device="cuda")
+                big = (big * 50).to(tdt) if dt == "i8" else big.to(tdt)
+                x = big[:, :n]
+                y = torch.empty(m, n + pad, device="cuda", dtype=tdt)
+                poison(y)
+                y = y[:, :n]
+                sd, dd = TensorDesc(drv, x, (bm, bn)), TensorDesc(drv, y, (bm, bn))
+                k((cdiv(m, bm), cdiv(n, bn)), sd, dd)
+                torch.cuda.synchronize()
+                exact = torch.equal(x, y)
+                record(f"{k.id} {m}x{n} stride {n + pad} {'tma' if sd.tma else 'loads'}",
+                       0.0 if exact else 1.0, 0.0)
 
 
 def check_softmax(drv, tc, quick):
@@ -637,7 +660,7 @@ def main():
                   check_libdevice_asin,
                   check_cumsum, check_histogram, check_memory_model, check_layernorm_bwd,
                   check_cross_entropy, check_random, check_pointer_table, check_dot_precision,
-                  check_fp8, check_transpose, check_matmul, check_matmul_bias_relu,
+                  check_fp8, check_copy_tma, check_transpose, check_matmul, check_matmul_bias_relu,
                   check_attention):
         if only and check.__name__ not in (only, "check_" + only):
             continue

@@ -23,7 +23,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
-from teeny_gpu import Driver, Kernel, rel_err, teenyc_path  # noqa: E402
+from teeny_gpu import Driver, Kernel, TensorDesc, rel_err, teenyc_path  # noqa: E402
 
 
 def cdiv(a, b):
@@ -411,6 +411,32 @@ def check_descs(drv, tc):
         want = xp[pm * BM:pm * BM + BM, pn * BN + 5:pn * BN + 5 + BN]
         good = good and torch.equal(sh[p], want)
     record("descs: transposing copy, overhanging and negative-offset blocks", good)
+
+    # the same through tensor_desc parameters: N = 777 f32 rows are not
+    # 16-byte aligned (plain loads), N = 776 are (the TMA, its zero fill over
+    # the top edge and past the right one)
+    for N in (777, 776):
+        k = Kernel(drv, tc, L + "descs.c", "desc_param", {"D": "f32", "BM": 16, "BN": 32})
+        gm, gn = cdiv(M, 16), cdiv(N, 32)
+        x = torch.randn(M, N, device="cuda")
+        out = torch.full((N, M), float("nan"), device="cuda")
+        sums = torch.full((gm * gn,), float("nan"), device="cuda")
+        sh = torch.full((gm * gn, 16, 32), float("nan"), device="cuda")
+        src, dst = TensorDesc(drv, x, (16, 32)), TensorDesc(drv, out, (32, 16))
+        k((gm * gn,), src, dst, sums, sh)
+        torch.cuda.synchronize()
+        good = torch.equal(out, x.t() * 2 + 1)
+        xp = torch.zeros(gm * 16 + 8, gn * 32 + 40, device="cuda")
+        xp[3:3 + M, :N] = x
+        blocks = x.new_zeros(gm * 16, gn * 32)
+        blocks[:M, :N] = x
+        want_sums = blocks.view(gm, 16, gn, 32).sum((1, 3)).flatten()
+        good = good and torch.allclose(sums, want_sums, rtol=1e-4, atol=1e-3)
+        want = torch.stack([xp[pm * 16:pm * 16 + 16, pn * 32 + 5:pn * 32 + 37]
+                            for pm in range(gm) for pn in range(gn)])
+        good = good and torch.equal(sh, want)
+        record(f"descs: tensor_desc parameters, N={N} ({'TMA' if src.tma else 'plain loads'})",
+               good)
 
     n, A, B, C = 300, 3, 5, 20
     k = Kernel(drv, tc, L + "descs.c", "desc_ranks", {"D": "f32", "BM": 128})

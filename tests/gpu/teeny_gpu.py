@@ -58,6 +58,40 @@ class Driver:
         return module, func
 
 
+class TensorDesc:
+    """A tensor_desc(T, B0, ..) kernel argument (docs/dsl.md): the
+    CUtensorMap of a row-major 1- or 2-D tensor with the kernel's block as
+    its box, then base, shapes and every stride but the last (1 + 2 x rank
+    launch parameters).  The tensormap is encoded (cuTensorMapEncodeTiled)
+    only where the kernel's own test (dsl/nvptx/tma.c `encoded`) says the
+    TMA takes the tensor; elsewhere it stays zero and the kernel uses plain
+    loads, as client/tensormap.c does."""
+
+    _DTYPES = {1: 0, 2: 1, 4: 2, 8: 4}  # CU_TENSOR_MAP_DATA_TYPE_UINT8/16/32/64 by size
+
+    def __init__(self, driver, t, block):
+        assert t.dim() == len(block) and t.dim() in (1, 2) and t.stride(-1) == 1
+        self.t = t
+        es = t.element_size()
+        shape, strides = list(t.shape), list(t.stride())
+        self.tma = (t.data_ptr() % 16 == 0 and all(0 < n < 2**31 for n in shape) and
+                    all((s * es) % 16 == 0 and s * es < 2**40 and s >= shape[k + 1]
+                        for k, s in enumerate(strides[:-1])))
+        self.map = (ctypes.c_uint64 * 16)()
+        if self.tma:
+            r = t.dim()
+            dims = (ctypes.c_uint64 * r)(*reversed(shape))
+            gstrides = (ctypes.c_uint64 * max(r - 1, 1))(*[s * es for s in reversed(strides[:-1])])
+            box = (ctypes.c_uint32 * r)(*reversed(block))
+            estr = (ctypes.c_uint32 * r)(*([1] * r))
+            driver.check(driver.lib.cuTensorMapEncodeTiled(
+                ctypes.byref(self.map), self._DTYPES[es], r, ctypes.c_void_p(t.data_ptr()),
+                dims, gstrides, box, estr, 0, 0, 2, 0), "cuTensorMapEncodeTiled")
+        self.holders = [self.map, ctypes.c_uint64(t.data_ptr())]
+        self.holders += [ctypes.c_int32(n) for n in shape]
+        self.holders += [ctypes.c_int64(s) for s in strides[:-1]]
+
+
 class Kernel:
     """One compiled specialisation: PTX from teenyc, loaded once."""
 
@@ -92,7 +126,9 @@ class Kernel:
         (value, ctype) pairs / python ints (i32) / floats (f32)."""
         holders = []
         for a in args:
-            if isinstance(a, torch.Tensor):
+            if isinstance(a, TensorDesc):
+                holders += a.holders
+            elif isinstance(a, torch.Tensor):
                 holders.append(ctypes.c_uint64(a.data_ptr()))
             elif isinstance(a, tuple):
                 holders.append(a[1](a[0]))

@@ -2,7 +2,8 @@
  * tests/unit/test_client_cuda.c — the CUDA loader where CUDA is absent:
  * with $TEENY_CUDA_LIBRARY naming a library that does not exist, every
  * entry point returns TEENY_E_NOCUDA with a message naming the library,
- * argument errors are still TEENY_E_INVAL, and compiling keeps working.
+ * argument errors are still TEENY_E_INVAL, and compiling keeps working;
+ * tensor descriptors that the TMA cannot take need no driver.
  * (The loader state is process-wide and set once, so the whole file runs
  * in one process with the variable set before the first call.)
  *
@@ -159,6 +160,62 @@ START_TEST(real_driver) {
 }
 END_TEST
 
+/* teeny_tensor_desc_make without a driver: bad arguments are
+ * TEENY_E_INVAL; a tensor the TMA cannot take gets a zero tensormap and
+ * no driver call (the kernel tests the same rules and uses plain loads);
+ * one it can take needs the driver. */
+START_TEST(tensor_descs) {
+  char err[512] = "";
+  teeny_tensor_desc d;
+  teeny_dptr base = {0x10000};
+  int64_t shape[2] = {1000, 777}, strides[2] = {777, 1};
+  int block[2] = {64, 32};
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, strides, block, err,
+                                          sizeof err), 0); /* rows of 3108 bytes */
+  ck_assert(!d.tma);
+  for (int i = 0; i < 16; i++)
+    ck_assert_uint_eq(d.map.opaque[i], 0);
+  ck_assert_int_eq(d.shape[0], 1000);
+  ck_assert_int_eq(d.shape[1], 777);
+  ck_assert_int_eq(d.stride[0], 777);
+  void *args[9];
+  ck_assert_uint_eq(teeny_tensor_desc_args(&d, args), 5);
+  ck_assert_ptr_eq(args[0], &d.map);
+  ck_assert_ptr_eq(args[1], &d.base.addr);
+  ck_assert_ptr_eq(args[4], &d.stride[0]);
+  teeny_dptr odd = {0x10008}; /* base not 16-byte aligned */
+  int64_t aligned[2] = {776, 1};
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, odd, 2, shape, aligned, block, err,
+                                          sizeof err), 0);
+  ck_assert(!d.tma);
+  int64_t overlap[2] = {512, 1}; /* rows shorter than the shape: plain loads */
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, overlap, block, err,
+                                          sizeof err), 0);
+  ck_assert(!d.tma);
+  int wide[2] = {64, 512}; /* a box dim over 256 */
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, aligned, wide, err,
+                                          sizeof err), 0);
+  ck_assert(!d.tma);
+  int64_t strided[2] = {776, 2};
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, strided, block, err,
+                                          sizeof err), TEENY_E_INVAL);
+  ck_assert_ptr_nonnull(strstr(err, "contiguous"));
+  int npot[2] = {64, 48};
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, aligned, npot, err,
+                                          sizeof err), TEENY_E_INVAL);
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_BOOL, base, 2, shape, aligned, block, err,
+                                          sizeof err), TEENY_E_INVAL);
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 5, shape, aligned, block, err,
+                                          sizeof err), TEENY_E_INVAL);
+  /* 16-byte aligned everything: the TMA takes it, so the driver is needed */
+  shape[1] = 776;
+  err[0] = '\0';
+  ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, aligned, block, err,
+                                          sizeof err), TEENY_E_NOCUDA);
+  ck_assert_ptr_nonnull(strstr(err, BOGUS));
+}
+END_TEST
+
 int main(void) {
   bool real = getenv("TEENY_TEST_REAL_CUDA") && strcmp(getenv("TEENY_TEST_REAL_CUDA"), "1") == 0;
   if (!real)
@@ -171,6 +228,7 @@ int main(void) {
   } else {
     tcase_add_test(t, no_cuda_everywhere);
     tcase_add_test(t, module_and_launch);
+    tcase_add_test(t, tensor_descs);
   }
   suite_add_tcase(s, t);
   SRunner *r = srunner_create(s);
