@@ -72,6 +72,8 @@ typedef struct emu {
   int nthreads, cur;
   emu_wgroup *wgroups;         /* nthreads / 128 of them */
   bool wg_error;               /* a wgmma was malformed (reported after the run) */
+  bool tma_error;              /* a TMA box started off 16 bytes along its last dim
+                                  (the H200's illegal instruction) */
   unsigned ctaid[3], nctaid[3];
   emu_thread *th;
   emu_warp *warps;
@@ -676,7 +678,10 @@ static void fill_slot(teeny_dtype dt, const teeny_interp_arg *a, unsigned char *
 static void rt_tma_load(emu *e, unsigned char *dst, const unsigned char *base, int32_t es,
                         int32_t s0, int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0,
                         int32_t b1) {
-  (void)e;
+  if ((int64_t)c1 * es % 16) {
+    e->tma_error = true;
+    return;
+  }
   for (int32_t i = 0; i < b0; i++)
     for (int32_t j = 0; j < b1; j++) {
       int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
@@ -692,7 +697,10 @@ static void rt_tma_load(emu *e, unsigned char *dst, const unsigned char *base, i
 static void rt_tma_store(emu *e, const unsigned char *src, unsigned char *base, int32_t es,
                          int32_t s0, int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0,
                          int32_t b1) {
-  (void)e;
+  if ((int64_t)c1 * es % 16) {
+    e->tma_error = true;
+    return;
+  }
   for (int32_t i = 0; i < b0; i++)
     for (int32_t j = 0; j < b1; j++) {
       int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
@@ -743,6 +751,13 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
         }
         if (e.failed) {
           teeny__error_at(g->cx, e.fail_loc, "%s", e.fail_msg);
+          return TEENY_E_RUNTIME;
+        }
+        if (e.tma_error) {
+          teeny__error_at(g->cx, (teeny_loc){0, 0},
+                          "emulator: block (%u, %u, %u): a TMA box starts off a 16-byte "
+                          "boundary along its last dim (an illegal instruction on the GPU)",
+                          x, y, z);
           return TEENY_E_RUNTIME;
         }
         if (e.wg_error) {

@@ -17,8 +17,9 @@
  * The client encodes the tensormap only where the TMA can take the
  * tensor (16-byte aligned base and strides, ...: `encoded` below, and
  * client/tensormap.c, apply the same rules to the same values); the kernel
- * tests those rules (uniform scalars) and takes the pointer lowering
- * where they fail, so any tensor the descriptor can describe works.
+ * tests those rules (uniform scalars), and that the access's box starts
+ * on 16 bytes along the last dim, and takes the pointer lowering where
+ * they fail, so any tensor and any offsets work.
  *
  * The emulator (g->emu) has no tensormap: thread 0 calls its runtime,
  * which copies the box from the base, shapes and strides (the same
@@ -243,11 +244,13 @@ static void emu_box(cg *g, const teeny_op *op, teeny_type t, LLVMValueRef buf, c
   teeny__cg_barrier(g);
 }
 
-/* Whether the client encoded the tensormap: the TMA's own conditions on
- * the parameters after it, which client/tensormap.c applies to the same
- * values (it leaves the tensormap zero otherwise): base 16-byte aligned,
- * every shape at least 1, every stride a multiple of 16 bytes below 2^40
- * and no smaller than the dim it steps over (no overlapping rows). */
+/* Whether the TMA takes this access: the client encoded the tensormap
+ * (the TMA's own conditions on the parameters after it, which
+ * client/tensormap.c applies to the same values, leaving the tensormap
+ * zero otherwise: base 16-byte aligned, every shape at least 1, every
+ * stride a multiple of 16 bytes below 2^40 and no smaller than the dim it
+ * steps over), and the box starts on a 16-byte boundary along the last
+ * dim. */
 static LLVMValueRef encoded(cg *g, const teeny_op *op, teeny_type t) {
   const teeny_region *body = g->f->body;
   int tm = op->tma - 1, r = t.rank, es = teeny_dtype_size(t.dt);
@@ -260,6 +263,16 @@ static LLVMValueRef encoded(cg *g, const teeny_op *op, teeny_type t) {
     LLVMValueRef n = teeny__cg_scalar(g, body->args[tm + 2 + k]);
     ok = LLVMBuildAnd(g->b, ok, LLVMBuildICmp(g->b, LLVMIntSGT, n, teeny__cg_i32(g, 0), ""), "");
   }
+  /* and this access's box must start on 16 bytes along the last dim (the
+   * H200 raises an illegal instruction otherwise: tests/gpu/lang_gpu.py's
+   * desc_param reads a block 5 elements in) */
+  LLVMValueRef start = LLVMBuildMul(g->b, teeny__cg_scalar(g, op->tma_off[r - 1]),
+                                    teeny__cg_i32(g, es), "");
+  ok = LLVMBuildAnd(g->b, ok,
+                    LLVMBuildICmp(g->b, LLVMIntEQ,
+                                  LLVMBuildAnd(g->b, start, teeny__cg_i32(g, 15), ""),
+                                  teeny__cg_i32(g, 0), ""),
+                    "");
   for (int k = 0; k + 1 < r; k++) {
     LLVMValueRef st = teeny__cg_scalar(g, body->args[tm + 2 + r + k]);
     LLVMValueRef inner = LLVMBuildSExt(g->b, teeny__cg_scalar(g, body->args[tm + 3 + k]),

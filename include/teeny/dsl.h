@@ -125,7 +125,8 @@ i32 teeny__arange(i32 start, i32 end);
 
 /* load(p [, mask [, other]]) and store(p, value [, mask]) */
 /* tensor descriptors and block pointers: pointers here (docs/dsl.md §5) */
-#define tensor_desc(T) T *
+#define TEENY__DESC_ELEM(T, ...) T
+#define tensor_desc(...) TEENY__DESC_ELEM(__VA_ARGS__, 0) * /* (T), or (T, block...) */
 #define block_ptr(T) T *
 #define make_tensor_descriptor(base, ...) ((base) + teeny__args(0, __VA_ARGS__))
 #define load_tensor_descriptor(d, ...) (*(teeny__args(0, __VA_ARGS__) + (d)))

@@ -423,7 +423,7 @@ def check_descs(drv, tc):
         sums = torch.full((gm * gn,), float("nan"), device="cuda")
         sh = torch.full((gm * gn, 16, 32), float("nan"), device="cuda")
         src, dst = TensorDesc(drv, x, (16, 32)), TensorDesc(drv, out, (32, 16))
-        k((gm * gn,), src, dst, sums, sh)
+        k((gm * gn,), src, dst, sums, sh, gn)
         torch.cuda.synchronize()
         good = torch.equal(out, x.t() * 2 + 1)
         xp = torch.zeros(gm * 16 + 8, gn * 32 + 40, device="cuda")

@@ -30,14 +30,14 @@ void desc_copy(ptr(D) x, ptr(D) out, ptr(f32) sums, ptr(D) shifted, i32 M, i32 N
 }
 
 /* desc_copy's work on descriptors the client passes (tensor_desc kernel
- * parameters): src [M, N], dst [N, M].  On sm_90 and later the loads of
+ * parameters): src [M, N], dst [N, M], gn = cdiv(N, BN).  On sm_90 and later the loads of
  * src go through the TMA where the client could encode its tensormap
  * (16-byte aligned rows), else through the pointer lowering. */
 TEENY_KERNEL(D, BM, BN)
 void desc_param(tensor_desc(D, BM, BN) src, tensor_desc(D, BN, BM) dst, ptr(f32) sums,
-                ptr(D) shifted)
+                ptr(D) shifted, i32 gn)
 {
-    i32 p = program_id(0), pm = p / cdiv(src.shape1, BN), pn = p % cdiv(src.shape1, BN);
+    i32 p = program_id(0), pm = p / gn, pn = p % gn;
     tile(D) t = load_tensor_descriptor(src, pm * BM, pn * BN);
     store_tensor_descriptor(dst, pn * BN, pm * BM, trans(t) * 2 + 1);
     store(sums + p, sum(t));

@@ -1211,12 +1211,12 @@ static const lang_case desc_cases[] = {
      * pointer lowering) and of 288 (src's loads through the TMA on sm_90a;
      * the emulator's copy) */
     {"descs", "desc_param", "D=f32,BM=16,BN=32", 12, {DM * DN, DM * DN, 12, 12 * 16 * 32},
-     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, DN, DN, DN, DM, DM}, check_desc_copy, 1e-5},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, DN, DN, DN, DM, DM, 3}, check_desc_copy, 1e-5},
     {"descs", "desc_param", "D=f32,BM=16,BN=32", 12, {DM * 72, DM * 72, 12, 12 * 16 * 32},
-     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, 72, 72, 72, DM, DM}, check_desc_copy, 1e-5},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {DM, 72, 72, 72, DM, DM, 3}, check_desc_copy, 1e-5},
     /* and dst's rows too (208 bytes): its store through the TMA as well */
     {"descs", "desc_param", "D=f32,BM=16,BN=32", 12, {52 * 72, 52 * 72, 12, 12 * 16 * 32},
-     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {52, 72, 72, 72, 52, 52}, check_desc_copy, 1e-5},
+     {F_RANDOM, F_ZERO, F_ZERO, F_ZERO}, {52, 72, 72, 72, 52, 52, 3}, check_desc_copy, 1e-5},
     {"descs", "desc_ranks", "D=f32,BM=128", 3, {300, 300, 3 * 64}, {F_RANDOM, F_ZERO, F_ZERO},
      {300, 3, 5, 20}, check_desc_ranks, 0},
     {"descs", "desc_helpers", "D=f32,BM=64", 1, {333, 333}, {F_RANDOM, F_ZERO}, {333},
