@@ -291,14 +291,14 @@ def bench_copy_tma(drv, tc):
         report(f"copy f32 {m}x{n} torch copy_ (ceiling)", "GB/s", 2 * x.numel() * 4, None, None,
                ceil, 0.0)
         best = None
-        for bm, bn, warps in ((32, 128, 4), (64, 128, 4), (64, 256, 8), (128, 128, 8),
-                              (64, 64, 4), (128, 256, 8)):
+        for bm, bn, warps in ((32, 128, 4), (64, 128, 4), (16, 256, 4), (32, 256, 4),
+                              (32, 256, 8), (64, 256, 8), (8, 256, 2)):
             k = safe(lambda: Kernel(drv, tc, KDIR + "copy_tma.c", "copy_tma",
                                     {"D": "f32", "BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps))
             if not k:
                 continue
             sd, dd = TensorDesc(drv, x, (bm, bn)), TensorDesc(drv, y, (bm, bn))
-            t = bench(lambda: k((cdiv(m, bm), cdiv(n, bn)), sd, dd))
+            t = bench(lambda: k((cdiv(n, bn), cdiv(m, bm)), sd, dd))
             print(f"  copy_tma {bm}x{bn} w{warps}: {2 * x.numel() * 4 / t / 1e6:.1f} GB/s",
                   flush=True)
             if best is None or t < best[0]:
@@ -306,7 +306,7 @@ def bench_copy_tma(drv, tc):
         y.zero_()
         k = Kernel(drv, tc, KDIR + "copy_tma.c", "copy_tma",
                    {"D": "f32", "BLOCK_M": best[1], "BLOCK_N": best[2]}, num_warps=best[3])
-        k((cdiv(m, best[1]), cdiv(n, best[2])), TensorDesc(drv, x, best[1:3]),
+        k((cdiv(n, best[2]), cdiv(m, best[1])), TensorDesc(drv, x, best[1:3]),
           TensorDesc(drv, y, best[1:3]))
         torch.cuda.synchronize()
         assert torch.equal(x, y), "copy_tma copied wrong"

@@ -672,12 +672,14 @@ static void fill_slot(teeny_dtype dt, const teeny_interp_arg *a, unsigned char *
   }
 }
 
-/* cp.async.bulk.tensor of a [b0, b1] box at (c0, c1) of the row-major
- * tensor at base ([s0, s1], outer stride st0 elements, es bytes each):
- * zeros outside it, as the TMA fills them (tma.c). */
-static void rt_tma_load(emu *e, unsigned char *dst, const unsigned char *base, int32_t es,
-                        int32_t s0, int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0,
-                        int32_t b1) {
+/* cp.async.bulk.tensor between the row-major [b0, b1] box at smem and the
+ * box at (c0, c1) of the row-major tensor at base ([s0, s1], outer stride
+ * st0 elements, es bytes each), as the TMA does it (tma.c): a load fills
+ * what lies outside the tensor with zeros, a store writes only inside; a
+ * box must start on 16 bytes along its last dim. */
+static void tma_box(emu *e, unsigned char *smem, unsigned char *base, int32_t es, int32_t s0,
+                    int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0, int32_t b1,
+                    bool store) {
   if ((int64_t)c1 * es % 16) {
     e->tma_error = true;
     return;
@@ -685,29 +687,25 @@ static void rt_tma_load(emu *e, unsigned char *dst, const unsigned char *base, i
   for (int32_t i = 0; i < b0; i++)
     for (int32_t j = 0; j < b1; j++) {
       int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
-      unsigned char *d = dst + ((size_t)i * (size_t)b1 + (size_t)j) * (size_t)es;
-      if (r >= 0 && r < s0 && c >= 0 && c < s1)
-        memcpy(d, base + (size_t)(r * st0 + c) * (size_t)es, (size_t)es);
-      else
-        memset(d, 0, (size_t)es);
+      unsigned char *box = smem + ((size_t)i * (size_t)b1 + (size_t)j) * (size_t)es;
+      if (r < 0 || r >= s0 || c < 0 || c >= s1) {
+        if (!store)
+          memset(box, 0, (size_t)es);
+        continue;
+      }
+      unsigned char *mem = base + (size_t)(r * st0 + c) * (size_t)es;
+      memcpy(store ? mem : box, store ? box : mem, (size_t)es);
     }
 }
 
-/* The bulk tensor store: the box's elements inside the tensor only. */
-static void rt_tma_store(emu *e, const unsigned char *src, unsigned char *base, int32_t es,
-                         int32_t s0, int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0,
-                         int32_t b1) {
-  if ((int64_t)c1 * es % 16) {
-    e->tma_error = true;
-    return;
-  }
-  for (int32_t i = 0; i < b0; i++)
-    for (int32_t j = 0; j < b1; j++) {
-      int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
-      if (r >= 0 && r < s0 && c >= 0 && c < s1)
-        memcpy(base + (size_t)(r * st0 + c) * (size_t)es,
-               src + ((size_t)i * (size_t)b1 + (size_t)j) * (size_t)es, (size_t)es);
-    }
+static void rt_tma_load(emu *e, unsigned char *dst, unsigned char *base, int32_t es, int32_t s0,
+                        int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0, int32_t b1) {
+  tma_box(e, dst, base, es, s0, s1, st0, c0, c1, b0, b1, false);
+}
+
+static void rt_tma_store(emu *e, unsigned char *src, unsigned char *base, int32_t es, int32_t s0,
+                         int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0, int32_t b1) {
+  tma_box(e, src, base, es, s0, s1, st0, c0, c1, b0, b1, true);
 }
 
 static const struct {

@@ -6,7 +6,8 @@
  * (one cp.async.bulk.tensor per program) where the tensormap could be
  * encoded (16-byte aligned base and rows), else by plain loads; blocks
  * hanging over the edges read zeros there and write nothing.
- * Grid: (cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)). */
+ * Grid: (cdiv(N, BLOCK_N), cdiv(M, BLOCK_M)): consecutive programs take
+ * neighbouring blocks of the same rows (whole DRAM pages). */
 #include <teeny/dsl.h>
 
 TEENY_DTYPE(D, f32, f16, bf16, i8, u8, i16, i32, f8e4m3, f8e5m2);
@@ -16,6 +17,6 @@ TEENY_CONST(BLOCK_N);
 TEENY_KERNEL(D, BLOCK_M, BLOCK_N)
 void copy_tma(tensor_desc(D, BLOCK_M, BLOCK_N) src, tensor_desc(D, BLOCK_M, BLOCK_N) dst)
 {
-    i32 m = program_id(0) * BLOCK_M, n = program_id(1) * BLOCK_N;
+    i32 n = program_id(0) * BLOCK_N, m = program_id(1) * BLOCK_M;
     store_tensor_descriptor(dst, m, n, load_tensor_descriptor(src, m, n));
 }

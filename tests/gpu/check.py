@@ -61,7 +61,7 @@ def check_copy_tma(drv, tc, quick):
     (16-byte aligned), plain loads where not; blocks over every edge; a
     strided view (stride above the row length)."""
     for dt, tdt in (("f32", torch.float32), ("f16", torch.float16), ("i8", torch.int8)):
-        for bm, bn in ((64, 64), (32, 128)):
+        for bm, bn in ((64, 64), (16, 256)):
             k = Kernel(drv, tc, K + "copy_tma.c", "copy_tma", {"D": dt, "BLOCK_M": bm,
                                                               "BLOCK_N": bn})
             for m, n, pad in ((1000, 1024, 0), (77, 528, 0), (130, 1001, 0), (300, 512, 16)):
@@ -72,7 +72,7 @@ def check_copy_tma(drv, tc, quick):
                 poison(y)
                 y = y[:, :n]
                 sd, dd = TensorDesc(drv, x, (bm, bn)), TensorDesc(drv, y, (bm, bn))
-                k((cdiv(m, bm), cdiv(n, bn)), sd, dd)
+                k((cdiv(n, bn), cdiv(m, bm)), sd, dd)
                 torch.cuda.synchronize()
                 exact = torch.equal(x, y)
                 record(f"{k.id} {m}x{n} stride {n + pad} {'tma' if sd.tma else 'loads'}",
