@@ -312,6 +312,8 @@ def bench_copy_tma(drv, tc):
         assert torch.equal(x, y), "copy_tma copied wrong"
         print(f"  best {best[1]}x{best[2]} w{best[3]}: {ceil / best[0] * 100:.1f}% of the ceiling",
               flush=True)
+        report(f"copy_tma f32 {m}x{n} (vs torch copy_)", "GB/s", 2 * x.numel() * 4, best[0], None,
+               ceil, 0.0, f"{best[1]}x{best[2]} w{best[3]}")
 
 
 def bench_vector_add(drv, tc):
