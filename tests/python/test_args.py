@@ -126,3 +126,14 @@ def test_fp8_scalars_round_as_kernels_do():
     assert k._pack(b, 1.1, {}).value == 0x3C      # 1.0
     assert k._pack(b, float("inf"), {}).value == 0x7B
     assert k.params[0].describe().startswith("f8e4m3")
+
+
+def test_tensor_desc_parameters_compile_but_do_not_launch(kernels):
+    k = teenyc.kernel(os.path.join(kernels, "copy_tma.c"), client=teenyc.Client(mode="offline"))
+    names = [p.name for p in k.params]
+    assert names[:5] == ["src_tensormap", "src_base", "src_shape0", "src_shape1", "src_stride0"]
+    assert len(names) == 10
+    assert k.compile(D="f32", BLOCK_M=16, BLOCK_N=256).id == "copy_tma__f32__16__256"
+    a = CudaArray((8,), "<f4")
+    with pytest.raises(teenyc.ArgumentError, match="tensor_desc parameters cannot be launched"):
+        k[(1,)](a, a, 8, 8, 8, a, a, 8, 8, 8, D="f32", BLOCK_M=16, BLOCK_N=256)
