@@ -1,13 +1,15 @@
 /*
- * dsl/nvptx/tma.c — loads of a tensor_desc kernel parameter's block through
- * Hopper's Tensor Memory Accelerator (sm_90 and later).
+ * dsl/nvptx/tma.c — loads and stores of a tensor_desc kernel parameter's
+ * block through Hopper's Tensor Memory Accelerator (sm_90 and later).
  *
  * irgen_desc.c marks the load of a block of a tensor_desc(T, B0, ..)
  * kernel parameter with its tensormap parameter and offsets (op->tma); its
  * pointer tile and mask stay the block's, so every other engine ignores
  * the mark.  Here such a load becomes one `cp.async.bulk.tensor` issued by
  * thread 0 into a shared buffer, completed on an mbarrier that every
- * thread waits on, then read into the load's layout from shared memory.
+ * thread waits on, then read into the load's layout from shared memory; a
+ * store writes the box to shared memory and thread 0 sends it as a bulk
+ * group.
  * The tensormap is the CUtensorMap the client encoded from the same base,
  * shapes and strides (client/tensormap.c), passed by value: a 128-byte
  * .param, whose generic address is what the instruction takes.  The box
@@ -28,9 +30,10 @@
  * Taken only where nothing else is simpler or needed: a load the
  * pipeliner does not stage, of a tensor this kernel never writes (TMA
  * reads through the async proxy, which would need a proxy fence after the
- * kernel's own generic writes), rank 1 or 2, every box dim at most 256
- * elements, rows a multiple of 16 bytes.  Everything else keeps the
- * pointer lowering.
+ * kernel's own generic writes); a store outside loops to a tensor nothing
+ * else in the kernel touches; rank 1 or 2, every box dim at most 256
+ * elements, rows a multiple of 16 bytes, 64 KiB at most.  Everything else
+ * keeps the pointer lowering.
  */
 #include <stdio.h>
 
@@ -59,14 +62,18 @@ static bool box_ok(teeny_type t) {
 }
 
 /* Does any access of the region other than `self` touch memory that
- * roots may point into (0: unknown, so anything)? */
+ * roots may point into (0: unknown, so anything)?  `self` in a loop counts
+ * too: its runs would be bulk stores with no order between them. */
 static bool touched_elsewhere(cg *g, const teeny_region *r, const teeny_op *self,
-                              uint64_t roots) {
+                              uint64_t roots, bool looping) {
   for (int i = 0; i < r->nops; i++) {
     const teeny_op *op = r->ops[i];
+    bool loop = looping || op->code == IR_FOR || op->code == IR_WHILE;
     for (int k = 0; k < op->nregions; k++)
-      if (touched_elsewhere(g, op->regions[k], self, roots))
+      if (touched_elsewhere(g, op->regions[k], self, roots, loop))
         return true;
+    if (op == self && looping)
+      return true;
     if (op == self || (op->code != IR_LOAD && op->code != IR_STORE &&
                        op->code != IR_ATOMIC_RMW && op->code != IR_ATOMIC_CAS))
       continue;
@@ -83,9 +90,9 @@ bool teeny__cg_tma_ok(cg *g, const teeny_op *op) {
   if (op->code == IR_LOAD) /* TMA reads through the async proxy: no writes of ours to order */
     return op->nres == 1 && !g->vi[op->res[0]].prefetched && teeny__cg_readonly(g, op->args[0]);
   /* a store: nothing else of the kernel may touch what it writes (the async
-   * proxy's writes are ordered with nothing of ours) */
+   * proxy's writes are ordered with nothing of ours), and it runs once */
   uint64_t roots = g->vi[op->args[0]].roots;
-  return op->code == IR_STORE && roots && !touched_elsewhere(g, g->f->body, op, roots);
+  return op->code == IR_STORE && roots && !touched_elsewhere(g, g->f->body, op, roots, false);
 }
 
 /* The generic address of tensormap parameter i (PTX: its .param symbol,

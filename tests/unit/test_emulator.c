@@ -742,6 +742,49 @@ START_TEST(fp8_dot_on_fp8_wgmma) {
 }
 END_TEST
 
+/* Where tensor_desc parameters' blocks go through the TMA (PTX counts):
+ * the copy's load and store on sm_90a, none of it on sm_80; in a for loop
+ * the load is the loop's register prefetch (ctrl.c: plain loads a trip
+ * ahead) and the store stays plain (its runs would be unordered bulk
+ * stores); a store to a tensor the kernel also reads, and a load of a
+ * tensor it writes, keep plain accesses (the async proxy is not ordered
+ * with them); a box of 512 columns is over the TMA's 256. */
+static const char tma_kernels[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(BN);\n"
+    "TEENY_KERNEL(BN)\n"
+    "void copy(tensor_desc(f32, 16, BN) s, tensor_desc(f32, 16, BN) d)\n"
+    "{ store_tensor_descriptor(d, 16 * program_id(0), 0, load_tensor_descriptor(s, 16 * program_id(0), 0)); }\n"
+    "TEENY_KERNEL(BN)\n"
+    "void looped(tensor_desc(f32, 16, BN) s, tensor_desc(f32, 16, BN) d, i32 n)\n"
+    "{ for (i32 i = 0; i < n; i++)\n"
+    "    store_tensor_descriptor(d, 16 * i, 0, load_tensor_descriptor(s, 16 * i, 0)); }\n"
+    "TEENY_KERNEL(BN)\n"
+    "void inplace(tensor_desc(f32, 16, BN) s)\n"
+    "{ store_tensor_descriptor(s, 0, 0, load_tensor_descriptor(s, 0, 0) + 1); }\n";
+
+START_TEST(tma_where_it_may) {
+  static const struct {
+    const char *kernel, *binds, *target;
+    int loads, stores;
+  } cases[] = {
+      {"copy", "BN=64", "sm_90a", 1, 1},    {"copy", "BN=64", "sm_80", 0, 0},
+      {"copy", "BN=512", "sm_90a", 0, 0},   {"looped", "BN=64", "sm_90a", 0, 0},
+      {"inplace", "BN=64", "sm_90a", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *t = kr_text(tma_kernels, cases[i].kernel, cases[i].binds, cases[i].target);
+    int loads = kr_count(t, "cp.async.bulk.tensor.2d.shared::cluster.global");
+    int stores = kr_count(t, "cp.async.bulk.tensor.2d.global.shared::cta");
+    ck_assert_msg(loads == cases[i].loads && stores == cases[i].stores,
+                  "%s %s %s: %d TMA loads and %d stores, not %d and %d", cases[i].kernel,
+                  cases[i].binds, cases[i].target, loads, stores, cases[i].loads,
+                  cases[i].stores);
+    free(t);
+  }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("emulator");
   TCase *tc = tcase_create("arith");
@@ -753,6 +796,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, wide_to_bf16_rounds_once);
   tcase_add_test(tc, fp8_dot_on_tensor_cores);
   tcase_add_test(tc, fp8_dot_on_fp8_wgmma);
+  tcase_add_test(tc, tma_where_it_may);
   tcase_add_test(tc, narrow_abs_in_32_bits);
   tcase_add_test(tc, bf16_times_f16_in_f32);
   tcase_add_test(tc, negated_mask_to_float);
