@@ -573,8 +573,9 @@ void teeny__cg_wgmma_wait_all(cg *g, LLVMValueRef *v, long n);
 /* May load or store op (marked by irgen_desc.c: op->tma) go through the
  * TMA? */
 bool teeny__cg_tma_ok(cg *g, const teeny_op *op);
-void teeny__cg_emit_tma_load(cg *g, const teeny_op *op);
-void teeny__cg_emit_tma_store(cg *g, const teeny_op *op);
+/* Such a load or store: the TMA, or its pointer lowering where the
+ * tensormap or the offset does not allow it (a uniform run-time test). */
+void teeny__cg_emit_tma(cg *g, const teeny_op *op);
 
 /* ============================================================================
  * emu.c — the emulator's side of code generation (g->emu)

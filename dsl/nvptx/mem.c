@@ -1223,7 +1223,7 @@ void teeny__cg_emit_load(cg *g, const teeny_op *op) {
   if (g->vi[op->res[0]].prefetched)
     return; /* the loop that owns it loaded it one iteration ahead */
   if (teeny__cg_tma_ok(g, op)) {
-    teeny__cg_emit_tma_load(g, op);
+    teeny__cg_emit_tma(g, op);
     return;
   }
   teeny__cg_set(g, op->res[0], g->vi[op->res[0]].nat, teeny__cg_load_regs(g, op, NULL));
@@ -1297,7 +1297,7 @@ static void store_fallbacks(cg *g, const plan *pl, const fallback *fb, teeny_dty
 
 void teeny__cg_emit_store(cg *g, const teeny_op *op) {
   if (teeny__cg_tma_ok(g, op))
-    teeny__cg_emit_tma_store(g, op);
+    teeny__cg_emit_tma(g, op);
   else
     teeny__cg_emit_pointer_store(g, op);
 }

@@ -362,7 +362,7 @@ static void tma_store(cg *g, const teeny_op *op, teeny_type t, const cg_layout *
 
 /* The TMA where the client could encode the tensormap, else the pointer
  * lowering (a uniform branch); a load's registers joined by phis. */
-static void tma_or_pointers(cg *g, const teeny_op *op) {
+void teeny__cg_emit_tma(cg *g, const teeny_op *op) {
   teeny_type t = block_type(g, op);
   bool load = op->code == IR_LOAD;
   const cg_vinfo *vi = &g->vi[load ? op->res[0] : op->args[1]];
@@ -403,6 +403,3 @@ static void tma_or_pointers(cg *g, const teeny_op *op) {
   teeny__cg_set(g, op->res[0], L, out);
 }
 
-void teeny__cg_emit_tma_load(cg *g, const teeny_op *op) { tma_or_pointers(g, op); }
-
-void teeny__cg_emit_tma_store(cg *g, const teeny_op *op) { tma_or_pointers(g, op); }
