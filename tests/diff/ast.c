@@ -254,6 +254,7 @@ static const char *const op_texts[OP__COUNT] = {
     [OP_NUM_PROGRAMS] = "num_programs", [OP_BARRIER] = "barrier", [OP_FAST_EXP] = "fast_exp",
     [OP_FAST_EXP2] = "fast_exp2", [OP_FAST_LOG] = "fast_log", [OP_FAST_LOG2] = "fast_log2",
     [OP_FAST_SIN] = "fast_sin", [OP_FAST_COS] = "fast_cos", [OP_FAST_TANH] = "fast_tanh",
+    [OP_LOAD_DESC] = "load_tensor_descriptor", [OP_STORE_DESC] = "store_tensor_descriptor",
     [OP_CALL] = "call"};
 
 const char *dfz_op_text(dfz_op op) {
@@ -526,6 +527,15 @@ char *dfz_prog_print(const dfz_prog *p) {
       for (int k = 0; k < p->meta.nparams; k++) {
         const dfz_param *pa = &p->meta.params[k];
         char t[48];
+        if (pa->desc_rank > 0) { /* tensor_desc(T, block...) NAME: 1 + 2 x rank launch params */
+          size_t n = strlen(pa->name) - strlen("_tensormap");
+          sb_printf(&b, "%stensor_desc(%s", k ? ", " : "", dfz_dtype_text(p, pa->dt));
+          for (int d = 0; d < pa->desc_rank; d++)
+            sb_printf(&b, ", %s", pa->desc_block[d]);
+          sb_printf(&b, ") %.*s", (int)n, pa->name);
+          k += 2 * pa->desc_rank;
+          continue;
+        }
         dfz_type_text(p, pa->is_ptr ? TEENY_DT_PTR : pa->dt, pa->dt, false, t, sizeof t);
         sb_printf(&b, "%s%s %s", k ? ", " : "", t, pa->name);
       }

@@ -66,6 +66,10 @@ typedef enum dfz_op {
   /* permute(x, dims...): the dims in iarg, two bits each (OP_TRANS of rank 3
      or 4 spells the same) */
   OP_PERMUTE,
+  /* load_tensor_descriptor(d, offsets...), store_tensor_descriptor(d,
+     offsets..., value): a[0] the descriptor (a parameter's name, or the
+     make_tensor_descriptor call as text) */
+  OP_LOAD_DESC, OP_STORE_DESC,
   /* a helper call (text: the helper's name) */
   OP_CALL,
   OP__COUNT

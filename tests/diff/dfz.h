@@ -98,7 +98,13 @@ void dfz_fill_buffer(const dfz_fill *f, teeny_dtype dt, void *buf, size_t count)
 typedef struct dfz_param {
   char name[DFZ_NAME_LEN];
   bool is_ptr;
-  teeny_dtype dt;      /* scalar dtype, or the pointee */
+  teeny_dtype dt;      /* scalar dtype, or the pointee (tensormaps: the element) */
+  /* the tensormap of a tensor_desc parameter (NAME_tensormap, followed by
+   * its other 2 x desc_rank launch parameters, docs/dsl.md): the rank and
+   * the consts that name its block, one per dim; 0 for every other param */
+  int desc_rank;
+  char desc_block[4][DFZ_NAME_LEN];
+  bool desc_part;      /* NAME_base, NAME_shape<k>, NAME_stride<k> of one */
   /* pointers */
   size_t count;        /* elements */
   dfz_fill fill;

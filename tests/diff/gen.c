@@ -21,7 +21,8 @@ static const char *const feature_names[DFZ_F__COUNT] = {
     [DFZ_F_GATHER] = "gather", [DFZ_F_MATH] = "math", [DFZ_F_TANH] = "tanh",
     [DFZ_F_SPECIAL] = "special", [DFZ_F_LOCK] = "lock", [DFZ_F_FREM] = "frem",
     [DFZ_F_BARRIER] = "barrier", [DFZ_F_SEM] = "sem", [DFZ_F_FAST] = "fast", [DFZ_F_PREC] = "prec",
-    [DFZ_F_HINT] = "hint", [DFZ_F_RANK3] = "rank3"};
+    [DFZ_F_HINT] = "hint", [DFZ_F_RANK3] = "rank3",
+    [DFZ_F_DESC] = "desc"};
 
 const char *dfz_feature_name(dfz_feature f) {
   return f >= 0 && f < DFZ_F__COUNT ? feature_names[f] : "?";
@@ -91,7 +92,7 @@ bool g_on(gen *g, dfz_feature f) { return !(g->skip & (1u << f)); }
 
 void g_use(gen *g, dfz_feature f) { g->used |= 1u << f; }
 
-static dfz_param *param_new(gen *g, const char *prefix, bool is_ptr, teeny_dtype dt) {
+dfz_param *g_param_new(gen *g, const char *prefix, bool is_ptr, teeny_dtype dt) {
   dfz_case *m = &g->p->meta;
   if (m->nparams == DFZ_MAX_PARAMS)
     return NULL;
@@ -118,11 +119,12 @@ gbuf *g_buf_new(gen *g, const char *prefix, teeny_dtype dt, gbuf_role role) {
   if (g->nbufs == DFZ_MAX_PARAMS - 8 || g->p->meta.nparams >= DFZ_MAX_PARAMS - 1) {
     /* out of parameters: reuse the last buffer of this role and dtype if any */
     for (int i = g->nbufs - 1; i >= 0; i--)
-      if (g->bufs[i].role == role && g->bufs[i].dt == dt && role == BR_IN)
+      if (g->bufs[i].role == role && g->bufs[i].dt == dt && role == BR_IN &&
+          !g->bufs[i].desc_base)
         return &g->bufs[i];
     g->nbufs--; /* the kernel would not compile; the generator test catches it */
   }
-  dfz_param *pa = param_new(g, prefix, true, dt);
+  dfz_param *pa = g_param_new(g, prefix, true, dt);
   gbuf *b = &g->bufs[g->nbufs++];
   memset(b, 0, sizeof *b);
   b->pi = (int)(pa - g->p->meta.params);
@@ -177,10 +179,14 @@ static void input_fill(gen *g, teeny_dtype dt, dfz_fill *f, dfz_fact *cls) {
 gbuf *g_buf_input(gen *g, teeny_dtype dt) {
   int cand[DFZ_MAX_PARAMS], n = 0;
   for (int i = 0; i < g->nbufs; i++)
-    if (g->bufs[i].role == BR_IN && g->bufs[i].dt == dt)
+    if (g->bufs[i].role == BR_IN && g->bufs[i].dt == dt && !g->bufs[i].desc_base)
       cand[n++] = i;
   if (n > 0 && (dfz_chance(&g->r, 60) || g->p->meta.nparams > DFZ_MAX_PARAMS - 10))
     return &g->bufs[cand[dfz_below(&g->r, n)]];
+  return g_buf_input_new(g, dt);
+}
+
+gbuf *g_buf_input_new(gen *g, teeny_dtype dt) {
   gbuf *b = g_buf_new(g, "in", dt, BR_IN);
   dfz_param *pa = &g->p->meta.params[b->pi];
   input_fill(g, dt, &pa->fill, &b->cls);
@@ -225,7 +231,7 @@ static int pow2_between(gen *g, int lo_log, int hi_log) { return 1 << dfz_range(
 
 /* A scalar kernel parameter, also a (fixed) variable in scope. */
 static void scalar_param(gen *g, const char *name, teeny_dtype dt, double v) {
-  dfz_param *pa = param_new(g, name, false, dt);
+  dfz_param *pa = g_param_new(g, name, false, dt);
   if (!pa)
     return;
   snprintf(pa->name, sizeof pa->name, "%s", name);

@@ -36,6 +36,7 @@ typedef enum dfz_feature {
   DFZ_F_PREC,          /* prec_* options on f32 dots */
   DFZ_F_HINT,          /* cache_* and evict_* options on loads and stores */
   DFZ_F_RANK3,         /* 2-D values by way of tiles of rank 3 and 4 */
+  DFZ_F_DESC,          /* block loads and stores through tensor descriptors (TMA on sm_90+) */
   DFZ_F__COUNT
 } dfz_feature;
 

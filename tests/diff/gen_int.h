@@ -1,9 +1,10 @@
 /*
  * tests/diff/gen_int.h — the generator's working state, shared by its
- * three files: gen.c (the kernel skeleton, launch and buffers),
- * gen_expr.c (typed expressions under value facts) and gen_seg.c (the
- * statement patterns: stores, reductions, control flow, loops, atomics,
- * memory ordering).
+ * files: gen.c (the kernel skeleton, launch and buffers), gen_expr.c
+ * (typed expressions under value facts), gen_mem.c (addresses, loads,
+ * stores), gen_desc.c (tensor descriptors) and gen_seg.c (the statement
+ * patterns: stores, reductions, control flow, loops, atomics, memory
+ * ordering).
  *
  * Race freedom by construction: every pointer a program writes is either
  * its own tile of a global array (disjoint across programs) or its own
@@ -36,6 +37,7 @@ typedef struct gbuf {
   double tol;      /* OUT: the largest tolerance of a store into it */
   int shared_ops;  /* SHARED: contributions per element bound (for sums) */
   unsigned taint;  /* G_T_* of the values loads from it give */
+  bool desc_base;  /* NAME_base of a tensor_desc parameter: no name in the kernel */
 } gbuf;
 
 typedef struct gvar {
@@ -116,6 +118,9 @@ dfz_func *g_helper_new(gen *g, const char *name, const char *sig);
 gbuf *g_buf_new(gen *g, const char *prefix, teeny_dtype dt, gbuf_role role);
 /* An existing input of dtype dt, or a new one (random fill by the mode). */
 gbuf *g_buf_input(gen *g, teeny_dtype dt);
+gbuf *g_buf_input_new(gen *g, teeny_dtype dt); /* always a new one */
+/* A new kernel parameter (named prefix + a number), or NULL when there is no room. */
+dfz_param *g_param_new(gen *g, const char *prefix, bool is_ptr, teeny_dtype dt);
 void g_buf_need(gbuf *b, long elems);
 const char *g_buf_name(gen *g, const gbuf *b);
 /* A dim of mul * the product of d0's and d1's consts, or -1 if it is not
@@ -187,6 +192,21 @@ unsigned g_taint(gen *g, const dfz_expr *e);
 void g_taint_cat(gen *g, gbuf *b, unsigned t);
 /* The elements dim of a shape (-1 when not expressible). */
 int g_shape_dim(gen *g, dfz_shape sh);
+/* The dtype of a fresh output for value (its own, or one the store
+ * converts it to exactly enough), or TEENY_DT_VOID when none will do. */
+teeny_dtype g_out_dtype(gen *g, const dfz_expr *value);
+/* The variable name as an expression (NULL if not in scope). */
+dfz_expr *g_var_expr(gen *g, const char *name);
+
+/* ---- gen_desc.c: tensor descriptors ------------------------------------------------------- */
+
+/* The program's tile (1-D [B], 2-D [BM, BN]) loaded through a descriptor
+ * over a new or existing input of dtype dt (a descriptor made in the
+ * kernel, or a tensor_desc parameter), NULL when sh cannot take it. */
+dfz_expr *g_desc_load(gen *g, teeny_dtype dt, dfz_shape sh);
+/* value stored through a descriptor into a fresh output; false (nothing
+ * emitted) when it cannot be. */
+bool g_desc_store(gen *g, dfz_expr *value, const char *cat);
 
 /* ---- gen_seg.c: statement patterns ----------------------------------------------------- */
 

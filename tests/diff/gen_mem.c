@@ -25,6 +25,8 @@ static dfz_expr *var_named(gen *g, const char *name) {
   return v ? gx_var(g, v) : NULL;
 }
 
+dfz_expr *g_var_expr(gen *g, const char *name) { return var_named(g, name); }
+
 int g_shape_dim(gen *g, dfz_shape sh) {
   if (sh.rank == 0)
     return DFZ_DIM_ONE;
@@ -173,6 +175,11 @@ static dfz_shape slot_shape(gen *g, dfz_shape sh) {
 dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
   if (dfz_chance(&g->r, 25))
     dt = g_rand_dtype(g); /* cast by the caller */
+  if (g_on(g, DFZ_F_DESC) && dfz_chance(&g->r, 10)) {
+    dfz_expr *e = g_desc_load(g, dt, sh);
+    if (e)
+      return e;
+  }
   gbuf *b = g_buf_input(g, dt);
   int k = dfz_below(&g->r, 10);
   dfz_expr *mask = NULL, *p = NULL;
@@ -303,13 +310,18 @@ static dfz_expr *storable(gen *g, dfz_expr *v, teeny_dtype dt) {
   return v;
 }
 
+teeny_dtype g_out_dtype(gen *g, const dfz_expr *value) {
+  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
+  if (!storable(g, (dfz_expr *)value, dt))
+    dt = value->dt;
+  return storable(g, (dfz_expr *)value, dt) ? dt : TEENY_DT_VOID;
+}
+
 /* A fresh output for value (its dtype, or another one the store converts
  * to), categorised as cat; NULL when value cannot be stored exactly. */
 static gbuf *fresh_out(gen *g, dfz_expr *value, const char *cat) {
-  teeny_dtype dt = dfz_chance(&g->r, 80) ? value->dt : g_rand_dtype(g);
-  if (!storable(g, value, dt))
-    dt = value->dt;
-  if (!storable(g, value, dt))
+  teeny_dtype dt = g_out_dtype(g, value);
+  if (dt == TEENY_DT_VOID)
     return NULL;
   gbuf *b = g_buf_new(g, "out", dt, BR_OUT);
   snprintf(g->p->meta.params[b->pi].cat, DFZ_NAME_LEN, "%s", cat);
@@ -334,6 +346,8 @@ void g_store_slot(gen *g, dfz_expr *value, const char *cat) {
 }
 
 void g_store_global(gen *g, dfz_expr *value, const char *cat) {
+  if (value && g_on(g, DFZ_F_DESC) && dfz_chance(&g->r, 15) && g_desc_store(g, value, cat))
+    return;
   gbuf *b = value ? fresh_out(g, value, cat) : NULL;
   if (!b)
     return;

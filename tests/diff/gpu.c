@@ -3,7 +3,8 @@
  * loaded and launched through libteenyc-client's CUDA driver wrapper
  * (include/teeny/client.h, libcuda opened with dlopen), on device copies
  * of the same host buffers the interpreter got, copied back afterwards.
- * Scalars are passed as their C values (f16/bf16 as their bits).
+ * Scalars are passed as their C values (f16/bf16 as their bits); the
+ * tensormap of a tensor_desc parameter is encoded as a client would.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,30 @@ static int ptx_override(teeny_artifact *a, char *err, size_t errsz) {
   return 0;
 }
 
+/* The tensormap of the tensor_desc parameter at i, as a client encodes it
+ * (teeny_tensor_desc_make): its base (param i + 1) on the device, its
+ * shapes and strides from the next parameters, its block from the consts
+ * the parameter's type names. */
+static int encode_desc(const dfz_case *c, int i, const teeny_dptr *dp, teeny_tensor_desc *d,
+                       char *err, size_t errsz) {
+  const dfz_param *p = &c->params[i];
+  int r = p->desc_rank, block[4];
+  int64_t shape[4], strides[4];
+  for (int k = 0; k < r; k++) {
+    shape[k] = c->params[i + 2 + k].ival;
+    strides[k] = k + 1 < r ? c->params[i + 2 + r + k].ival : 1;
+    block[k] = -1;
+    for (int j = 0; j < c->nconsts; j++)
+      if (strcmp(c->consts[j].name, p->desc_block[k]) == 0)
+        block[k] = (int)c->consts[j].value;
+    if (block[k] < 0) {
+      snprintf(err, errsz, "%s: no const '%s' for its block", p->name, p->desc_block[k]);
+      return -1;
+    }
+  }
+  return teeny_tensor_desc_make(d, p->dt, dp[i + 1], r, shape, strides, block, err, errsz);
+}
+
 dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, char *err,
                        size_t errsz) {
   teeny_artifact *a = NULL;
@@ -56,8 +81,10 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
   teeny_dptr dp[DFZ_MAX_PARAMS];
   uint64_t slots[DFZ_MAX_PARAMS];
   void *argv[DFZ_MAX_PARAMS];
+  teeny_tensor_desc *descs[DFZ_MAX_PARAMS];
   dfz_status st = DFZ_OK;
   memset(dp, 0, sizeof dp);
+  memset(descs, 0, sizeof descs);
   teeny_diags d;
   teeny_diags_init(&d);
   int rc = teeny_spec_compile(spec, TEENY_EMIT_PTX, &a, &d);
@@ -78,6 +105,8 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
   }
   for (int i = 0; i < c->nparams; i++) {
     const dfz_param *p = &c->params[i];
+    if (p->desc_rank > 0)
+      continue; /* once its base is on the device */
     if (!p->is_ptr) {
       scalar_bits(p, &slots[i]);
       argv[i] = &slots[i];
@@ -91,6 +120,14 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
     }
     argv[i] = &dp[i];
   }
+  for (int i = 0; i < c->nparams; i++)
+    if (c->params[i].desc_rank > 0) {
+      if (!(descs[i] = malloc(sizeof *descs[i])) || encode_desc(c, i, dp, descs[i], err, errsz)) {
+        st = DFZ_ENGINE_ERROR;
+        goto out;
+      }
+      argv[i] = &descs[i]->map;
+    }
   if (teeny_launch(m, c->grid, NULL, argv, err, errsz) || teeny_cuda_sync(err, errsz)) {
     st = DFZ_ENGINE_ERROR;
     goto out;
@@ -104,6 +141,8 @@ out:
   for (int i = 0; i < c->nparams; i++)
     if (c->params[i].is_ptr)
       teeny_cuda_free(dp[i]);
+  for (int i = 0; i < c->nparams; i++)
+    free(descs[i]);
   teeny_module_unload(m);
   teeny_artifact_destroy(a);
   return st;

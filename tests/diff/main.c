@@ -44,7 +44,7 @@ static const char usage_text[] =
     "  --skip LIST       never generate these features (comma-separated):\n"
     "                    cast 2d shape reduce scan dot dot_f32 ctrl loop atomic\n"
     "                    atomic_shared helper order uniform gather math tanh special lock\n"
-    "                    frem barrier sem fast prec hint rank3\n"
+    "                    frem barrier sem fast prec hint rank3 desc\n"
     "  --no-reduce       report failures without reducing them\n"
     "  --reduce-max N    reduce at most N failures per category (default 2)\n"
     "  --timeout S       a kernel (or reduction candidate) may run S s (default 60)\n"

@@ -419,11 +419,13 @@ static bool pass_params(rctx *r) {
   bool progress = false;
   dfz_case *m = &r->p->meta;
   for (int i = m->nparams - 1; i >= 0 && !out_of_budget(r); i--) {
+    if (m->params[i].desc_part)
+      continue; /* goes with its tensormap, the group's first */
     dfz_param saved[DFZ_MAX_PARAMS];
-    int n = m->nparams;
+    int n = m->nparams, k = 1 + 2 * m->params[i].desc_rank;
     memcpy(saved, m->params, sizeof saved);
-    memmove(&m->params[i], &m->params[i + 1], sizeof m->params[0] * (size_t)(n - i - 1));
-    m->nparams--;
+    memmove(&m->params[i], &m->params[i + k], sizeof m->params[0] * (size_t)(n - i - k));
+    m->nparams -= k;
     if (still_fails(r, "parameter removed")) {
       progress = true;
     } else {

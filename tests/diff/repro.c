@@ -7,6 +7,10 @@
  *   const NAME VALUE
  *   param NAME DTYPE scalar VALUE
  *   param NAME DTYPE ptr COUNT FILL LO HI SEED TOL CATEGORY
+ *   param NAME DTYPE tensormap RANK BLOCK...  (NAME_tensormap of a
+ *                         tensor_desc(DTYPE, BLOCK...) parameter, BLOCK
+ *                         const names; its other 2 x RANK launch
+ *                         parameters follow as ptr and scalar lines)
  *   known TEXT            (a reproducer of a known, not yet fixed bug)
  *   source FILE           (the kernel, relative to the text file)
  *   source-inline         (the kernel is the rest of the text)
@@ -78,6 +82,13 @@ char *dfz_case_to_text(const dfz_case *c, const char *source_file) {
     tb_printf(&b, "const %s %" PRId64 "\n", c->consts[i].name, c->consts[i].value);
   for (int i = 0; i < c->nparams; i++) {
     const dfz_param *p = &c->params[i];
+    if (p->desc_rank > 0) {
+      tb_printf(&b, "param %s %s tensormap %d", p->name, teeny_dtype_name(p->dt), p->desc_rank);
+      for (int d = 0; d < p->desc_rank; d++)
+        tb_printf(&b, " %s", p->desc_block[d]);
+      tb_printf(&b, "\n");
+      continue;
+    }
     if (!p->is_ptr) {
       if (dfz_is_float(p->dt))
         tb_printf(&b, "param %s %s scalar %.17g\n", p->name, teeny_dtype_name(p->dt), p->fval);
@@ -122,6 +133,13 @@ static bool parse_param(dfz_case *c, char *rest, int line, char *err, size_t err
       p->fval = strtod(v, NULL);
     else
       p->ival = strtoll(v, NULL, 10);
+  } else if (strcmp(kind, "tensormap") == 0) {
+    char b[4][DFZ_NAME_LEN];
+    int n = sscanf(v, "%d %23s %23s %23s %23s", &p->desc_rank, b[0], b[1], b[2], b[3]);
+    if (p->desc_rank < 1 || p->desc_rank > 4 || n != 1 + p->desc_rank)
+      return fail(err, errsz, line, "%s", "param NAME DTYPE tensormap RANK BLOCK...");
+    for (int d = 0; d < p->desc_rank; d++)
+      memcpy(p->desc_block[d], b[d], DFZ_NAME_LEN); /* %23s: terminated */
   } else if (strcmp(kind, "ptr") == 0) {
     p->is_ptr = true;
     unsigned long long seed;
@@ -134,7 +152,7 @@ static bool parse_param(dfz_case *c, char *rest, int line, char *err, size_t err
       return fail(err, errsz, line, "unknown fill '%s'", fill);
     snprintf(p->cat, sizeof p->cat, "%s", strcmp(cat, "-") ? cat : "");
   } else {
-    return fail(err, errsz, line, "'%s': scalar or ptr", kind);
+    return fail(err, errsz, line, "'%s': scalar, ptr or tensormap", kind);
   }
   c->nparams++;
   return true;
@@ -210,6 +228,13 @@ bool dfz_case_from_text(const char *text, const char *dir, dfz_case *c, char *kn
     }
     p = next;
   }
+  for (int i = 0; i < c->nparams; i++) /* a tensormap's other parameters follow it */
+    for (int k = 1; c->params[i].desc_rank > 0 && k <= 2 * c->params[i].desc_rank; k++) {
+      if (i + k >= c->nparams)
+        return fail(err, errsz, line, "tensormap '%s' lacks its other parameters",
+                    c->params[i].name);
+      c->params[i + k].desc_part = true;
+    }
   if (!c->source)
     return fail(err, errsz, line, "%s", "no source or source-inline line");
   if (!c->kernel[0])
@@ -296,6 +321,8 @@ static void teenyc_command(tbuf *b, const char *name, const dfz_case *c, const c
   tb_printf(b, " --grid %u,%u,%u", c->grid[0], c->grid[1], c->grid[2]);
   for (int i = 0; i < c->nparams; i++) {
     const dfz_param *p = &c->params[i];
+    if (p->desc_rank > 0)
+      continue; /* teenyc run makes it */
     if (!p->is_ptr) {
       if (dfz_is_float(p->dt))
         tb_printf(b, " --arg %s=%.17g", p->name, p->fval);

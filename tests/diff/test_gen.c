@@ -182,6 +182,48 @@ START_TEST(case_text_round_trip) {
 }
 END_TEST
 
+/* Descriptors come both ways (made in the kernel, passed as tensor_desc
+ * parameters), a parameter's launch parameters stay together and in the
+ * entry point's order through the text form, and --skip desc removes them. */
+START_TEST(descriptors_both_ways) {
+  int made = 0, params = 0;
+  unsigned skip;
+  ck_assert(dfz_feature_parse("desc", &skip, NULL));
+  for (uint64_t seed = 1; seed <= 300; seed++) {
+    char *t = case_text(seed, 0);
+    made += strstr(t, "make_tensor_descriptor(") != NULL;
+    const char *tm = strstr(t, " tensormap ");
+    if (tm) {
+      params++;
+      dfz_case c;
+      char err[256];
+      ck_assert_msg(dfz_case_from_text(t, NULL, &c, NULL, 0, err, sizeof err), "%s", err);
+      for (int i = 0; i < c.nparams; i++) {
+        const dfz_param *p = &c.params[i];
+        if (p->desc_rank == 0)
+          continue;
+        ck_assert(i + 2 * p->desc_rank < c.nparams);
+        char want[DFZ_NAME_LEN + 8];
+        snprintf(want, sizeof want, "%.*s_base", (int)(strlen(p->name) - 10), p->name);
+        ck_assert_str_eq(c.params[i + 1].name, want);
+        ck_assert(c.params[i + 1].is_ptr && c.params[i + 1].desc_part);
+        ck_assert(c.params[i + 2].dt == TEENY_DT_I32 && c.params[i + 2].desc_part);
+        ck_assert(i + 2 * p->desc_rank + 1 == c.nparams ||
+                  !c.params[i + 2 * p->desc_rank + 1].desc_part);
+      }
+      ck_assert(strstr(c.source, "tensor_desc(") != NULL);
+      dfz_case_free(&c);
+    }
+    free(t);
+    t = case_text(seed, skip);
+    ck_assert_msg(!strstr(t, "_tensor_descriptor"), "seed %llu has a descriptor with desc skipped",
+                  (unsigned long long)seed);
+    free(t);
+  }
+  ck_assert_msg(made > 10 && params > 10, "%d seeds make descriptors, %d pass them", made, params);
+}
+END_TEST
+
 START_TEST(facts_at_the_edges) {
   dfz_fact x = dfz_fact_range(-8, 8, true), out;
   /* 256 small integers sum exactly in f32, 2^22 of them do not */
@@ -245,6 +287,7 @@ int main(void) {
   tcase_add_test(t, skip_is_honoured);
   tcase_add_test(t, handoff_reached_by_every_program);
   tcase_add_test(t, case_text_round_trip);
+  tcase_add_test(t, descriptors_both_ways);
   tcase_add_test(t, facts_at_the_edges);
   tcase_add_test(t, element_values);
   suite_add_tcase(s, t);
