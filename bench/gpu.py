@@ -378,6 +378,11 @@ def bench_softmax(drv, tc, m, n):
            f"best warps: ours {note}, triton {note_tr}")
 
 
+# Row chunk sizes both layernorm sides are timed with (each with every warp
+# count of WARPS): TEENY_BENCH_LN_BLOCKS=1024 for the one of runs 1-10.
+LN_BLOCKS = tuple(int(v) for v in os.environ.get("TEENY_BENCH_LN_BLOCKS", "512,1024,2048").split(","))
+
+
 def bench_layernorm(drv, tc, m, n, dt):
     tdt = {"f32": torch.float32, "f16": torch.float16}[dt]
     x = torch.randn(m, n, device="cuda").to(tdt)
@@ -386,22 +391,23 @@ def bench_layernorm(drv, tc, m, n, dt):
     y = torch.empty_like(x)
     mean = torch.empty(m, device="cuda")
     rstd = torch.empty(m, device="cuda")
-    block = 1024
-    kernels = {nw: safe(lambda: Kernel(drv, tc, KDIR + "layernorm.c", "layernorm",
-                                       {"D": dt, "BLOCK_SIZE": block}, num_warps=nw))
-               for nw in WARPS}
-    kernels = {nw: k for nw, k in kernels.items() if k}
+    configs = [(blk, nw) for blk in LN_BLOCKS for nw in WARPS]
+    kernels = {(blk, nw): safe(lambda: Kernel(drv, tc, KDIR + "layernorm.c", "layernorm",
+                                              {"D": dt, "BLOCK_SIZE": blk}, num_warps=nw))
+               for blk, nw in configs}
+    kernels = {c: k for c, k in kernels.items() if k}
     es = x.element_size()
-    t, note = best_of("ours", [(f"w{nw}", (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
-                               for nw, k in kernels.items()], 2 * m * n * es, "GB/s")
-    kernels[int(note[1:])]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
+    t, note = best_of("ours", [(f"{blk} w{nw}", (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
+                               for (blk, nw), k in kernels.items()], 2 * m * n * es, "GB/s")
+    blk, nw = note.split(" w")
+    kernels[(int(blk), int(nw))]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
     err = rel_err(y, torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double(), 1e-5))
-    t_tr, note_tr = best_of("triton", [(f"w{nw}", (lambda nw=nw: tr_layernorm[(m,)](
-        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=block, num_warps=nw))) for nw in WARPS],
+    t_tr, note_tr = best_of("triton", [(f"{blk} w{nw}", (lambda blk=blk, nw=nw: tr_layernorm[(m,)](
+        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=blk, num_warps=nw))) for blk, nw in configs],
         2 * m * n * es, "GB/s")
     t_torch = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5))
     report(f"layernorm {dt} {m}x{n}", "GB/s", 2 * m * n * es, t, t_tr, t_torch, err,
-           f"best warps: ours {note}, triton {note_tr}; bytes: x once, y once")
+           f"best BLOCK_SIZE and warps: ours {note}, triton {note_tr}; bytes: x once, y once")
 
 
 # Tiles both sides are timed with (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), GROUP_M 8;

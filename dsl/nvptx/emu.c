@@ -72,8 +72,8 @@ typedef struct emu {
   int nthreads, cur;
   emu_wgroup *wgroups;         /* nthreads / 128 of them */
   bool wg_error;               /* a wgmma was malformed (reported after the run) */
-  bool tma_error;              /* a TMA box started off 16 bytes along its last dim
-                                  (the H200's illegal instruction) */
+  bool tma_error;              /* a TMA box the H200 refuses with an illegal
+                                  instruction (tma_box) */
   unsigned ctaid[3], nctaid[3];
   emu_thread *th;
   emu_warp *warps;
@@ -674,21 +674,25 @@ static void fill_slot(teeny_dtype dt, const teeny_interp_arg *a, unsigned char *
 
 /* cp.async.bulk.tensor between the row-major [b0, b1] box at smem and the
  * box at (c0, c1) of the row-major tensor at base ([s0, s1], outer stride
- * st0 elements, es bytes each), as the TMA does it (tma.c): a load fills
- * what lies outside the tensor with zeros, a store writes only inside; a
- * box must start on 16 bytes along its last dim. */
+ * st0 elements, es bytes each), as the H200's TMA does it (tma.c): a load
+ * fills what lies outside the tensor with zeros; a store writes inside,
+ * and in whole 16-byte pieces of a row, so also past the last dim up to
+ * the next 16 bytes.  A box must start on 16 bytes along its last dim,
+ * and a store's box not before the tensor in any dim: the GPU raises an
+ * illegal instruction otherwise, and so does this (tma_error). */
 static void tma_box(emu *e, unsigned char *smem, unsigned char *base, int32_t es, int32_t s0,
                     int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0, int32_t b1,
                     bool store) {
-  if ((int64_t)c1 * es % 16) {
+  if ((int64_t)c1 * es % 16 || (store && (c0 < 0 || c1 < 0))) {
     e->tma_error = true;
     return;
   }
+  int64_t end1 = store ? ((int64_t)s1 * es + 15) / 16 * 16 / es : s1;
   for (int32_t i = 0; i < b0; i++)
     for (int32_t j = 0; j < b1; j++) {
       int64_t r = (int64_t)c0 + i, c = (int64_t)c1 + j;
       unsigned char *box = smem + ((size_t)i * (size_t)b1 + (size_t)j) * (size_t)es;
-      if (r < 0 || r >= s0 || c < 0 || c >= s1) {
+      if (r < 0 || r >= s0 || c < 0 || c >= end1) {
         if (!store)
           memset(box, 0, (size_t)es);
         continue;
@@ -754,7 +758,8 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
         if (e.tma_error) {
           teeny__error_at(g->cx, (teeny_loc){0, 0},
                           "emulator: block (%u, %u, %u): a TMA box starts off a 16-byte "
-                          "boundary along its last dim (an illegal instruction on the GPU)",
+                          "boundary along its last dim, or a TMA store's box before the "
+                          "tensor (an illegal instruction on the GPU)",
                           x, y, z);
           return TEENY_E_RUNTIME;
         }

@@ -258,6 +258,26 @@ static void emu_box(cg *g, const teeny_op *op, teeny_type t, LLVMValueRef buf, c
  * stride a multiple of 16 bytes below 2^40 and no smaller than the dim it
  * steps over), and the box starts on a 16-byte boundary along the last
  * dim. */
+/* A TMA store's own conditions, found on the H200 by difffuzz (GPU
+ * campaign 13, docs/reliability.md): its box must not start before the
+ * tensor in any dim (an illegal instruction otherwise, where a load's box
+ * may), and the tensor's last dim must be a multiple of 16 bytes long: the
+ * TMA writes rows in whole 16-byte pieces, so it would overwrite what lies
+ * past the last dim up to the next 16 bytes (Triton documents that as a
+ * limitation of its TMA stores; here such a store takes the pointer path). */
+static LLVMValueRef store_ok(cg *g, const teeny_op *op, int r, int es, int inner_shape) {
+  LLVMValueRef bytes = LLVMBuildMul(g->b, teeny__cg_scalar(g, inner_shape), teeny__cg_i32(g, es), "");
+  LLVMValueRef ok = LLVMBuildICmp(g->b, LLVMIntEQ,
+                                  LLVMBuildAnd(g->b, bytes, teeny__cg_i32(g, 15), ""),
+                                  teeny__cg_i32(g, 0), "");
+  for (int k = 0; k < r; k++)
+    ok = LLVMBuildAnd(g->b, ok,
+                      LLVMBuildICmp(g->b, LLVMIntSGE, teeny__cg_scalar(g, op->tma_off[k]),
+                                    teeny__cg_i32(g, 0), ""),
+                      "");
+  return ok;
+}
+
 static LLVMValueRef encoded(cg *g, const teeny_op *op, teeny_type t) {
   const teeny_region *body = g->f->body;
   int tm = op->tma - 1, r = t.rank, es = teeny_dtype_size(t.dt);
@@ -280,6 +300,8 @@ static LLVMValueRef encoded(cg *g, const teeny_op *op, teeny_type t) {
                                   LLVMBuildAnd(g->b, start, teeny__cg_i32(g, 15), ""),
                                   teeny__cg_i32(g, 0), ""),
                     "");
+  if (op->code == IR_STORE) /* what the H200's TMA stores need besides */
+    ok = LLVMBuildAnd(g->b, ok, store_ok(g, op, r, es, body->args[tm + 1 + r]), "");
   for (int k = 0; k + 1 < r; k++) {
     LLVMValueRef st = teeny__cg_scalar(g, body->args[tm + 2 + r + k]);
     LLVMValueRef inner = LLVMBuildSExt(g->b, teeny__cg_scalar(g, body->args[tm + 3 + k]),
