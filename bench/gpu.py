@@ -379,8 +379,12 @@ def bench_softmax(drv, tc, m, n):
 
 
 # Row chunk sizes both layernorm sides are timed with (each with every warp
-# count of WARPS): TEENY_BENCH_LN_BLOCKS=1024 for the one of runs 1-10.
+# count of WARPS): TEENY_BENCH_LN_BLOCKS=1024 for the one of runs 1-10; and
+# num_stages (0: each compiler's own choice; for teenyc the depth of the
+# row loops' register prefetch, num_stages - 1 iterations ahead), the same
+# values for both sides: TEENY_BENCH_LN_STAGES=0,2,3,5.
 LN_BLOCKS = tuple(int(v) for v in os.environ.get("TEENY_BENCH_LN_BLOCKS", "512,1024,2048").split(","))
+LN_STAGES = tuple(int(v) for v in os.environ.get("TEENY_BENCH_LN_STAGES", "0").split(","))
 
 
 def bench_layernorm(drv, tc, m, n, dt):
@@ -391,23 +395,33 @@ def bench_layernorm(drv, tc, m, n, dt):
     y = torch.empty_like(x)
     mean = torch.empty(m, device="cuda")
     rstd = torch.empty(m, device="cuda")
-    configs = [(blk, nw) for blk in LN_BLOCKS for nw in WARPS]
-    kernels = {(blk, nw): safe(lambda: Kernel(drv, tc, KDIR + "layernorm.c", "layernorm",
-                                              {"D": dt, "BLOCK_SIZE": blk}, num_warps=nw))
-               for blk, nw in configs}
+    configs = [(blk, nw, st) for blk in LN_BLOCKS for nw in WARPS for st in LN_STAGES]
+    kernels = {(blk, nw, st): safe(lambda: Kernel(drv, tc, KDIR + "layernorm.c", "layernorm",
+                                                  {"D": dt, "BLOCK_SIZE": blk}, num_warps=nw,
+                                                  num_stages=st))
+               for blk, nw, st in configs}
     kernels = {c: k for c, k in kernels.items() if k}
     es = x.element_size()
-    t, note = best_of("ours", [(f"{blk} w{nw}", (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
-                               for (blk, nw), k in kernels.items()], 2 * m * n * es, "GB/s")
-    blk, nw = note.split(" w")
-    kernels[(int(blk), int(nw))]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
+
+    def name(blk, nw, st):
+        return f"{blk} w{nw}" + (f" s{st}" if st else "")
+
+    t, note = best_of("ours", [(name(*c), (lambda k=k: k((m,), x, y, w, b, mean, rstd, n, n, 1e-5)))
+                               for c, k in kernels.items()], 2 * m * n * es, "GB/s")
+    best = next(c for c in kernels if name(*c) == note)
+    kernels[best]((m,), x, y, w, b, mean, rstd, n, n, 1e-5)
     err = rel_err(y, torch.nn.functional.layer_norm(x.double(), (n,), w.double(), b.double(), 1e-5))
-    t_tr, note_tr = best_of("triton", [(f"{blk} w{nw}", (lambda blk=blk, nw=nw: tr_layernorm[(m,)](
-        x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=blk, num_warps=nw))) for blk, nw in configs],
-        2 * m * n * es, "GB/s")
+
+    def triton_run(blk, nw, st):
+        kw = {"num_stages": st} if st else {}
+        return lambda: tr_layernorm[(m,)](x, y, w, b, mean, rstd, n, n, 1e-5, BLOCK=blk,
+                                         num_warps=nw, **kw)
+
+    t_tr, note_tr = best_of("triton", [(name(*c), triton_run(*c)) for c in configs],
+                            2 * m * n * es, "GB/s")
     t_torch = bench(lambda: torch.nn.functional.layer_norm(x, (n,), w, b, 1e-5))
     report(f"layernorm {dt} {m}x{n}", "GB/s", 2 * m * n * es, t, t_tr, t_torch, err,
-           f"best BLOCK_SIZE and warps: ours {note}, triton {note_tr}; bytes: x once, y once")
+           f"best BLOCK_SIZE, warps (and stages): ours {note}, triton {note_tr}; bytes: x once, y once")
 
 
 # Tiles both sides are timed with (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), GROUP_M 8;

@@ -646,7 +646,9 @@ static int elem_bytes(teeny_dtype dt) {
   return dt == TEENY_DT_BOOL ? 1 : teeny_dtype_size(dt);
 }
 
-/* Iterations the register-prefetched loads run ahead (0: none). */
+/* Iterations the register-prefetched loads run ahead (0: none); a
+ * request's num_stages sets it (num_stages - 1, as for the cp.async
+ * stages of a loop that feeds a dot). */
 static int prefetch_depth(cg *g, const pipe *P, bool async) {
   if (!P->nloads)
     return 0;
@@ -667,6 +669,8 @@ static int prefetch_depth(cg *g, const pipe *P, bool async) {
   long d = bytes ? CG_PREFETCH_BYTES / bytes : CG_MAX_AHEAD;
   if (elems && CG_PREFETCH_ELEMS / elems > d)
     d = CG_PREFETCH_ELEMS / elems;
+  if (g->num_stages) /* the request's pipeline depth: num_stages - 1 iterations ahead */
+    d = g->num_stages - 1;
   return d < 1 ? 1 : d > CG_MAX_AHEAD ? CG_MAX_AHEAD : (int)d;
 }
 

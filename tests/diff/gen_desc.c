@@ -8,6 +8,9 @@
  * NAME_stride<k>; the GPU engine encodes its tensormap, so that on sm_90+
  * its blocks move by the TMA where the code generator allows it).
  *
+ * A quarter of them are block pointers instead (make_block_ptr, sometimes
+ * moved by advance, then load(p) and store(p, v)).
+ *
  * The descriptor views a buffer as a [rows, cols] tensor with a row
  * stride (1-D: [len]) a few elements off the kernel's problem size, so
  * that blocks overhang its edges; the block is the program's tile shifted
@@ -99,6 +102,35 @@ static dfz_expr *made_desc(gen *g, gbuf *b, const gview *v) {
   return desc_expr(g, t, b->dt);
 }
 
+/* make_block_ptr(b, extents..., strides..., offsets..., block..., order...)
+ * as text (the older API: the offsets are the pointer's), sometimes made
+ * at other offsets and moved there by advance. */
+static char *block_ptr_text(gen *g, gbuf *b, const gview *v, const long *sft) {
+  const dfz_prog *p = g->p;
+  const char *name = g_buf_name(g, b);
+  long back[2] = {0, 0};
+  bool adv = dfz_chance(&g->r, 40);
+  for (int k = 0; adv && k < v->rank; k++)
+    back[k] = dfz_range(&g->r, -2, 2);
+  char o[2][160];
+  for (int k = 0; k < v->rank; k++) { /* the offset as written, less what advance adds */
+    const char *pv = v->rank == 1 ? "pid" : k == 0 ? "pm" : "pn";
+    snprintf(o[k], sizeof o[k], "%s * %s + %ld", pv, p->dims[v->tile.d[k]].text, sft[k] - back[k]);
+  }
+  char *t;
+  if (v->rank == 1)
+    t = dfz_printf(&g->p->arena, "make_block_ptr(%s, %ld, 1, %s, %s, 0)", name, v->ext[0], o[0],
+                   block_name(g, v->tile.d[0]));
+  else
+    t = dfz_printf(&g->p->arena, "make_block_ptr(%s, %ld, %ld, %ld, 1, %s, %s, %s, %s, 1, 0)",
+                   name, v->ext[0], v->ext[1], v->stride, o[0], o[1], block_name(g, v->tile.d[0]),
+                   block_name(g, v->tile.d[1]));
+  if (!adv)
+    return t;
+  return v->rank == 1 ? dfz_printf(&g->p->arena, "advance(%s, %ld)", t, back[0])
+                      : dfz_printf(&g->p->arena, "advance(%s, %ld, %ld)", t, back[0], back[1]);
+}
+
 /* A tensor_desc parameter over a new buffer (an input of dt, or an output
  * of dt): its 1 + 2 x rank launch parameters, in the entry point's order.
  * NULL (nothing added) when the kernel has no room for them. */
@@ -177,12 +209,22 @@ dfz_expr *g_desc_load(gen *g, teeny_dtype dt, dfz_shape sh) {
   view_pick(g, dt, &v);
   if (!g_fits(v.tile, sh))
     return NULL;
+  long sft[2];
+  if (dfz_chance(&g->r, 25)) { /* load(block pointer) */
+    gbuf *b = g_buf_input(g, dt);
+    shifts(g, dt, &v, sft);
+    g_buf_need(b, view_elems(&v));
+    dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD, dt, v.tile);
+    e->a[e->n++] = desc_expr(g, block_ptr_text(g, b, &v, sft), dt);
+    e->f = dfz_fact_hull(b->cls, dfz_fact_const(0));
+    g_use(g, DFZ_F_DESC);
+    return e;
+  }
   gbuf *b = NULL;
   dfz_expr *d = pick_desc(g, dt, false, &v, &b);
   if (!d)
     return NULL;
   g_buf_need(b, view_elems(&v));
-  long sft[2];
   shifts(g, dt, &v, sft);
   dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_LOAD_DESC, dt, v.tile);
   e->a[e->n++] = d;
@@ -204,18 +246,27 @@ bool g_desc_store(gen *g, dfz_expr *value, const char *cat) {
   if (!g_fits(value->sh, v.tile))
     return false;
   gbuf *b = NULL;
-  dfz_expr *d = pick_desc(g, dt, true, &v, &b);
-  if (!d)
+  long sft[2];
+  bool bp = dfz_chance(&g->r, 25) && g->p->meta.nparams <= DFZ_MAX_PARAMS - 10;
+  dfz_expr *d = bp ? NULL : pick_desc(g, dt, true, &v, &b);
+  if (!d && !bp)
     return false;
+  if (bp)
+    b = g_buf_new(g, "out", dt, BR_OUT);
   snprintf(g->p->meta.params[b->pi].cat, DFZ_NAME_LEN, "%s", cat);
   g_buf_need(b, view_elems(&v));
-  long sft[2];
   shifts(g, dt, &v, sft);
   g_taint_cat(g, b, g_taint(g, value) | g->ctl_taint);
-  dfz_expr *e = dfz_expr_new(g->p, EK_CALL, OP_STORE_DESC, TEENY_DT_VOID, v.tile);
-  e->a[e->n++] = d;
-  for (int k = 0; k < v.rank; k++)
-    e->a[e->n++] = offset(g, &v, k, sft[k]);
+  dfz_expr *e;
+  if (bp) { /* store(block pointer, value) */
+    e = dfz_expr_new(g->p, EK_CALL, OP_STORE, TEENY_DT_VOID, v.tile);
+    e->a[e->n++] = desc_expr(g, block_ptr_text(g, b, &v, sft), dt);
+  } else {
+    e = dfz_expr_new(g->p, EK_CALL, OP_STORE_DESC, TEENY_DT_VOID, v.tile);
+    e->a[e->n++] = d;
+    for (int k = 0; k < v.rank; k++)
+      e->a[e->n++] = offset(g, &v, k, sft[k]);
+  }
   e->a[e->n++] = value;
   double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
   if (tol > b->tol)

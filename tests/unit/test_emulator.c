@@ -785,6 +785,43 @@ START_TEST(tma_where_it_may) {
 }
 END_TEST
 
+/* num_stages sets how many iterations ahead a loop's register loads run
+ * (num_stages - 1; ctrl.c prefetch_depth), in loops that feed no dot as in
+ * those that do: more stages, more loads issued before the loop and in
+ * its unrolled body; each depth computes the same sums, over row lengths
+ * that end inside, at and past the prefetched iterations. */
+static const char row_sums[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(ptr(f32) x, ptr(f32) out, i32 n)\n"
+    "{ i32 r = program_id(0);\n"
+    "  tile(f32) acc = zeros(f32, B);\n"
+    "  for (i32 off = 0; off < n; off += B) {\n"
+    "    tile(i32) c = off + arange(0, B);\n"
+    "    acc += load(x + r * n + c, c < n, 0); }\n"
+    "  store(out + r, sum(acc, 0)); }\n";
+
+START_TEST(num_stages_sets_prefetch_depth) {
+  char *t2 = kr_text(row_sums, "k", "B=128,teeny.num_stages=2", "sm_90a");
+  char *t4 = kr_text(row_sums, "k", "B=128,teeny.num_stages=4", "sm_90a");
+  char *t7 = kr_text(row_sums, "k", "B=128,teeny.num_stages=7", "sm_90a");
+  int n2 = kr_count(t2, "ld.global"), n4 = kr_count(t4, "ld.global"), n7 = kr_count(t7, "ld.global");
+  ck_assert_msg(n2 < n4 && n4 < n7, "ld.global at 2, 4, 7 stages: %d, %d, %d", n2, n4, n7);
+  free(t2);
+  free(t4);
+  free(t7);
+  static const char *const binds[] = {"B=128,teeny.num_stages=2", "B=128,teeny.num_stages=5",
+                                      "B=128,teeny.num_stages=8"};
+  static const long long lens[] = {1, 128, 129, 700, 1409};
+  for (int b = 0; b < 3; b++)
+    for (int l = 0; l < 5; l++) {
+      kcase c = {"row_sums.c", row_sums, "k", binds[b], 3, {{3 * lens[l], 2}, {3, 3}}, {lens[l]}};
+      kr_run_everywhere(&c, NULL);
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("emulator");
   TCase *tc = tcase_create("arith");
@@ -797,6 +834,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, fp8_dot_on_tensor_cores);
   tcase_add_test(tc, fp8_dot_on_fp8_wgmma);
   tcase_add_test(tc, tma_where_it_may);
+  tcase_add_test(tc, num_stages_sets_prefetch_depth);
   tcase_add_test(tc, narrow_abs_in_32_bits);
   tcase_add_test(tc, bf16_times_f16_in_f32);
   tcase_add_test(tc, negated_mask_to_float);
