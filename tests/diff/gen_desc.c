@@ -268,12 +268,7 @@ bool g_desc_store(gen *g, dfz_expr *value, const char *cat) {
       e->a[e->n++] = offset(g, &v, k, sft[k]);
   }
   e->a[e->n++] = value;
-  double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
-  if (tol > b->tol)
-    b->tol = tol;
-  dfz_stmt *s = dfz_stmt_new(g->p, SK_EXPR);
-  s->e = e;
-  g_emit(g, s);
+  g_store_emit(g, b, e, value);
   g_use(g, DFZ_F_DESC);
   return true;
 }

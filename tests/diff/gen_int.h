@@ -181,6 +181,8 @@ dfz_expr *g_index_dim(gen *g, dfz_shape sh, int dim);
 dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh);
 /* store(p, value [, mask]) as a statement; records the tolerance in b. */
 void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask);
+/* Any store expression of value into b as a statement, its tolerance recorded in b. */
+void g_store_emit(gen *g, gbuf *b, dfz_expr *store, const dfz_expr *value);
 /* Store value (any shape that has a slot dim) into a fresh output's slot. */
 void g_store_slot(gen *g, dfz_expr *value, const char *cat);
 /* Store value (broadcasting to the program's tile) into a fresh output's

@@ -288,15 +288,18 @@ dfz_expr *g_store_node(gen *g, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
   return e;
 }
 
-void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
-  g_taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
-  dfz_expr *e = g_store_node(g, ptr, value, mask);
+void g_store_emit(gen *g, gbuf *b, dfz_expr *store, const dfz_expr *value) {
   double tol = dfz_fact_store_tol(value->f, value->dt, b->dt);
   if (tol > b->tol)
     b->tol = tol;
   dfz_stmt *s = dfz_stmt_new(g->p, SK_EXPR);
-  s->e = e;
+  s->e = store;
   g_emit(g, s);
+}
+
+void g_store(gen *g, gbuf *b, dfz_expr *ptr, dfz_expr *value, dfz_expr *mask) {
+  g_taint_cat(g, b, g_taint(g, value) | g_taint(g, mask) | g->ctl_taint);
+  g_store_emit(g, b, g_store_node(g, ptr, value, mask), value);
 }
 
 /* A value for buffer dtype dt: exact when dt is an integer (the store converts). */
