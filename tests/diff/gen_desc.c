@@ -152,13 +152,13 @@ static dfz_expr *param_desc(gen *g, teeny_dtype dt, bool output, const gview *v,
   pa->desc_part = true;
   for (int d = 0; d < v->rank; d++) {
     dfz_param *s = g_param_new(g, "sh", false, TEENY_DT_I32);
-    snprintf(s->name, sizeof s->name, "%s_shape%d", base, d);
+    snprintf(s->name, sizeof s->name, "%s_shape%c", base, (char)('0' + d)); /* d < 4 */
     s->ival = v->ext[d];
     s->desc_part = true;
   }
   for (int d = 0; d < 1 && d + 1 < v->rank; d++) { /* rank <= 2 */
     dfz_param *s = g_param_new(g, "st", false, TEENY_DT_I64);
-    snprintf(s->name, sizeof s->name, "%s_stride%d", base, d);
+    snprintf(s->name, sizeof s->name, "%s_stride%c", base, (char)('0' + d));
     s->ival = v->stride;
     s->desc_part = true;
   }
