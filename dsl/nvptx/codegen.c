@@ -226,6 +226,28 @@ static const char *parse_target(const char *t, int *sm, bool *arch_a) {
   return NULL;
 }
 
+/* Does r (nested regions included) hold a dot of two fp8 tiles (irgen's
+ * form: both operands casts of fp8 tiles)?  On sm_89 and sm_90 it may run
+ * on fp8 mma.sync (dot.c), which needs PTX ISA 8.4. */
+static bool has_f8_dot(const teeny_ir_func *f, const teeny_region *r) {
+  for (int i = 0; i < r->nops; i++) {
+    const teeny_op *op = r->ops[i];
+    if (op->code == IR_DOT) {
+      int n = 0;
+      for (int k = 0; k < 2; k++) {
+        const teeny_op *d = f->values[op->args[k]].def;
+        n += d && d->code == IR_CAST && teeny__dt_is_fp8(teeny__ir_type(f, d->args[0]).dt);
+      }
+      if (n == 2)
+        return true;
+    }
+    for (int k = 0; k < op->nregions; k++)
+      if (op->regions[k] && has_f8_dot(f, op->regions[k]))
+        return true;
+  }
+  return false;
+}
+
 static LLVMTargetMachineRef make_target_machine(cg *g, const char *cpu) {
   LLVMTargetRef target;
   char *msg = NULL;
@@ -236,8 +258,10 @@ static LLVMTargetMachineRef make_target_machine(cg *g, const char *cpu) {
     return NULL;
   }
   /* PTX ISA 8.0: the oldest that sm_90a accepts; every CUDA 12+ driver
-   * loads it (docs/perf-notes.md). */
-  return LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", cpu, "+ptx80",
+   * loads it (docs/perf-notes.md).  8.4 (CUDA 12.4 drivers) only for an
+   * fp8 dot on sm_89 or sm_90, whose mma.sync form it introduced. */
+  bool v84 = g->sm >= 89 && !g->sm_a && has_f8_dot(g->f, g->f->body);
+  return LLVMCreateTargetMachine(target, "nvptx64-nvidia-cuda", cpu, v84 ? "+ptx84" : "+ptx80",
                                  LLVMCodeGenLevelAggressive, LLVMRelocDefault,
                                  LLVMCodeModelDefault);
 }

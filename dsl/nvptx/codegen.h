@@ -531,11 +531,12 @@ LLVMValueRef teeny__cg_stile_addr(cg *g, const cg_stile *t, LLVMValueRef row,
  * aligned and published with fence.proxy.async). */
 bool teeny__cg_dot_uses_mma(cg *g, const teeny_op *op);
 bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op);
-/* Whether wgmma dot's B operand, held in layout L, is staged K-major (a
- * transposed tile, teeny__cg_stile_tr, read with imm-trans-b = 0): when L
- * runs along K, so the tile is written 16 bytes at a time, or copied by
- * cp.async, instead of element by element. */
-bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L);
+/* Whether dot's B operand, held in layout L, is staged K-major (a
+ * transposed tile, teeny__cg_stile_tr): when L runs along K and the dot
+ * is a wgmma (read with imm-trans-b = 0) or an 8-bit mma.sync (i8, fp8:
+ * read by ldmatrix without .trans), so the tile is written 16 bytes at a
+ * time, or copied by cp.async, instead of element by element. */
+bool teeny__cg_dot_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L);
 /* The value a dot reads as operand i (0: A, 1: B): its argument, or, on
  * Hopper's fp8 wgmma, the fp8 tile that argument (an f16 cast) converts. */
 int teeny__cg_dot_operand(cg *g, const teeny_op *dot, int i);

@@ -496,7 +496,7 @@ static bool inflight_ok(cg *g, const teeny_region *body, const teeny_op *dot) {
  * contiguous along K, such as K^T in attention). */
 static int async_axis(cg *g, const teeny_op *dot, const teeny_op *ld) {
   return teeny__cg_dot_operand(g, dot, 1) == ld->res[0] &&
-                 teeny__cg_wg_b_kmajor(g, dot, g->vi[ld->res[0]].nat)
+                 teeny__cg_dot_b_kmajor(g, dot, g->vi[ld->res[0]].nat)
              ? 0
              : 1;
 }

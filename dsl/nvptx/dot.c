@@ -78,17 +78,22 @@ static int f8_source(cg *g, int v) {
   return teeny__dt_is_fp8(teeny__ir_type(g->f, d->args[0]).dt) ? d->args[0] : -1;
 }
 
-/* A dot of two fp8 tiles (cast to f16) runs on Hopper's fp8 wgmma, at
- * twice the f16 rate, where the wgmma tiling takes it: k32 instructions
- * read both operands K-major from shared memory (the instruction has no
- * transposed fp8 form), so B must arrive K-major (stored [N, K], as
- * Triton's fp8 matmuls take it); otherwise the f16 path multiplies the
- * casts (the same products, summed in f32). */
+/* Does the target run mma.sync on fp8 operands (m16n8k32, PTX ISA 8.4)?
+ * sm_89 and plain sm_90; sm_90a multiplies fp8 on wgmma instead. */
+static bool f8_mma_sync(const cg *g) { return g->sm >= 89 && !g->sm_a; }
+
+/* A dot of two fp8 tiles (cast to f16) reads the fp8 tiles themselves
+ * where the target has an fp8 instruction for it, at twice the f16 rate.
+ * On sm_90a that is Hopper's fp8 wgmma, where the wgmma tiling takes it:
+ * k32 instructions read both operands K-major from shared memory (the
+ * instruction has no transposed fp8 form), so B must arrive K-major
+ * (stored [N, K], as Triton's fp8 matmuls take it).  On sm_89 and sm_90
+ * it is mma.sync m16n8k32 (the i8 fragment layouts, B gathered from
+ * shared memory in any order), for K of 32 or more.  Otherwise the f16
+ * path multiplies the casts (the same products, summed in f32). */
 static void native_f8(cg *g, const teeny_op *op, dot_plan *p) {
   int a = f8_source(g, op->args[0]), b = f8_source(g, op->args[1]);
-  if (!g->sm_a || a < 0 || b < 0 ||
-      teeny__cg_run_bits(teeny__cg_use_layout(g, b), 0) <=
-          teeny__cg_run_bits(teeny__cg_use_layout(g, b), 1))
+  if (a < 0 || b < 0)
     return;
   dot_plan q = *p;
   q.kind = DOT_F8;
@@ -96,9 +101,14 @@ static void native_f8(cg *g, const teeny_op *op, dot_plan *p) {
   q.opnd[1] = b;
   q.f8[0] = teeny__ir_type(g->f, a).dt;
   q.f8[1] = teeny__ir_type(g->f, b).dt;
-  wg_plan w;
-  if (wg_make(g, &q, &w))
+  if (g->sm_a) {
+    const cg_layout *LB = teeny__cg_use_layout(g, b);
+    wg_plan w;
+    if (teeny__cg_run_bits(LB, 0) > teeny__cg_run_bits(LB, 1) && wg_make(g, &q, &w))
+      *p = q;
+  } else if (f8_mma_sync(g) && p->K >= 32) {
     *p = q;
+  }
 }
 
 static dot_plan make_plan(cg *g, const teeny_op *op) {
@@ -215,7 +225,7 @@ static const cg_layout *a_layout(cg *g, const dot_plan *p) {
     lb_reg(&b, r3);
     lb_reg(&b, 2);
     first_rep = 3;
-  } else if (p->kind == DOT_I8) {
+  } else if (p->kind == DOT_I8 || p->kind == DOT_F8) {
     signed char lane[5] = {2, 3, (signed char)r0, (signed char)r1, (signed char)r2};
     memcpy(b.L.lane, lane, 5);
     lb_reg(&b, 0);
@@ -254,7 +264,7 @@ static const cg_layout *b_layout(cg *g, const dot_plan *p) {
     memcpy(b.L.lane, lane, 5);
     lb_reg(&b, KB(2));
     first_rep = 3;
-  } else if (p->kind == DOT_I8) {
+  } else if (p->kind == DOT_I8 || p->kind == DOT_F8) {
     signed char lane[5] = {KB(2), KB(3), 0, 1, 2};
     memcpy(b.L.lane, lane, 5);
     lb_reg(&b, KB(0));
@@ -465,6 +475,7 @@ static int frag_words(cg *g, const dot_plan *p, LLVMValueRef *e, bool is_a,
       w[i] = tf32(g, e[i], is_a ? p->part_a : p->part_b);
     return n;
   case DOT_I8:
+  case DOT_F8:
     for (int i = 0; i < n / 4; i++)
       w[i] = pack4(g, e + 4 * i);
     return n / 4;
@@ -475,17 +486,32 @@ static int frag_words(cg *g, const dot_plan *p, LLVMValueRef *e, bool is_a,
   }
 }
 
-static const char *mma_name(dot_kind k) {
-  switch (k) {
+static const char *f8_name(teeny_dtype dt) { return dt == TEENY_DT_F8E5M2 ? "e5m2" : "e4m3"; }
+
+/* The mma.sync instruction of p's kind, in buf. */
+static const char *mma_name(const dot_plan *p, char *buf, size_t cap) {
+  switch (p->kind) {
   case DOT_F16:
     return "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
   case DOT_BF16:
     return "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
   case DOT_TF32:
     return "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  case DOT_F8:
+    snprintf(buf, cap, "mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32", f8_name(p->f8[0]),
+             f8_name(p->f8[1]));
+    return buf;
   default:
     return "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32";
   }
+}
+
+/* The operand kind as the emulator's wgmma takes it: dot_kind, and for
+ * DOT_F8 bit 4 (A) and bit 5 (B) set for f8e5m2 (clear: f8e4m3). */
+static int emu_kind(const dot_plan *p) {
+  if (p->kind != DOT_F8)
+    return p->kind;
+  return p->kind | (p->f8[0] == TEENY_DT_F8E5M2) << 4 | (p->f8[1] == TEENY_DT_F8E5M2) << 5;
 }
 
 /* d[0..3] = mma(a words, b words, c[0..3]) */
@@ -499,7 +525,7 @@ static void emu_mma(cg *g, const dot_plan *p, LLVMValueRef *a, LLVMValueRef *b,
   LLVMValueRef out = LLVMBuildAlloca(g->b, at, "");
   g->b = keep;
   LLVMValueRef args[12];
-  args[0] = teeny__cg_i32(g, p->kind);
+  args[0] = teeny__cg_i32(g, emu_kind(p));
   for (int i = 0; i < 4; i++)
     args[1 + i] = a[i];
   args[5] = b[0];
@@ -521,10 +547,11 @@ static void mma(cg *g, const dot_plan *p, LLVMValueRef *a, int na, LLVMValueRef 
     emu_mma(g, p, a, b, c, d);
     return;
   }
-  char text[256], cons[128];
+  char text[256], cons[128], name[64];
   char cc = p->kind == DOT_I8 ? 'r' : 'f';
   int n = 0;
-  n += snprintf(text + n, sizeof text - (size_t)n, "%s {$0, $1, $2, $3}, {", mma_name(p->kind));
+  n += snprintf(text + n, sizeof text - (size_t)n, "%s {$0, $1, $2, $3}, {",
+                mma_name(p, name, sizeof name));
   for (int i = 0; i < na; i++)
     n += snprintf(text + n, sizeof text - (size_t)n, "%s$%d", i ? ", " : "", 4 + i);
   n += snprintf(text + n, sizeof text - (size_t)n, "}, {");
@@ -765,6 +792,34 @@ static void frags_b_ldmatrix(cg *g, const dot_plan *p, frags *F, const cg_stile 
   }
 }
 
+/* 8-bit B fragments (i8, fp8: per lane 4 consecutive k of column l / 4)
+ * by ldmatrix without .trans from a K-major tile (teeny__cg_stile_tr, rows
+ * of N holding K bytes): matrix q: n rows of tile ni + (q >> 1), k bytes
+ * + (q & 1) * 16, its b16 pairs being the fragment's 4-byte words. */
+static void frags_b8_ldmatrix(cg *g, const dot_plan *p, frags *F, const cg_stile *t, long ki) {
+  LLVMValueRef lane = g->lane;
+  LLVMValueRef lrow = LLVMBuildAnd(g->b, lane, i32c(g, 7), "");
+  LLVMValueRef q = LLVMBuildLShr(g->b, lane, i32c(g, 3), "");
+  LLVMValueRef kbase = LLVMBuildShl(g->b, LLVMBuildAnd(g->b, q, i32c(g, 1), ""), i32c(g, 4), "");
+  int tile_step = 1 << (3 + p->nwn);
+  LLVMValueRef nbase = LLVMBuildAdd(
+      g->b, LLVMBuildShl(g->b, warp_index(g, p, 'n'), i32c(g, 3), ""), lrow, "");
+  bool pairs = F->NT >= 2;
+  if (pairs)
+    nbase = LLVMBuildAdd(g->b, nbase,
+                         LLVMBuildMul(g->b, LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, q, i32c(g, 1), ""),
+                                                         i32c(g, 1), ""),
+                                      i32c(g, tile_step), ""), "");
+  for (long ni = 0; ni < F->NT; ni += pairs ? 2 : 1) {
+    LLVMValueRef k = LLVMBuildAdd(g->b, kbase, i32c(g, ki * p->mk), "");
+    LLVMValueRef n = LLVMBuildAdd(g->b, nbase, i32c(g, ni * tile_step), "");
+    LLVMValueRef w[4];
+    ldmatrix(g, teeny__cg_stile_addr(g, t, k, n), pairs ? 4 : 2, false, w);
+    for (int j = 0; j < (pairs ? 4 : 2); j++)
+      F->bw[((ni + j / 2) * F->KT + ki) * 2 + j % 2] = w[j];
+  }
+}
+
 /* Dots at the top level of a for body stage through their own pair of
  * buffers, alternating per iteration: the barrier after one iteration's
  * stores already separates the previous iteration's reads of the other
@@ -805,8 +860,8 @@ typedef struct operands {
 static void stage_operands(cg *g, const teeny_op *op, const dot_plan *p, frags *F,
                            operands *O) {
   const cg_layout *LA = a_layout(g, p), *LB = b_layout(g, p);
-  int a = op->args[0], b = op->args[1];
-  teeny_dtype dt = teeny__ir_type(g->f, a).dt;
+  int a = p->opnd[0], b = p->opnd[1];
+  teeny_dtype dt = teeny__ir_type(g->f, a).dt, dtb = teeny__ir_type(g->f, b).dt;
   const cg_stile *sa = g->vi[a].astage, *sb = g->vi[b].astage; /* cp.async'd */
   bool stage_a = sa || teeny__cg_use_layout(g, a) != LA;
   bool stage_b = sb || teeny__cg_use_layout(g, b) != LB;
@@ -828,8 +883,10 @@ static void stage_operands(cg *g, const teeny_op *op, const dot_plan *p, frags *
     int es = teeny_dtype_size(dt), bo = write_a ? p->M * p->K * es : 0;
     if (write_a)
       O->ta = teeny__cg_stile(g, p->M, p->K, dt, !dbuf, 0, 16);
-    if (write_b)
-      O->tb = teeny__cg_stile(g, p->K, p->N, dt, !dbuf, (bo + 15) & ~15, 16);
+    if (write_b && teeny__cg_dot_b_kmajor(g, op, teeny__cg_use_layout(g, b)))
+      O->tb = teeny__cg_stile_tr(g, p->K, p->N, dtb, !dbuf, (bo + 15) & ~15, 16);
+    else if (write_b)
+      O->tb = teeny__cg_stile(g, p->K, p->N, dtb, !dbuf, (bo + 15) & ~15, 16);
     if (dbuf) /* this iteration's half of the dot's own double buffer */
       double_buffer(g, write_a ? &O->ta : NULL, write_b ? &O->tb : NULL, 16);
     if (write_a)
@@ -839,12 +896,13 @@ static void stage_operands(cg *g, const teeny_op *op, const dot_plan *p, frags *
     teeny__cg_barrier(g);
   }
   O->ldm_a = stage_a;
-  O->ldm_b = stage_b && (p->kind == DOT_F16 || p->kind == DOT_BF16);
+  O->ldm_b = stage_b && (p->kind == DOT_F16 || p->kind == DOT_BF16 ||
+                         ((p->kind == DOT_I8 || p->kind == DOT_F8) && O->tb.tr));
   if (!stage_a)
     frags_from_regs(g, p, F, teeny__cg_get(g, a, LA), NULL);
   if (!O->ldm_b)
     frags_from_regs(g, p, F, NULL,
-                    stage_b ? stile_gather(g, &O->tb, LB, dt) : teeny__cg_get(g, b, LB));
+                    stage_b ? stile_gather(g, &O->tb, LB, dtb) : teeny__cg_get(g, b, LB));
 }
 
 /* One pass of the mma path over every k step, accumulating into out. */
@@ -862,7 +920,9 @@ static void mma_pass(cg *g, const teeny_op *op, const dot_plan *p, LLVMValueRef 
   for (long ki = 0; ki < F.KT; ki++) {
     if (O.ldm_a)
       frags_a_ldmatrix(g, p, &F, &O.ta, ki);
-    if (O.ldm_b)
+    if (O.ldm_b && O.tb.tr)
+      frags_b8_ldmatrix(g, p, &F, &O.tb, ki);
+    else if (O.ldm_b)
       frags_b_ldmatrix(g, p, &F, &O.tb, ki);
     for (long mi = 0; mi < F.MT; mi++)
       for (long ni = 0; ni < F.NT; ni++) {
@@ -1048,7 +1108,7 @@ static void wg_stage(cg *g, const teeny_op *op, const dot_plan *p, bool ra, cg_s
   if (!sa)
     *ta = teeny__cg_stile(g, p->M, p->K, dt, !dbuf, 0, CG_WG_ALIGN);
   if (!sb)
-    *tb = p->kind == DOT_F8 || teeny__cg_wg_b_kmajor(g, op, teeny__cg_use_layout(g, b))
+    *tb = p->kind == DOT_F8 || teeny__cg_dot_b_kmajor(g, op, teeny__cg_use_layout(g, b))
               ? teeny__cg_stile_tr(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN)
               : teeny__cg_stile(g, p->K, p->N, dt, !dbuf, bo, CG_WG_ALIGN);
   if (dbuf)
@@ -1144,14 +1204,6 @@ static LLVMValueRef entry_alloca(cg *g, LLVMTypeRef t) {
   return v;
 }
 
-/* The operand kind as the emulator's wgmma takes it: dot_kind, and for
- * DOT_F8 bit 4 (A) and bit 5 (B) set for f8e5m2 (clear: f8e4m3). */
-static int emu_kind(const dot_plan *p) {
-  if (p->kind != DOT_F8)
-    return p->kind;
-  return p->kind | (p->f8[0] == TEENY_DT_F8E5M2) << 4 | (p->f8[1] == TEENY_DT_F8E5M2) << 5;
-}
-
 /* The emulator's wgmma: fn(emu, kind, NI, a, descB, trans-b, scale-d, smem,
  * acc), the n accumulators d passed through memory and read back. */
 static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValueRef a,
@@ -1177,8 +1229,8 @@ static void emu_wgmma(cg *g, const char *fn, const dot_plan *p, int NI, LLVMValu
 static size_t wg_text_head(char *text, size_t cap, const dot_plan *p, int NI, int pred) {
   const char *ta = p->kind == DOT_F16 ? "f16" : "bf16", *tb = ta;
   if (p->kind == DOT_F8) {
-    ta = p->f8[0] == TEENY_DT_F8E5M2 ? "e5m2" : "e4m3";
-    tb = p->f8[1] == TEENY_DT_F8E5M2 ? "e5m2" : "e4m3";
+    ta = f8_name(p->f8[0]);
+    tb = f8_name(p->f8[1]);
   }
   size_t k = (size_t)snprintf(text, cap, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
                               "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {",
@@ -1417,7 +1469,7 @@ int teeny__cg_wg_hoist(cg *g, const teeny_region *body, int *ids, int max) {
       const cg_layout *L = teeny__cg_use_layout(g, v);
       teeny__cg_get(g, v, L);
       cg_stile *s = teeny__cg_alloc(g, sizeof *s);
-      bool tr = pos == 1 && teeny__cg_wg_b_kmajor(g, op, L);
+      bool tr = pos == 1 && teeny__cg_dot_b_kmajor(g, op, L);
       *s = tr ? teeny__cg_stile_tr(g, t.shape[0], t.shape[1], t.dt, false, 0, CG_WG_ALIGN)
               : teeny__cg_stile(g, t.shape[0], t.shape[1], t.dt, false, 0, CG_WG_ALIGN);
       s->rbase = i32c(g, teeny__cg_db_take(g, s->R * s->row_bytes, CG_WG_ALIGN));
@@ -1471,8 +1523,11 @@ bool teeny__cg_dot_uses_wgmma(cg *g, const teeny_op *op) {
   return p.kind != DOT_FMA && wg_make(g, &p, &w);
 }
 
-bool teeny__cg_wg_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L) {
-  return teeny__cg_dot_uses_wgmma(g, dot) && teeny__cg_run_bits(L, 0) > teeny__cg_run_bits(L, 1);
+bool teeny__cg_dot_b_kmajor(cg *g, const teeny_op *dot, const cg_layout *L) {
+  if (teeny__cg_run_bits(L, 0) <= teeny__cg_run_bits(L, 1))
+    return false;
+  dot_kind k = make_plan(g, dot).kind;
+  return teeny__cg_dot_uses_wgmma(g, dot) || k == DOT_I8 || k == DOT_F8;
 }
 
 int teeny__cg_dot_operand(cg *g, const teeny_op *dot, int i) {

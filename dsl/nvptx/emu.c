@@ -209,42 +209,63 @@ static float half_of(uint32_t w, int i, int kind) {
   return kind == 2 ? bits_f32(h << 16) : f16_to_f32(h);
 }
 
-static int32_t byte_of(uint32_t w, int i) { return (int8_t)(w >> (8 * i)); }
+/* The bytes of one m16n8k32 (s8 or fp8): A [16][32], B [32][8] from the
+ * PTX ISA's fragment layouts (the same for both), C as 32-bit words. */
+typedef struct mma_k32 {
+  uint8_t A[16][32], B[32][8];
+  uint32_t C[16][8];
+} mma_k32_frags;
 
-/* The s8 form (m16n8k32, s32 accumulators): integers throughout, the sum
- * taken in int64 and wrapped to 32 bits as PTX does without .satfinite
- * (a double converted with (int32_t) is undefined past the i32 range). */
-static void mma_s8(emu_warp *w, int b) {
-  int32_t A[16][32], B[32][8], C[16][8];
+static void mma_k32_gather(const emu_warp *w, int b, mma_k32_frags *f) {
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
-    uint32_t *in = w->mma_in[b][l];
+    const uint32_t *in = w->mma_in[b][l];
     for (int i = 0; i < 4; i++) /* C: (g, 2t+e), (g+8, 2t+e) */
-      C[g + (i >> 1) * 8][2 * t + (i & 1)] = (int32_t)in[6 + i];
+      f->C[g + (i >> 1) * 8][2 * t + (i & 1)] = in[6 + i];
     for (int i = 0; i < 4; i++)
       for (int k = 0; k < 4; k++)
-        A[g + (i & 1) * 8][4 * t + k + (i >> 1) * 16] = byte_of(in[i], k);
+        f->A[g + (i & 1) * 8][4 * t + k + (i >> 1) * 16] = (uint8_t)(in[i] >> (8 * k));
     for (int i = 0; i < 2; i++)
       for (int k = 0; k < 4; k++)
-        B[4 * t + k + 16 * i][g] = byte_of(in[4 + i], k);
+        f->B[4 * t + k + 16 * i][g] = (uint8_t)(in[4 + i] >> (8 * k));
   }
+}
+
+/* The s8 form (s32 accumulators): integers throughout, the sum taken in
+ * int64 and wrapped to 32 bits as PTX does without .satfinite (a double
+ * converted with (int32_t) is undefined past the i32 range).  The fp8
+ * form (kind 5, bit 4 set for an f8e5m2 A, bit 5 for B): every product
+ * exact in double, the sum rounded once to f32. */
+static void mma_k32(emu_warp *w, int b, int kind) {
+  mma_k32_frags f;
+  mma_k32_gather(w, b, &f);
+  teeny_dtype fa = kind & 16 ? TEENY_DT_F8E5M2 : TEENY_DT_F8E4M3;
+  teeny_dtype fb = kind & 32 ? TEENY_DT_F8E5M2 : TEENY_DT_F8E4M3;
   for (int l = 0; l < 32; l++) {
     int g = l >> 2, t = l & 3;
     for (int i = 0; i < 4; i++) {
       int r = g + (i >> 1) * 8, c = 2 * t + (i & 1);
-      int64_t s = C[r][c];
-      for (int k = 0; k < 32; k++)
-        s += (int64_t)A[r][k] * B[k][c];
-      w->mma_out[b][l][i] = (uint32_t)s; /* modulo 2^32 */
+      if ((kind & 15) == 4) {
+        int64_t s = (int32_t)f.C[r][c];
+        for (int k = 0; k < 32; k++)
+          s += (int64_t)(int8_t)f.A[r][k] * (int8_t)f.B[k][c];
+        w->mma_out[b][l][i] = (uint32_t)s; /* modulo 2^32 */
+      } else {
+        double s = bits_f32(f.C[r][c]);
+        for (int k = 0; k < 32; k++)
+          s += teeny__fp8_value(fa, f.A[r][k]) * teeny__fp8_value(fb, f.B[k][c]);
+        w->mma_out[b][l][i] = f32_bits((float)s);
+      }
     }
   }
 }
 
 /* D = A B + C for the whole warp, from the PTX ISA's fragment layouts.
- * kind: 1 f16, 2 bf16 (m16n8k16); 3 tf32 (m16n8k8); 4 s8 (m16n8k32). */
+ * kind: 1 f16, 2 bf16 (m16n8k16); 3 tf32 (m16n8k8); 4 s8 and 5 fp8
+ * (m16n8k32). */
 static void mma_compute(emu_warp *w, int b, int kind) {
-  if (kind == 4) {
-    mma_s8(w, b);
+  if ((kind & 15) >= 4) {
+    mma_k32(w, b, kind);
     return;
   }
   double A[16][16] = {{0}}, B[16][8] = {{0}}, C[16][8];

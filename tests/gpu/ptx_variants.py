@@ -41,6 +41,42 @@ def neg_as_not_add(ptx):
                   r"not.b\1 \2, \3; add.s\1 \2, \2, 1;", ptx)
 
 
+# The code generator's own negation (repair.c): inline `not` + `add 1`.
+NOT_ADD = r"not\.b(16|32|64) (%\w+), (%\w+);\s*add\.s\1 \2, \2, 1;"
+
+
+def not_add_as_neg(ptx):
+    return re.sub(NOT_ADD, r"neg.s\1 \2, \3;", ptx)
+
+
+def not_add_as_sub(ptx):
+    return re.sub(NOT_ADD, r"sub.s\1 \2, 0, \3;", ptx)
+
+
+def not_add_as_mul(ptx):
+    return re.sub(NOT_ADD, r"mul.lo.s\1 \2, \3, -1;", ptx)
+
+
+def not_add_via_64(ptx):
+    """32-bit negations through a zero-extended 64-bit value."""
+    def one(m):
+        if m.group(1) != "32":
+            return m.group(0)
+        d, x = m.group(2), m.group(3)
+        return (f"{{ .reg .b64 %nvt; cvt.u64.u32 %nvt, {x}; neg.s64 %nvt, %nvt; "
+                f"cvt.u32.u64 {d}, %nvt; }}")
+    return re.sub(NOT_ADD, one, ptx)
+
+
+def not_add_opaque_zero(ptx):
+    """0 - x with the 0 from %laneid masked by a value ptxas must load."""
+    def one(m):
+        d, x, b = m.group(2), m.group(3), m.group(1)
+        return (f"{{ .reg .b{b} %nvz; mov.u32 %nvz, %laneid; shr.u32 %nvz, %nvz, 5; "
+                f"sub.s{b} {d}, %nvz, {x}; }}")
+    return re.sub(NOT_ADD, lambda m: one(m) if m.group(1) == "32" else m.group(0), ptx)
+
+
 def minmax_as_selp(ptx):
     n = [0]
 
@@ -184,6 +220,9 @@ VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", s
             ("shifts16_as_32", shifts16_as_32),
             ("abs_and_shifts16_as_32", lambda p: shifts16_as_32(abs16_as_32(p))),
             ("f16_minmax_as_f32", f16_minmax_as_f32), ("selp16_as_32", selp16_as_32),
+            ("not_add_as_neg", not_add_as_neg), ("not_add_as_sub", not_add_as_sub),
+            ("not_add_as_mul", not_add_as_mul), ("not_add_via_64", not_add_via_64),
+            ("not_add_opaque_zero", not_add_opaque_zero),
             ("all", lambda p: shifts16_as_32(abs16_as_32(narrow_ints_as_32(u32_to_float_via_u64(
                 minmax_as_selp(neg_as_not_add(p)))))))]
 

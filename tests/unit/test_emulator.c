@@ -742,6 +742,44 @@ START_TEST(fp8_dot_on_fp8_wgmma) {
 }
 END_TEST
 
+/* The same kernel on sm_89 (Ada has fp8 mma.sync, not wgmma): the dot
+ * runs on mma.sync m16n8k32 reading the fp8 tiles themselves (PTX ISA
+ * 8.4), B N-major gathered from shared memory or K-major read by
+ * ldmatrix; the sums stay exact, so the emulator equals the interpreter
+ * and both the plain-C sums at every pairing and warp count. */
+START_TEST(fp8_dot_on_fp8_mma_sync) {
+  static const char *const binds[] = {"A=f8e4m3,B=f8e4m3,KMAJOR=1", "A=f8e5m2,B=f8e4m3,KMAJOR=0",
+                                      "A=f8e4m3,B=f8e5m2,KMAJOR=1", "A=f8e5m2,B=f8e5m2,KMAJOR=0"};
+  static const char *const instr[] = {"m16n8k32.row.col.f32.e4m3.e4m3.f32",
+                                      "m16n8k32.row.col.f32.e5m2.e4m3.f32",
+                                      "m16n8k32.row.col.f32.e4m3.e5m2.f32",
+                                      "m16n8k32.row.col.f32.e5m2.e5m2.f32"};
+  static const int warps[] = {1, 4, 8};
+  for (int i = 0; i < 4; i++) {
+    kcase c = {"fp8_wgmma.c", fp8_wgmma, "k", binds[i], 1,
+               {{64 * 128, 2}, {128 * 128, 2}, {64 * 128, 0}}, {0}};
+    fp8_wgmma_binds = binds[i];
+    fp8_wgmma_kmajor = strstr(binds[i], "KMAJOR=1") != NULL;
+    for (int w = 0; w < 3; w++) {
+      void *out[MAXP] = {0};
+      kr_run_both(&c, "sm_89", warps[w], out);
+      check_fp8_wgmma(out);
+      kr_free_all(out);
+    }
+    char *t = kr_text(fp8_wgmma, "k", binds[i], "sm_89");
+    /* 64 x 128 x 128 in m16n8k32 steps over 4 warps */
+    ck_assert_msg(kr_count(t, instr[i]) == 4 * 16 * 4 / 4, "%s: %d of mma %s on sm_89",
+                  binds[i], kr_count(t, instr[i]), instr[i]);
+    ck_assert_msg(kr_count(t, "m16n8k16") == 0 && kr_count(t, ".version 8.4") == 1,
+                  "%s: an f16 mma or no PTX 8.4 on sm_89", binds[i]);
+    ck_assert_msg((kr_count(t, "ldmatrix") > 4 * 4) == fp8_wgmma_kmajor,
+                  "%s: %d ldmatrix (B by ldmatrix only when K-major)", binds[i],
+                  kr_count(t, "ldmatrix"));
+    free(t);
+  }
+}
+END_TEST
+
 /* Where tensor_desc parameters' blocks go through the TMA (PTX counts):
  * the copy's load and store on sm_90a, none of it on sm_80; in a for loop
  * the load is the loop's register prefetch (ctrl.c: plain loads a trip
@@ -833,6 +871,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, wide_to_bf16_rounds_once);
   tcase_add_test(tc, fp8_dot_on_tensor_cores);
   tcase_add_test(tc, fp8_dot_on_fp8_wgmma);
+  tcase_add_test(tc, fp8_dot_on_fp8_mma_sync);
   tcase_add_test(tc, tma_where_it_may);
   tcase_add_test(tc, num_stages_sets_prefetch_depth);
   tcase_add_test(tc, narrow_abs_in_32_bits);
