@@ -52,6 +52,7 @@ static inline double dfz_unit(dfz_rng *r) { return (double)(dfz_next(r) >> 11) /
 
 int dfz_esize(teeny_dtype dt);              /* bytes of one element (bool: 1) */
 bool dfz_is_float(teeny_dtype dt);
+bool dfz_is_fp8(teeny_dtype dt);
 bool dfz_is_signed(teeny_dtype dt);         /* signed integers (not floats, not bool) */
 bool dfz_is_int(teeny_dtype dt);            /* integers and bool */
 int dfz_bits(teeny_dtype dt);               /* integer width (bool: 1) */

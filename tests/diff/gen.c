@@ -420,7 +420,9 @@ void dfz_generate(uint64_t seed, const dfz_gen_opts *opts, dfz_prog *out) {
   dfz_case *m = &out->meta;
   m->seed = seed;
   snprintf(m->kernel, sizeof m->kernel, "kern");
-  snprintf(m->target, sizeof m->target, "%s", dfz_chance(&g->r, 65) ? "sm_90a" : "sm_80");
+  /* sm_89 for its own paths (fp8 mma.sync); sm_80 for everything without wgmma and TMA */
+  snprintf(m->target, sizeof m->target, "%s",
+           dfz_chance(&g->r, 65) ? "sm_90a" : dfz_chance(&g->r, 30) ? "sm_89" : "sm_80");
   m->num_warps = warps[dfz_below(&g->r, 6)];
   dfz_dim_get(out, -1, -1, 1); /* dim 0: the literal 1 */
   g->approx = g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 45);

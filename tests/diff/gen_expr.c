@@ -1331,7 +1331,25 @@ static dfz_expr *p_dot(gen *g, gwant w, int depth) {
     ca.intval = cb.intval = exact;
     ca.bound = cb.bound = exact ? (adt == TEENY_DT_BF16 ? 8 : 16) : 4;
   }
+  /* fp8 operands (bit 0: A, bit 1: B), each a cast of small exact f16
+   * integers to f8e4m3 or f8e5m2: the fp8 tensor-core paths (mma.sync on
+   * sm_89, the f16 casts elsewhere); the sums stay below 2^12, which the
+   * fp8 instructions' narrower accumulation keeps exact */
+  int f8 = 0;
+  if (adt == TEENY_DT_F16 && exact && dfz_chance(&g->r, 40))
+    f8 = dfz_chance(&g->r, 60) ? 3 : 1 + (int)dfz_below(&g->r, 2);
+  if (f8 & 1)
+    ca.bound = 4;
+  if (f8 & 2)
+    cb.bound = 4;
   dfz_expr *a = gx(g, ca, depth - 1), *b = gx(g, cb, depth - 1);
+  for (int i = 0; i < 2 && a && b; i++) {
+    dfz_expr **x = i ? &b : &a;
+    teeny_dtype fmt = dfz_chance(&g->r, 50) ? TEENY_DT_F8E4M3 : TEENY_DT_F8E5M2;
+    dfz_fact cf;
+    if ((f8 >> i & 1) && dfz_fact_cast((*x)->dt, fmt, (*x)->f, &cf))
+      *x = cast_node(g, *x, fmt, cf);
+  }
   dfz_expr *acc = NULL;
   if (dfz_chance(&g->r, 50)) {
     gwant cc = g_want(rdt, w.sh);

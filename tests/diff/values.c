@@ -14,8 +14,12 @@
 int dfz_esize(teeny_dtype dt) { return dt == TEENY_DT_BOOL ? 1 : teeny_dtype_size(dt); }
 
 bool dfz_is_float(teeny_dtype dt) {
-  return dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64;
+  return dt == TEENY_DT_F16 || dt == TEENY_DT_BF16 || dt == TEENY_DT_F32 || dt == TEENY_DT_F64 ||
+         dfz_is_fp8(dt);
 }
+
+/* fp8 appears only as dot operands: casts of exact small integers. */
+bool dfz_is_fp8(teeny_dtype dt) { return dt == TEENY_DT_F8E4M3 || dt == TEENY_DT_F8E5M2; }
 
 bool dfz_is_signed(teeny_dtype dt) {
   return dt == TEENY_DT_I8 || dt == TEENY_DT_I16 || dt == TEENY_DT_I32 || dt == TEENY_DT_I64;
@@ -31,6 +35,8 @@ int dfz_precision(teeny_dtype dt) {
   case TEENY_DT_BF16: return 8;
   case TEENY_DT_F32: return 24;
   case TEENY_DT_F64: return 53;
+  case TEENY_DT_F8E4M3: return 4;
+  case TEENY_DT_F8E5M2: return 3;
   default: return dfz_bits(dt);
   }
 }
@@ -42,6 +48,8 @@ double dfz_max_finite(teeny_dtype dt) {
   case TEENY_DT_BF16: return ldexp(255.0 / 128.0, 127);
   case TEENY_DT_F32: return ldexp(2.0 - ldexp(1.0, -23), 127);
   case TEENY_DT_F64: return 1.7976931348623157e308;
+  case TEENY_DT_F8E4M3: return 448.0;
+  case TEENY_DT_F8E5M2: return 57344.0;
   default:
     return dfz_is_signed(dt) ? ldexp(1.0, dfz_bits(dt) - 1) - 1 : ldexp(1.0, dfz_bits(dt)) - 1;
   }
@@ -70,6 +78,11 @@ double dfz_round(teeny_dtype dt, double x) {
   case TEENY_DT_F16: return round_format(x, 10, -14, 65504.0);
   case TEENY_DT_BF16: return round_format(x, 7, -126, dfz_max_finite(dt));
   case TEENY_DT_F32: return round_format(x, 23, -126, dfz_max_finite(dt));
+  case TEENY_DT_F8E4M3: /* the language's fp8 conversions saturate */
+  case TEENY_DT_F8E5M2: {
+    double r = round_format(x, dfz_precision(dt) - 1, dt == TEENY_DT_F8E4M3 ? -6 : -14, INFINITY);
+    return fabs(r) > dfz_max_finite(dt) ? copysign(dfz_max_finite(dt), x) : r;
+  }
   default: return x;
   }
 }
@@ -78,8 +91,11 @@ double dfz_ulp(teeny_dtype dt, double m) {
   if (!dfz_is_float(dt))
     return 0;
   int p = dfz_precision(dt);
-  double tiny = dt == TEENY_DT_F16 ? ldexp(1.0, -24)
-              : dt == TEENY_DT_F64 ? ldexp(1.0, -1074) : ldexp(1.0, -149);
+  double tiny = dt == TEENY_DT_F16      ? ldexp(1.0, -24)
+                : dt == TEENY_DT_F64    ? ldexp(1.0, -1074)
+                : dt == TEENY_DT_F8E4M3 ? ldexp(1.0, -9)
+                : dt == TEENY_DT_F8E5M2 ? ldexp(1.0, -16)
+                                        : ldexp(1.0, -149);
   double u = ldexp(fabs(m), 1 - p);
   return u > tiny ? u : tiny;
 }
