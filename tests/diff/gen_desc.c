@@ -31,10 +31,9 @@ typedef struct gview {
   dfz_shape tile;  /* the block: the program's tile */
 } gview;
 
-static dfz_expr *pin(dfz_expr *e) {
-  if (e)
-    e->pinned = true;
-  return e;
+/* The program-id variable that places the tile along dim d of a view. */
+static const char *program_var(const gview *v, int d) {
+  return v->rank == 1 ? "pid" : d == 0 ? "pm" : "pn";
 }
 
 static long at_least_1(long v) { return v < 1 ? 1 : v; }
@@ -83,7 +82,7 @@ static dfz_expr *desc_expr(gen *g, const char *text, teeny_dtype dt) {
   dfz_expr *e = dfz_expr_new(g->p, EK_VAR, OP_CALL, TEENY_DT_PTR, dfz_scalar_shape());
   e->pointee = dt;
   e->text = (char *)text;
-  return pin(e);
+  return g_pin(e);
 }
 
 /* make_tensor_descriptor(b, extents..., strides..., block...) as text. */
@@ -114,8 +113,8 @@ static char *block_ptr_text(gen *g, gbuf *b, const gview *v, const long *sft) {
     back[k] = dfz_range(&g->r, -2, 2);
   char o[2][160];
   for (int k = 0; k < v->rank; k++) { /* the offset as written, less what advance adds */
-    const char *pv = v->rank == 1 ? "pid" : k == 0 ? "pm" : "pn";
-    snprintf(o[k], sizeof o[k], "%s * %s + %ld", pv, p->dims[v->tile.d[k]].text, sft[k] - back[k]);
+    snprintf(o[k], sizeof o[k], "%s * %s + %ld", program_var(v, k), p->dims[v->tile.d[k]].text,
+             sft[k] - back[k]);
   }
   char *t;
   if (v->rank == 1)
@@ -168,11 +167,10 @@ static dfz_expr *param_desc(gen *g, teeny_dtype dt, bool output, const gview *v,
 
 /* The block's offset along dim d: the program's tile origin, shifted. */
 static dfz_expr *offset(gen *g, const gview *v, int d, long shift) {
-  const char *pv = v->rank == 1 ? "pid" : d == 0 ? "pm" : "pn";
-  dfz_expr *o = gx_bin(g, OP_MUL, g_var_expr(g, pv), gx_dim_lit(g, v->tile.d[d]));
+  dfz_expr *o = gx_bin(g, OP_MUL, g_var_expr(g, program_var(v, d)), gx_dim_lit(g, v->tile.d[d]));
   if (o && shift)
     o = gx_bin(g, OP_ADD, o, gx_weak_lit(g, TEENY_DT_I32, shift));
-  return pin(o);
+  return g_pin(o);
 }
 
 /* Shifts of the block: mostly none, sometimes a few elements, sometimes

@@ -199,6 +199,8 @@ int g_shape_dim(gen *g, dfz_shape sh);
 teeny_dtype g_out_dtype(gen *g, const dfz_expr *value);
 /* The variable name as an expression (NULL if not in scope). */
 dfz_expr *g_var_expr(gen *g, const char *name);
+/* e marked pinned (the reducer keeps it as it is); NULL stays NULL. */
+dfz_expr *g_pin(dfz_expr *e);
 
 /* ---- gen_desc.c: tensor descriptors ------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
 
 #include "tests/diff/gen_int.h"
 
-static dfz_expr *pin(dfz_expr *e) {
+dfz_expr *g_pin(dfz_expr *e) {
   if (e)
     e->pinned = true;
   return e;
@@ -44,13 +44,13 @@ dfz_expr *g_ptr(gen *g, gbuf *b, dfz_expr *off) {
   base->pointee = b->dt;
   base->text = dfz_strdup(&g->p->arena, g_buf_name(g, b)); /* params move when reduced */
   if (!off)
-    return pin(base);
+    return g_pin(base);
   dfz_expr *e = dfz_expr_new(g->p, EK_BIN, OP_ADD, TEENY_DT_PTR, off->sh);
   e->pointee = b->dt;
   e->a[0] = base;
   e->a[1] = off;
   e->n = 2;
-  return pin(e);
+  return g_pin(e);
 }
 
 dfz_expr *g_local_offs(gen *g, dfz_shape sh) {
@@ -77,11 +77,11 @@ dfz_expr *g_slot_ptr(gen *g, gbuf *b, dfz_shape sh, int elems_dim) {
 static dfz_expr *global_ptr(gen *g, gbuf *b, dfz_expr **mask) {
   if (g->lay == LAY_1D) {
     g_buf_need(b, g->n);
-    *mask = pin(var_named(g, "mask"));
+    *mask = g_pin(var_named(g, "mask"));
     return g_ptr(g, b, var_named(g, "offs"));
   }
   g_buf_need(b, (g->R - 1) * g->S + g->C);
-  *mask = pin(var_named(g, "mask"));
+  *mask = g_pin(var_named(g, "mask"));
   dfz_expr *r = gx_bin(g, OP_MUL, gx_col(g, var_named(g, "rm")), var_named(g, "S"));
   return g_ptr(g, b, gx_bin(g, OP_ADD, r, gx_row(g, var_named(g, "rn"))));
 }
@@ -145,7 +145,7 @@ dfz_expr *g_index(gen *g, dfz_shape sh, long len) {
   dfz_expr *l = gx_weak_lit(g, TEENY_DT_I32, len);
   dfz_expr *m = gx_bin(g, OP_REM, x, l);
   m = gx_bin(g, OP_ADD, m, gx_weak_lit(g, TEENY_DT_I32, len));
-  return pin(gx_bin(g, OP_REM, m, gx_weak_lit(g, TEENY_DT_I32, len)));
+  return g_pin(gx_bin(g, OP_REM, m, gx_weak_lit(g, TEENY_DT_I32, len)));
 }
 
 dfz_expr *g_index_dim(gen *g, dfz_shape sh, int dim) {
@@ -155,7 +155,7 @@ dfz_expr *g_index_dim(gen *g, dfz_shape sh, int dim) {
   dfz_expr *x = gx(g, w, 2);
   dfz_expr *m = gx_bin(g, OP_REM, x, gx_dim_lit(g, dim));
   m = gx_bin(g, OP_ADD, m, gx_dim_lit(g, dim));
-  return pin(gx_bin(g, OP_REM, m, gx_dim_lit(g, dim)));
+  return g_pin(gx_bin(g, OP_REM, m, gx_dim_lit(g, dim)));
 }
 
 /* A data-dependent mask of shape sh (exact). */
@@ -192,11 +192,11 @@ dfz_expr *g_load_input(gen *g, teeny_dtype dt, dfz_shape sh) {
     } else if (g->lay == LAY_2D && g_fits(dfz_shape1(g->dBN), sh)) {
       g_buf_need(b, g->C);
       p = g_ptr(g, b, var_named(g, "rn"));
-      mask = pin(gx_bin(g, OP_LT, var_named(g, "rn"), var_named(g, "C")));
+      mask = g_pin(gx_bin(g, OP_LT, var_named(g, "rn"), var_named(g, "C")));
     } else if (g->lay == LAY_2D && g_fits(dfz_shape2(g->dBM, DFZ_DIM_ONE), sh)) {
       g_buf_need(b, g->R);
       p = g_ptr(g, b, gx_col(g, var_named(g, "rm")));
-      mask = pin(gx_col(g, gx_bin(g, OP_LT, var_named(g, "rm"), var_named(g, "R"))));
+      mask = g_pin(gx_col(g, gx_bin(g, OP_LT, var_named(g, "rm"), var_named(g, "R"))));
     }
   }
   if (!p && k >= 8 && g_on(g, DFZ_F_GATHER)) {
