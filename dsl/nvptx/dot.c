@@ -10,6 +10,7 @@
  *   f16, bf16  m16n8k16, f32 accumulate
  *   f32        m16n8k8 on TF32 (operands rounded with cvt.rna.tf32.f32)
  *   i8         m16n8k32, i32 accumulate
+ *   fp8 x fp8  m16n8k32, f32 accumulate (sm_89 and sm_90: native_f8)
  * The result, and the loop-carried accumulator, live in the mma C-fragment
  * layout; the operands are brought into the A/B fragment layouts (through
  * shared memory when they come from loads).  Warps split M and N so that
@@ -506,7 +507,7 @@ static const char *mma_name(const dot_plan *p, char *buf, size_t cap) {
   }
 }
 
-/* The operand kind as the emulator's wgmma takes it: dot_kind, and for
+/* The operand kind as the emulator's mma and wgmma take it: dot_kind, and for
  * DOT_F8 bit 4 (A) and bit 5 (B) set for f8e5m2 (clear: f8e4m3). */
 static int emu_kind(const dot_plan *p) {
   if (p->kind != DOT_F8)
