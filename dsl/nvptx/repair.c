@@ -20,6 +20,11 @@
  *               operand (reduce_max_neg_i8_gpu, order_scan_i16_mask_gpu,
  *               loop_max_neg_to_f32_gpu).  `sub 0, x` is emitted as inline
  *               `not` + `add 1`, which the H200 ran right in each.
+ *   sub         `sub.s32 a, x` feeding `max.u32` was fused into VIADDMNMX
+ *               with the sign of x dropped: max(1 - x, s) computed as
+ *               max(x - 1, s) (seed 84003053, SASS read).  A subtraction
+ *               of a register that feeds a min/max is emitted as inline
+ *               a + ~x + 1, which the H200 ran right.
  *   uitofp sext `cvt.rn.f32.u32` of a sign-extended byte (`bfe.s32`) became
  *               a signed I2F.S8 in the SASS: -5 as u32 converted to -5.0
  *               instead of 4294967296.0 (reduce_u32_of_i8_gpu).  Rewritten
@@ -91,6 +96,57 @@ static bool repair_neg(LLVMBuilderRef b, LLVMValueRef in) {
                                      false, false, LLVMInlineAsmDialectATT, false);
   LLVMPositionBuilderBefore(b, in);
   LLVMValueRef r = LLVMBuildCall2(b, ft, fn, &x, 1, "");
+  LLVMReplaceAllUsesWith(in, r);
+  LLVMInstructionEraseFromParent(in);
+  return true;
+}
+
+/* Is v used by an integer min/max: an llvm.{s,u}{min,max} call, or a
+ * select whose condition compares v? */
+static bool feeds_min_max(LLVMValueRef v) {
+  for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    if (LLVMIsACallInst(user)) {
+      LLVMValueRef callee = LLVMGetCalledValue(user);
+      size_t n = 0;
+      const char *name = callee ? LLVMGetValueName2(callee, &n) : "";
+      if (strncmp(name, "llvm.smax.", 10) == 0 || strncmp(name, "llvm.smin.", 10) == 0 ||
+          strncmp(name, "llvm.umax.", 10) == 0 || strncmp(name, "llvm.umin.", 10) == 0)
+        return true;
+    } else if (LLVMIsAICmpInst(user)) {
+      for (LLVMUseRef c = LLVMGetFirstUse(user); c; c = LLVMGetNextUse(c))
+        if (LLVMIsASelectInst(LLVMGetUser(c)))
+          return true;
+    }
+  }
+  return false;
+}
+
+/* `sub iN a, x` (N 16, 32, 64; scalars; x not a constant) feeding a
+ * min/max as inline a + ~x + 1. */
+static bool repair_sub_min_max(LLVMBuilderRef b, LLVMValueRef in) {
+  if (LLVMGetInstructionOpcode(in) != LLVMSub)
+    return false;
+  LLVMValueRef ops[2] = {LLVMGetOperand(in, 0), LLVMGetOperand(in, 1)};
+  LLVMTypeRef t = LLVMTypeOf(in);
+  if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind || LLVMIsAConstant(ops[1]) ||
+      !feeds_min_max(in))
+    return false;
+  unsigned w = LLVMGetIntTypeWidth(t);
+  if (w != 16 && w != 32 && w != 64)
+    return false;
+  char text[128], cons[16];
+  snprintf(text, sizeof text,
+           "{\n\t.reg .b%u t;\n\tnot.b%u t, $2;\n\tadd.s%u $0, $1, t;\n\tadd.s%u $0, $0, 1;\n\t}",
+           w, w, w, w);
+  char c = w == 16 ? 'h' : w == 32 ? 'r' : 'l';
+  snprintf(cons, sizeof cons, "=%c,%c,%c", c, c, c);
+  LLVMTypeRef pt[2] = {t, t};
+  LLVMTypeRef ft = LLVMFunctionType(t, pt, 2, 0);
+  LLVMValueRef fn = LLVMGetInlineAsm(ft, text, strlen(text), cons, strlen(cons), false, false,
+                                     LLVMInlineAsmDialectATT, false);
+  LLVMPositionBuilderBefore(b, in);
+  LLVMValueRef r = LLVMBuildCall2(b, ft, fn, ops, 2, "");
   LLVMReplaceAllUsesWith(in, r);
   LLVMInstructionEraseFromParent(in);
   return true;
@@ -192,7 +248,8 @@ void teeny__cg_repair_nvptx(LLVMModuleRef m) {
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in;) {
         LLVMValueRef next = LLVMGetNextInstruction(in);
-        if (!repair_sitofp_i1(b, in) && !repair_neg(b, in) && !repair_uitofp_sext(b, in))
+        if (!repair_sitofp_i1(b, in) && !repair_neg(b, in) && !repair_sub_min_max(b, in) &&
+            !repair_uitofp_sext(b, in))
           repair_narrow_int(b, m, in);
         in = next;
       }

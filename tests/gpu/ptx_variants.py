@@ -77,6 +77,24 @@ def not_add_opaque_zero(ptx):
     return re.sub(NOT_ADD, lambda m: one(m) if m.group(1) == "32" else m.group(0), ptx)
 
 
+def sub_as_not_add(ptx):
+    """a - b as a + ~b + 1 (32-bit, b a register): ptxas fused a
+    subtraction feeding max.u32 into VIADDMNMX and dropped the sign of b
+    (seed 84003053)."""
+    return re.sub(r"sub\.s32\s+(%\w+), (%?\w+), (%r\d+);",
+                  r"not.b32 \1, \3; add.s32 \1, \2, \1; add.s32 \1, \1, 1;", ptx)
+
+
+def sub_as_neg_add(ptx):
+    """a - b as a + (~b + 1): the negation first, then the add."""
+    return re.sub(r"sub\.s32\s+(%\w+), (%?\w+), (%r\d+);",
+                  r"not.b32 \1, \3; add.s32 \1, \1, 1; add.s32 \1, \2, \1;", ptx)
+
+
+def sub_as_mad(ptx):
+    return re.sub(r"sub\.s32\s+(%\w+), (%?\w+), (%r\d+);", r"mad.lo.s32 \1, \3, -1, \2;", ptx)
+
+
 def minmax_as_selp(ptx):
     n = [0]
 
@@ -222,7 +240,8 @@ VARIANTS = [("sys_atomics_as_gpu", sys_atomics_as_gpu), ("sys_atomics_fenced", s
             ("f16_minmax_as_f32", f16_minmax_as_f32), ("selp16_as_32", selp16_as_32),
             ("not_add_as_neg", not_add_as_neg), ("not_add_as_sub", not_add_as_sub),
             ("not_add_as_mul", not_add_as_mul), ("not_add_via_64", not_add_via_64),
-            ("not_add_opaque_zero", not_add_opaque_zero),
+            ("not_add_opaque_zero", not_add_opaque_zero), ("sub_as_not_add", sub_as_not_add),
+            ("sub_as_neg_add", sub_as_neg_add), ("sub_as_mad", sub_as_mad),
             ("all", lambda p: shifts16_as_32(abs16_as_32(narrow_ints_as_32(u32_to_float_via_u64(
                 minmax_as_selp(neg_as_not_add(p)))))))]
 

@@ -415,6 +415,42 @@ START_TEST(negation_feeding_max) {
 }
 END_TEST
 
+/* A subtraction of a register feeding a min/max: ptxas fused
+ * `sub.s32 a, x` + `max.u32` into one VIADDMNMX and dropped the sign of x
+ * (difffuzz seed 84003053, GPU: max(1 - x, s) came out as max(x - 1, s)),
+ * so repair.c emits such a sub as inline a + ~x + 1.  The values wrap
+ * (1 - 40 as u32 against 13), and the emulator must agree with the
+ * interpreter: 2^32 - 39 + i, not 39 + i. */
+static const char sub_max[] =
+    "#include <teeny/dsl.h>\n"
+    "TEENY_CONST(B);\n"
+    "TEENY_KERNEL(B)\n"
+    "void k(i32 r, u32 s, ptr(u32) out)\n"
+    "{ tile(i32) i = arange(0, B);\n"
+    "  tile(u32) one = (tile(u32)) (i - i + 1);\n"
+    "  store(out + i, maximum(one - (tile(u32)) (r + 1 - i), s)); }\n";
+
+static void check_sub_max(void **out) {
+  const uint32_t *o = out[0];
+  for (int i = 0; i < 64; i++) {
+    uint32_t want = 1u - (uint32_t)(40 - i);
+    want = want > 13u ? want : 13u;
+    ck_assert_msg(o[i] == want, "out[%d] = %u, want %u", i, o[i], want);
+  }
+}
+
+START_TEST(subtraction_feeding_max) {
+  kcase c = {"sub_max.c", sub_max, "k", "B=64", 1, {{64, 0}}, {39, 13}};
+  kr_run_everywhere(&c, check_sub_max);
+  for (int t = 0; t < 2; t++) {
+    char *text = kr_text(sub_max, "k", "B=64", t ? "sm_80" : "sm_90a");
+    int sub = kr_count(text, "sub.s32"), alt = kr_count(text, "not.b32 t,");
+    free(text);
+    ck_assert_msg(sub == 0 && alt >= 1, "%d sub.s32 in the PTX (%d inline a + ~x + 1)", sub, alt);
+  }
+}
+END_TEST
+
 /* fma on f16 and bf16 rounds once, as the GPU's fma.rn.f16/.bf16: a * b
  * is a midpoint of the format and c a little more, so the single rounding
  * goes up where rounding to f32 first makes a tie that goes to even.
@@ -879,6 +915,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, negated_mask_to_float);
   tcase_add_test(tc, negative_i8_as_u32_to_float);
   tcase_add_test(tc, negation_feeding_max);
+  tcase_add_test(tc, subtraction_feeding_max);
   tcase_add_test(tc, narrow_min_max_in_32_bits);
   tcase_add_test(tc, fma_rounds_once);
   tcase_add_test(tc, inverse_trig_special_cases);
