@@ -132,6 +132,19 @@ int teeny_kernel_launch(teeny_kernel *k, teeny_grid grid, void *stream, void **a
              k->result->art.nparams);
     return kerr(k, TEENY_E_INVAL, "launch", why);
   }
+  const teeny_artifact *a = &k->result->art;
+  for (size_t i = 0; i < nargs; i++) { /* kernels assume it of every pointer (docs/dsl.md) */
+    uint64_t addr;
+    if (a->params[i].kind != TEENY_PARAM_POINTER || !args[i])
+      continue;
+    memcpy(&addr, args[i], sizeof addr);
+    if (addr % 16) {
+      char why[TEENY_MAX_NAME_LEN + 96];
+      snprintf(why, sizeof why, "%s = 0x%llx is not 16-byte aligned, as kernels assume every "
+               "pointer argument is", a->params[i].name, (unsigned long long)addr);
+      return kerr(k, TEENY_E_INVAL, "launch", why);
+    }
+  }
   int rc = 0;
   if (!k->module &&
       (rc = teeny_module_load_result(k->result, &k->module, k->err, sizeof k->err)))

@@ -39,13 +39,12 @@ static int fail(char *err, size_t errsz, int rc, const char *msg) {
   return rc;
 }
 
-/* The kernel's test (tma.c): base 16-byte aligned, shapes at least 1,
+/* The kernel's test (tma.c; the base is 16-byte aligned, as the kernel
+ * assumes of every pointer and teeny_tensor_desc_make checks): shapes at least 1,
  * strides multiples of 16 bytes below 2^40 and no smaller than the dim
  * they step over; and the box: dims of at most 256, rows of a multiple of
  * 16 bytes. */
 static bool tma_takes(const teeny_tensor_desc *d, int es, const int *block) {
-  if (d->base.addr % 16)
-    return false;
   for (int k = 0; k < d->rank; k++)
     if (d->shape[k] < 1 || block[k] > TMA_MAX_BOX)
       return false;
@@ -75,6 +74,11 @@ int teeny_tensor_desc_make(teeny_tensor_desc *d, teeny_dtype dt, teeny_dptr base
     d->shape[k] = (int32_t)shape[k];
     d->stride[k] = strides[k];
   }
+  if (base.addr % 16) /* the kernel assumes it of every pointer argument (docs/dsl.md),
+                         and folds its own test of the TMA's rule */
+    return fail(err, errsz, TEENY_E_INVAL,
+                "teeny_tensor_desc_make: the base must be 16-byte aligned, as every pointer "
+                "argument of a kernel");
   d->base = base;
   d->rank = rank;
   if (!tma_takes(d, es, block))

@@ -377,6 +377,45 @@ int teeny_compile(const teeny_compile_req *req, unsigned emit, teeny_artifact **
   return rc;
 }
 
+/* ---- tensor_desc blocks ------------------------------------------------------------ */
+
+_Static_assert(TEENY_SPEC_MAX_RANK == TEENY_MAX_RANK, "teeny/compile.h's rank is the IR's");
+
+typedef struct block_job {
+  size_t param;
+  int *rank;
+  int *block;
+} block_job;
+
+/* The block dims are const expressions of the kernel's bindings: the IR
+ * generator evaluates them (and checks them) as it binds the parameter. */
+static int block_in_job(teeny_ctx *cx, const struct teeny_spec *s, void *arg) {
+  block_job *j = arg;
+  teeny_ir_func *f = teeny__irgen(cx, s->prog, s->k, &s->b, s->num_warps);
+  if (!f)
+    return cx->nerrors ? TEENY_E_COMPILE : TEENY_E_INTERNAL;
+  const struct teeny_ir_tmap *t = f->tmaps && j->param < 64 ? &f->tmaps[j->param] : NULL;
+  if (!t || !t->rank)
+    return TEENY_E_INTERNAL; /* the spec's parameter kinds come from the same slots */
+  *j->rank = t->rank;
+  memcpy(j->block, t->block, sizeof t->block[0] * (size_t)t->rank);
+  return TEENY_OK;
+}
+
+int teeny_spec_param_block(const teeny_spec *spec, size_t i, int *rank,
+                           int block[TEENY_SPEC_MAX_RANK], teeny_diags *diags) {
+  *rank = 0;
+  if (i >= spec->nparams)
+    return TEENY_E_INVAL;
+  if (spec->params[i].kind != TEENY_PARAM_TENSORMAP)
+    return TEENY_OK;
+  block_job job = {i, rank, block};
+  int rc = run_job(spec, diags, block_in_job, &job);
+  if (rc)
+    *rank = 0;
+  return rc;
+}
+
 /* The spec's IR in a job of its own, handed to fn with the arguments
  * checked against its parameters (the interpreter and the emulator). */
 typedef struct ir_job {

@@ -173,6 +173,18 @@ gval teeny__gen_make_desc(gen *g, const teeny_expr *e, teeny_desc_kind k) {
 
 /* ---- kernel parameters -------------------------------------------------------------------- */
 
+/* The next parameter of f is a tensormap for blocks of this shape (its
+ * bit in f->tensormaps; its block for teeny_spec_param_block). */
+static void record_tensormap(teeny_ir_func *f, int rank, const int *block) {
+  f->tensormaps |= 1ull << f->nparams;
+  if (!f->tmaps)
+    f->tmaps = teeny__arena_alloc(f->arena, sizeof *f->tmaps * 64);
+  struct teeny_ir_tmap *t = &f->tmaps[f->nparams];
+  t->rank = rank;
+  for (int d = 0; d < rank; d++)
+    t->block[d] = block[d];
+}
+
 gval teeny__gen_desc_param(gen *g, const teeny_param_decl *p) {
   const teeny_tyspec *ts = p->type;
   const teeny_struct *fam = teeny__tyspec_struct(g->prog, ts);
@@ -208,7 +220,7 @@ gval teeny__gen_desc_param(gen *g, const teeny_param_decl *p) {
                    : kind == TEENY_PARAM_POINTER ? teeny__type_ptr(dt)
                                                  : teeny__type_ptr(TEENY_DT_U8);
     if (kind == TEENY_PARAM_TENSORMAP)
-      g->f->tensormaps |= 1ull << g->f->nparams;
+      record_tensormap(g->f, rank, block);
     gval v = teeny__gv_value(g, teeny__ir_param_add(g->f, name, t));
     if (j >= 1)
       lv[j == 1 ? L_BASE : j < 2 + rank ? L_SHAPE + j - 2 : L_STRIDE + j - 2 - rank] = v;

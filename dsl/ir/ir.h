@@ -197,6 +197,10 @@ typedef struct teeny_ir_func {
   uint64_t tensormaps;   /* bit i: parameter i is a tensormap (ptr(u8) in the
                             IR, never dereferenced: 128 bytes by value in
                             the PTX, read only by the TMA) */
+  struct teeny_ir_tmap { /* [i]: tensormap parameter i's tensor_desc block */
+    int rank;            /* 0 where parameter i is no tensormap */
+    int block[TEENY_MAX_RANK];
+  } *tmaps;              /* 64 entries (as the bits above), NULL when none */
 } teeny_ir_func;
 
 /* Types. */

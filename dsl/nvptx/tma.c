@@ -17,8 +17,11 @@
  * the pointer lowering's mask does.
  *
  * The client encodes the tensormap only where the TMA can take the
- * tensor (16-byte aligned base and strides, ...: `encoded` below, and
- * client/tensormap.c, apply the same rules to the same values); the kernel
+ * tensor (16-byte aligned strides, ...: `encoded` below, and
+ * client/tensormap.c, apply the same rules to the same values; the base
+ * is 16-byte aligned, as every pointer parameter is assumed to be, so
+ * LLVM folds that part of the test, and the client refuses another base:
+ * a zero tensormap reaching the TMA is an illegal instruction); the kernel
  * tests those rules (uniform scalars), and that the access's box starts
  * on 16 bytes along the last dim, and takes the pointer lowering where
  * they fail, so any tensor and any offsets work.

@@ -490,8 +490,7 @@ int teeny_launch(teeny_module *m, const unsigned grid[3], void *stream,
  * in elements; the last dim is contiguous).  teeny_tensor_desc holds them
  * all; teeny_tensor_desc_args points the launch's argument array at them.
  * On sm_90 and later the kernel reads its blocks through the Tensor Memory
- * Accelerator where the tensor allows it (base and strides 16-byte
- * aligned, rows no shorter than the next dim, box dims <= 256 with rows of
+ * Accelerator where the tensor allows it (strides 16-byte aligned, rows no shorter than the next dim, box dims <= 256 with rows of
  * a multiple of 16 bytes): there, and only there, the tensormap is encoded;
  * elsewhere it stays zero and the kernel uses plain loads (it makes the
  * same test itself).  block must be the kernel parameter's block shape:
@@ -513,7 +512,8 @@ typedef struct teeny_tensor_desc {
 /* Describe the rank-dim tensor of dtype dt at base (shape, strides in
  * elements, strides[rank-1] == 1) read and written in blocks of block.
  * Returns 0, TEENY_E_INVAL (rank outside 1..4, bool, a last stride other
- * than 1, a block dim not a power of two, a shape outside 0..2^31-1), or
+ * than 1, a block dim not a power of two, a shape outside 0..2^31-1, a
+ * base not 16-byte aligned: kernels assume it of every pointer), or
  * where the TMA can take the tensor TEENY_E_NOCUDA / TEENY_E_CUDA (no
  * driver, a driver without cuTensorMapEncodeTiled, or one that refused). */
 int teeny_tensor_desc_make(teeny_tensor_desc *d, teeny_dtype dt, teeny_dptr base, int rank,

@@ -192,6 +192,16 @@ int teeny_spec_num_stages(const teeny_spec *spec); /* TEENY_OPT_NUM_STAGES; 0: t
 const char *teeny_spec_source(const teeny_spec *spec, size_t *len);
 size_t teeny_spec_nparams(const teeny_spec *spec);
 const teeny_param *teeny_spec_param(const teeny_spec *spec, size_t i);
+/* The block shape of entry-point parameter i when it is the tensormap of a
+ * tensor_desc(T, B0, ..) kernel parameter: *rank gets r and block[0 .. r)
+ * the bound values of B0 .. B[r-1] (what teeny_tensor_desc_make takes);
+ * for any other parameter *rank is 0.  Evaluating them builds the
+ * kernel's tile IR (about as long as the front end's part of a compile):
+ * a specialisation that cannot be built fails here with TEENY_E_COMPILE
+ * and diagnostics, as its compile would.  TEENY_E_INVAL: i out of range. */
+#define TEENY_SPEC_MAX_RANK 4
+int teeny_spec_param_block(const teeny_spec *spec, size_t i, int *rank,
+                           int block[TEENY_SPEC_MAX_RANK], teeny_diags *diags);
 
 /* ---- artifacts ---------------------------------------------------------------- */
 

@@ -68,6 +68,66 @@ def format_diag(lib, d):
     return buf.value.decode("utf-8", "replace")
 
 
+def request(source, kernel, dtypes=None, consts=None, num_warps=0, target=None,
+            filename=None, debug=False, num_stages=0):
+    """(a CompileReq, what it points at): keep the second while the first
+    is in use (the library copies what it keeps)."""
+    src = source.encode() if isinstance(source, str) else bytes(source)
+    dts = [(n.encode(), v.encode()) for n, v in (dtypes or {}).items()]
+    cts = []
+    for n, v in (consts or {}).items():
+        if isinstance(v, bool):  # bools and floats are bound as text
+            dts.append((n.encode(), b"true" if v else b"false"))
+        elif isinstance(v, float):
+            dts.append((n.encode(), repr(v).encode()))
+        else:
+            cts.append((n.encode(), int(v)))
+    if debug:
+        cts.append((_lib.OPT_DEBUG, 1))
+    if num_stages:
+        cts.append((_lib.OPT_NUM_STAGES, int(num_stages)))
+    name, fname = kernel.encode(), (filename or "<source>").encode()
+    tgt = target.encode() if target else None
+    dt_arr = (_lib.DtypeBinding * max(len(dts), 1))(*[_lib.DtypeBinding(*b) for b in dts])
+    ct_arr = (_lib.ConstBinding * max(len(cts), 1))(*[_lib.ConstBinding(*b) for b in cts])
+    req = _lib.CompileReq(source=src, source_len=len(src), filename=fname, kernel=name,
+                          dtypes=dt_arr, ndtypes=len(dts), consts=ct_arr,
+                          nconsts=len(cts), target=tgt, num_warps=int(num_warps))
+    return req, (src, dts, cts, name, fname, tgt, dt_arr, ct_arr)
+
+
+def desc_blocks(lib, req):
+    """{entry-point parameter index: block shape} of every tensormap
+    parameter of req's specialisation (the bound B0 .. of each
+    tensor_desc(T, B0, ..) parameter), made by the library's front end in
+    this process; CompileError when the specialisation does not build."""
+    spec = ctypes.c_void_p()
+    d = _lib.Diags()
+    lib.teeny_diags_init(ctypes.byref(d))
+    try:
+        rc = lib.teeny_spec_create(ctypes.byref(req), ctypes.byref(spec), ctypes.byref(d))
+        out = {}
+        if rc == 0:
+            rank = ctypes.c_int()
+            block = (ctypes.c_int * 4)()
+            for i in range(lib.teeny_spec_nparams(spec)):
+                rc = lib.teeny_spec_param_block(spec, i, ctypes.byref(rank), block,
+                                                ctypes.byref(d))
+                if rc:
+                    break
+                if rank.value:
+                    out[i] = tuple(block[:rank.value])
+        if rc:
+            diags = [format_diag(lib, d.v[i]) for i in range(d.n)]
+            raise CompileError(f"teenyc: {_lib.text(req.kernel)}: "
+                               f"{_lib.text(lib.teeny_strerror(rc))}", rc,
+                               _lib.text(lib.teeny_err_name(rc)), diags)
+        return out
+    finally:
+        lib.teeny_spec_destroy(spec)
+        lib.teeny_diags_close(ctypes.byref(d))
+
+
 class Client:
     """A libteenyc-client handle.  mode: "auto" (teenycd, else in process),
     "daemon", "embedded" or "offline" (None: $TEENYC_MODE, else auto);
@@ -131,29 +191,8 @@ class Client:
         "EPS": 1e-5, "CAUSAL": True}; debug: device_assert checks on;
         num_stages: the cp.async pipeline depth of dot loops (2 to 8; 0:
         the code generator's choice)."""
-        src = source.encode() if isinstance(source, str) else bytes(source)
-        # every string the request points at stays referenced here until
-        # the call returns (the library copies what it keeps)
-        dts = [(n.encode(), v.encode()) for n, v in (dtypes or {}).items()]
-        cts = []
-        for n, v in (consts or {}).items():
-            if isinstance(v, bool):  # bools and floats are bound as text
-                dts.append((n.encode(), b"true" if v else b"false"))
-            elif isinstance(v, float):
-                dts.append((n.encode(), repr(v).encode()))
-            else:
-                cts.append((n.encode(), int(v)))
-        if debug:
-            cts.append((_lib.OPT_DEBUG, 1))
-        if num_stages:
-            cts.append((_lib.OPT_NUM_STAGES, int(num_stages)))
-        name, fname = kernel.encode(), (filename or "<source>").encode()
-        tgt = target.encode() if target else None
-        dt_arr = (_lib.DtypeBinding * max(len(dts), 1))(*[_lib.DtypeBinding(*b) for b in dts])
-        ct_arr = (_lib.ConstBinding * max(len(cts), 1))(*[_lib.ConstBinding(*b) for b in cts])
-        req = _lib.CompileReq(source=src, source_len=len(src), filename=fname, kernel=name,
-                              dtypes=dt_arr, ndtypes=len(dts), consts=ct_arr,
-                              nconsts=len(cts), target=tgt, num_warps=int(num_warps))
+        req, _keep = request(source, kernel, dtypes, consts, num_warps, target, filename,
+                             debug, num_stages)
         out = ctypes.c_void_p()
         emit = _lib.EMIT_PTX | (_lib.CLIENT_FORCE if force else 0)
         rc = self._lib.teeny_client_compile(self._h, ctypes.byref(req), emit, ctypes.byref(out))

@@ -66,11 +66,18 @@ def _half_bits(v, dt):
 
 
 class _Param:
-    def __init__(self, name, pointer, dtype, generic):
+    """One parameter as the kernel's source declares it; a tensor_desc
+    (rank > 0) stands for the 1 + 2 x rank launch arguments of its slots,
+    from the entry point's parameter slot (teeny_tensor_desc_args)."""
+
+    def __init__(self, name, pointer, dtype, generic, rank=0, slot=0):
         self.name, self.pointer, self.dtype, self.generic = name, pointer, dtype, generic
+        self.rank, self.slot = rank, slot
 
     def describe(self):
         t = self.generic or self.dtype
+        if self.rank:
+            return f"tensor_desc({t}, rank {self.rank}) {self.name}"
         return f"{'ptr(' + t + ')' if self.pointer else t} {self.name}"
 
 
@@ -148,7 +155,10 @@ class Kernel:
         self.num_warps = num_warps
         self.target = target
         self._read_signature(name)
-        self._nparams = len(self.params)
+        self._blocks = {}  # compile key -> {slot: block shape} (tensor_desc kernels)
+        # a tensor_desc kernel never has a prepared launch: -1 sends every call
+        # to _launch_slow, which builds its descriptors
+        self._nparams = -1 if self.tensormaps else len(self.params)
         self._ptr_pos = tuple(i for i, p in enumerate(self.params) if p.pointer)
         takes_strides = any("stride" in p.name for p in self.params if not p.pointer)
         self.contiguous = (not takes_strides) if contiguous is None else contiguous
@@ -202,15 +212,27 @@ class Kernel:
                 n: _lib.text(lib.teeny_dtype_name(g.const_dtype)) if g.const_dtype else "i32"
                 for n, g in zip(gnames, generics) if not g.is_dtype}
             self.params = []
-            self.tensormaps = False  # tensor_desc parameters: launched from C only, for now
-            for i in range(k.nparams):
+            self.tensormaps = False  # a tensor_desc parameter: every launch the slow way
+            i = 0
+            while i < k.nparams:
                 p = k.params[i]
                 gen = _lib.text(info.generics[p.generic].name) if p.generic >= 0 else None
                 dt = None if gen else _lib.text(lib.teeny_dtype_name(p.dtype))
-                if p.kind == _lib.PARAM_TENSORMAP:
-                    self.tensormaps = True
-                self.params.append(_Param(_lib.text(p.name), p.kind == _lib.PARAM_POINTER,
-                                          dt, gen))
+                name = _lib.text(p.name)
+                if p.kind != _lib.PARAM_TENSORMAP:
+                    self.params.append(_Param(name, p.kind == _lib.PARAM_POINTER, dt, gen,
+                                              slot=i))
+                    i += 1
+                    continue
+                # NAME_tensormap, NAME_base, NAME_shape<k> (rank of them), NAME_stride<k>
+                self.tensormaps = True
+                base = name[:-len("_tensormap")]
+                rank = 0
+                while (i + 2 + rank < k.nparams and
+                       _lib.text(k.params[i + 2 + rank].name) == f"{base}_shape{rank}"):
+                    rank += 1
+                self.params.append(_Param(base, False, dt, gen, rank=rank, slot=i))
+                i += 1 + 2 * rank
         finally:
             lib.teeny_source_info_destroy(info_p)
 
@@ -297,8 +319,7 @@ class Kernel:
 
     def _compile(self, dtypes, consts, num_warps, target, debug):
         """The compile result of a specialisation (compiled once)."""
-        key = (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target,
-               debug)
+        key = _compile_key(dtypes, consts, num_warps, target, debug)
         compiled = self._compiled.get(key)
         if compiled is None:
             with self._lock:
@@ -309,6 +330,46 @@ class Kernel:
                                                      debug=debug)
                     self._compiled[key] = compiled
         return key, compiled
+
+    def _desc_blocks(self, dtypes, consts, num_warps, target, debug):
+        """{slot: block shape} of the specialisation's tensor_desc parameters
+        (the front end evaluates B0 .. once per specialisation)."""
+        key = _compile_key(dtypes, consts, num_warps, target, debug)
+        blocks = self._blocks.get(key)
+        if blocks is None:
+            from ._client import desc_blocks, request
+            req, _keep = request(self.source, self.name, dtypes, consts, num_warps, target,
+                                 self.filename, debug)
+            blocks = self._blocks[key] = desc_blocks(self._lib, req)
+        return blocks
+
+    def _desc_args(self, p, v, dtypes, block, keep):
+        """The launch arguments' addresses of tensor_desc parameter p over
+        the tensor view v (its descriptor is kept alive in keep)."""
+        lib = self._lib
+        dt = dtypes.get(p.generic) if p.generic else p.dtype
+        d, buf = _lib.tensor_desc()
+        keep += (d, buf)
+        strides = list(v.strides)
+        if v.shape[-1] <= 1:  # one element per row: its stride is never used
+            strides[-1] = 1
+        shape_c = (ctypes.c_int64 * p.rank)(*v.shape)
+        stride_c = (ctypes.c_int64 * p.rank)(*strides)
+        block_c = (ctypes.c_int * p.rank)(*block)
+        keep += (shape_c, stride_c, block_c)
+        err = ctypes.create_string_buffer(_ERR_LEN)
+        rc = lib.teeny_tensor_desc_make(ctypes.byref(d), lib.teeny_dtype_parse(dt.encode()),
+                                        v.ptr, p.rank, shape_c, stride_c, block_c, err,
+                                        _ERR_LEN)
+        if rc:
+            name = _lib.text(lib.teeny_err_name(rc))
+            msg = f"{self.name}: {p.name}: {err.value.decode('utf-8', 'replace')}"
+            if name == "INVAL":
+                raise ArgumentError(msg)
+            raise CudaError(f"teenyc: {msg}", rc, name)
+        out = (ctypes.c_void_p * (1 + 2 * p.rank))()
+        n = lib.teeny_tensor_desc_args(ctypes.byref(d), out)
+        return list(out[:n])
 
     def _module(self, dtypes, consts, num_warps, target, debug, device):
         """The module of a specialisation loaded for device (a module
@@ -349,6 +410,8 @@ class Kernel:
                 sig.append(a.dtype)
                 sig.append(a.get_device())
                 vals[i] = a.data_ptr()
+                if vals[i] & 15:  # not 16-byte aligned: refused the slow way
+                    return self._launch_slow(grid, args, meta, s, dev, None)
                 continue
             try:
                 cai = (getattr(a, "__cuda_array_interface__", None)
@@ -361,11 +424,13 @@ class Kernel:
                     sig.append(cai["typestr"])
                     sig.append(None)
                     vals[i] = cai["data"][0] or 0
+                    if vals[i] & 15:
+                        return self._launch_slow(grid, args, meta, s, dev, None)
                     continue
                 v = _arrays.view(a, s) if _arrays.is_array(a) else None
             except Exception:
                 v = None
-            if v is None or (contiguous and not _arrays.is_contiguous(v)):
+            if v is None or (contiguous and not _arrays.is_contiguous(v)) or v.ptr & 15:
                 return self._launch_slow(grid, args, meta, s, dev, None)
             sig.append(v.dtype)
             sig.append(v.device)
@@ -425,25 +490,30 @@ class Kernel:
         num_warps = meta.pop("num_warps", None) or self.num_warps
         target = meta.pop("target", None) or self.target
         debug = bool(meta.pop("debug", False))
-        if self.tensormaps:
-            raise ArgumentError(f"{self.name}: tensor_desc parameters cannot be launched from "
-                                "Python yet (teeny_tensor_desc_make in teeny/client.h does it "
-                                "from C); compile() works")
         if len(args) != len(self.params):
             raise ArgumentError(f"{self.signature()} takes {len(self.params)} arguments, "
                                 f"got {len(args)}")
         bound, values = self._read_args(args, stream)
         dtypes, consts = self._bindings(meta, bound)
-        slots = [self._pack(p, v, dtypes) for p, v in zip(self.params, values)]
+        slots = [None if p.rank else self._pack(p, v, dtypes)
+                 for p, v in zip(self.params, values)]
         gmeta = dict(consts, num_warps=num_warps)
         grid_arr = _grid(grid if g is None else g, dict(gmeta))
-        module = self._module(dtypes, consts, num_warps, target or _device_target(self._lib),
-                              debug, dev)
+        target = target or _device_target(self._lib)
+        module = self._module(dtypes, consts, num_warps, target, debug, dev)
         if key is not None:
             table = self._fast.__dict__
             if key not in table:  # (a call that only this once went the slow way keeps it)
                 table[key] = _Prepared(self, module, dtypes, gmeta)
-        argv = (ctypes.c_void_p * max(len(slots), 1))(*[ctypes.addressof(s) for s in slots])
+        addrs, keep = [], []
+        blocks = self._desc_blocks(dtypes, consts, num_warps, target, debug) \
+            if self.tensormaps else None
+        for p, v, s in zip(self.params, values, slots):
+            if p.rank:
+                addrs += self._desc_args(p, v, dtypes, blocks[p.slot], keep)
+            else:
+                addrs.append(ctypes.addressof(s))
+        argv = (ctypes.c_void_p * max(len(addrs), 1))(*addrs)
         err = ctypes.create_string_buffer(_ERR_LEN)
         rc = _launch_function(self._lib)(module, ctypes.addressof(grid_arr), stream,
                                          ctypes.addressof(argv), ctypes.addressof(err), _ERR_LEN)
@@ -456,7 +526,7 @@ class Kernel:
         bound, values = {}, []
         device = None
         for p, a in zip(self.params, args):
-            if not p.pointer:
+            if not p.pointer and not p.rank:
                 if _arrays.is_array(a):
                     raise ArgumentError(f"{self.name}: {p.describe()} is a scalar, got a tensor")
                 values.append(a)
@@ -470,6 +540,13 @@ class Kernel:
             except (ValueError, KeyError, TypeError) as e:
                 raise ArgumentError(f"{self.name}: {p.name}: {e}") from None
             device = self._check_tensor(p, v, device)
+            if p.rank and len(v.shape) != p.rank:
+                raise ArgumentError(f"{self.name}: {p.describe()} wants a tensor of {p.rank} "
+                                    f"dims, got shape {tuple(v.shape)}")
+            if p.rank and v.shape[-1] > 1 and v.strides[-1] != 1:
+                raise ArgumentError(f"{self.name}: {p.name}: a tensor_desc's last dim must be "
+                                    f"contiguous (strides {tuple(v.strides)}): pass "
+                                    ".contiguous() or a view along the other dims")
             if p.generic:
                 prev = bound.get(p.generic)
                 if prev is not None and prev[0] != v.dtype:
@@ -479,6 +556,11 @@ class Kernel:
             elif v.dtype != p.dtype:
                 raise ArgumentError(f"{self.name}: {p.describe()} wants {p.dtype} elements, "
                                     f"got a {v.dtype} tensor")
+            if v.ptr % 16:
+                raise ArgumentError(f"{self.name}: {p.name} is not 16-byte aligned (address "
+                                    f"{v.ptr:#x}): kernels assume every pointer argument is, "
+                                    "as the CUDA and torch allocators give; pass a copy "
+                                    "(.clone()) or a view that starts on 16 bytes")
             values.append(v)
         return {g: d for g, (d, _) in bound.items()}, values
 
@@ -496,7 +578,7 @@ class Kernel:
                 raise ArgumentError(f"{self.name}: {p.name} is on cuda:{index}, {device[1]} on "
                                     f"cuda:{device[0]}")
             device = device or (index, p.name)
-        if self.contiguous and not _arrays.is_contiguous(v):
+        if self.contiguous and not p.rank and not _arrays.is_contiguous(v):
             raise ArgumentError(f"{self.name}: {p.name} is not contiguous (shape {v.shape}, "
                                 f"strides {v.strides}) and {self.name} takes no strides: pass "
                                 ".contiguous(), or kernel(..., contiguous=False)")
@@ -528,6 +610,11 @@ class Kernel:
                                   float(v))
             return _CTYPE[dt](slot.value & 0xFF)
         return _CTYPE[dt](v)
+
+
+def _compile_key(dtypes, consts, num_warps, target, debug):
+    return (tuple(sorted(dtypes.items())), tuple(sorted(consts.items())), num_warps, target,
+            debug)
 
 
 class _Launcher:

@@ -53,6 +53,26 @@ class Artifact(ctypes.Structure):
                 ("compile_ns", ctypes.c_uint64)]
 
 
+class TensorDesc(ctypes.Structure):
+    """teeny_tensor_desc (teeny/client.h).  C aligns it on 64 bytes (its
+    CUtensorMap); ctypes cannot, so tensor_desc() below places one at an
+    aligned address inside a larger buffer."""
+    _fields_ = [("map", ctypes.c_uint64 * 16), ("base", ctypes.c_uint64),
+                ("shape", ctypes.c_int32 * 4), ("stride", ctypes.c_int64 * 4),
+                ("rank", ctypes.c_int), ("tma", ctypes.c_bool)]
+
+
+TENSOR_DESC_ALIGN = 64
+
+
+def tensor_desc():
+    """A zeroed TensorDesc at a 64-byte aligned address, and the buffer
+    that holds it (keep both while the descriptor is in use)."""
+    buf = (ctypes.c_char * (ctypes.sizeof(TensorDesc) + TENSOR_DESC_ALIGN))()
+    at = -ctypes.addressof(buf) % TENSOR_DESC_ALIGN
+    return TensorDesc.from_buffer(buf, at), buf
+
+
 class Diag(ctypes.Structure):
     _fields_ = [("level", ctypes.c_int), ("file", c_char_p), ("line", ctypes.c_int),
                 ("col", ctypes.c_int), ("message", c_char_p), ("source_line", c_char_p)]
@@ -183,6 +203,23 @@ _PROTOTYPES = {
                                          ctypes.POINTER(ctypes.c_void_p)]),
     "teeny_tune_result_free": (None, [ctypes.c_void_p]),
     "teeny_tune_source_name": (c_char_p, [ctypes.c_int]),
+    "teeny_spec_create": (ctypes.c_int, [ctypes.POINTER(CompileReq),
+                                         ctypes.POINTER(ctypes.c_void_p),
+                                         ctypes.POINTER(Diags)]),
+    "teeny_spec_destroy": (None, [ctypes.c_void_p]),
+    "teeny_spec_nparams": (c_size_t, [ctypes.c_void_p]),
+    "teeny_spec_param_block": (ctypes.c_int, [ctypes.c_void_p, c_size_t,
+                                              ctypes.POINTER(ctypes.c_int),
+                                              ctypes.POINTER(ctypes.c_int),
+                                              ctypes.POINTER(Diags)]),
+    "teeny_tensor_desc_make": (ctypes.c_int, [ctypes.POINTER(TensorDesc), ctypes.c_int,
+                                              ctypes.c_uint64, ctypes.c_int,
+                                              ctypes.POINTER(ctypes.c_int64),
+                                              ctypes.POINTER(ctypes.c_int64),
+                                              ctypes.POINTER(ctypes.c_int),
+                                              ctypes.c_char_p, c_size_t]),
+    "teeny_tensor_desc_args": (c_size_t, [ctypes.POINTER(TensorDesc),
+                                          ctypes.POINTER(ctypes.c_void_p)]),
     "teeny_launch": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
                                     ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
                                     ctypes.c_char_p, c_size_t]),

@@ -104,6 +104,10 @@ class Autotuner:
     def _tune(self, grid, args, meta, problem):
         k = self.kernel
         lib = k._lib
+        if k.tensormaps:  # each config's block is another tensormap box
+            raise ArgumentError(f"{k.name}: kernels with tensor_desc parameters cannot be "
+                                "autotuned yet (every config would need descriptors of its "
+                                "own block); launch each config with kernel[grid](...)")
         tuned_names = {n for c in self.configs for n in c.consts}
         fixed = {n: v for n, v in meta.items() if n not in ("stream", "num_warps", "target")}
         stream = _stream.of(meta.get("stream"))

@@ -111,6 +111,64 @@ def check_matmul(quick):
             record(f"matmul {dt} {m}x{n}x{k}", rel_err(c, a.double() @ b.double()), tol)
 
 
+def check_tensor_desc(quick):
+    """tensor_desc parameters from Python: a torch tensor per descriptor,
+    its block from the kernel's bindings.  copy_tma over every dtype class,
+    odd and aligned shapes, a strided view (TMA) and rows the TMA cannot
+    take (plain loads), writing inside a sentinel-filled buffer so a write
+    past the tensor shows; tests/lang/descs.c's desc_param, whose two
+    descriptors have different blocks ([BM, BN] and [BN, BM]) and whose
+    windows hang over the tensor's edges."""
+    copy = teenyc.kernel(os.path.join(K, "copy_tma.c"))
+    dts = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i8": torch.int8}
+    shapes = [(1000, 777), (512, 1024), (33, 64)] + ([] if quick else [(4099, 4100)])
+    for dt, tdt in dts.items():
+        for m, n in shapes:
+            for bm, bn in ((16, 64), (32, 128)):
+                for strided in (False, True):
+                    width = n + 64 if strided else n
+                    big = (torch.randn(m, width, device="cuda") * 50).to(tdt)
+                    src = big[:, :n] if strided else big
+                    outer = torch.full((m + 3, width + 32), 7, device="cuda", dtype=tdt)
+                    dst = outer[:m, 16:16 + n]  # its base on 16 bytes, as every pointer's
+                    copy[(teenyc.cdiv(n, bn), teenyc.cdiv(m, bm))](src, dst, BLOCK_M=bm,
+                                                                   BLOCK_N=bn)
+                    torch.cuda.synchronize()
+                    ref = torch.full_like(outer, 7)
+                    ref[:m, 16:16 + n] = src
+                    ok = torch.equal(outer, ref)
+                    record(f"tensor_desc copy {dt} {m}x{n}{' view' if strided else ''} "
+                           f"{bm}x{bn}", 0.0 if ok else 1.0, 0.0)
+    try:  # a base off 16 bytes is refused (kernels assume it of every pointer)
+        x = torch.zeros(64, 72, device="cuda", dtype=torch.int8)
+        copy[(1, 1)](x[:, 8:], x[:, 8:], BLOCK_M=16, BLOCK_N=64)
+        got = "no error"
+    except teenyc.ArgumentError as e:
+        got = str(e)
+    record("tensor_desc: a base off 16 bytes is refused", 0.0 if "16-byte" in got else 1.0, 0.0)
+    dp = teenyc.kernel(os.path.join(SRC, "tests", "lang", "descs.c"), name="desc_param")
+    for dt in ("f32", "f16"):
+        for m, n, bm, bn in ((64, 128, 16, 32), (45, 77, 16, 32), (100, 200, 32, 64)):
+            src = torch.randn(m, n, device="cuda").to(DT[dt])
+            gm, gn = teenyc.cdiv(m, bm), teenyc.cdiv(n, bn)
+            dst = torch.zeros(n, m, device="cuda", dtype=DT[dt])
+            sums = torch.zeros(gm * gn, device="cuda")
+            shifted = torch.zeros(gm * gn * bm * bn, device="cuda", dtype=DT[dt])
+            dp[(gm * gn,)](src, dst, sums, shifted, gn, BM=bm, BN=bn)
+            torch.cuda.synchronize()
+            pad = torch.zeros(gm * bm + 8, gn * bn + 8, device="cuda", dtype=DT[dt])
+            pad[3:3 + m, :n] = src  # row r of pad is row r - 3 of src
+            blocks = pad[3:3 + gm * bm, :gn * bn].reshape(gm, bm, gn, bn).permute(0, 2, 1, 3)
+            want_sums = blocks.float().sum((2, 3)).reshape(-1)
+            win = torch.stack([pad[pm * bm:pm * bm + bm, pn * bn + 5:pn * bn + 5 + bn]
+                               for pm in range(gm) for pn in range(gn)]).reshape(-1)
+            ok = torch.equal(dst, src.t() * 2 + 1) and torch.equal(shifted, win)
+            err = 0.0 if ok else 1.0
+            err = max(err, rel_err(sums, want_sums))
+            record(f"tensor_desc desc_param {dt} {m}x{n} {bm}x{bn}", err,
+                   1e-5 if dt == "f32" else 5e-3)
+
+
 def check_errors():
     add = teenyc.kernel(os.path.join(K, "vector_add.c"))
     a = torch.zeros(8, device="cuda")
@@ -188,6 +246,7 @@ def main():
         check_vector_add(quick)
         check_softmax(quick)
         check_matmul(quick)
+        check_tensor_desc(quick)
         check_errors()
         c = teenyc.default_client()
         print(f"compiled through: {c.mode} at {c.socket}")

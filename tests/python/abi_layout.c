@@ -40,6 +40,12 @@ int main(void) {
   OFF("Result", teeny_client_result, cubin);
   OFF("Result", teeny_client_result, cubin_toolchain);
   SIZE("Grid", teeny_grid);
+  SIZE("TensorDesc", teeny_tensor_desc);
+  OFF("TensorDesc", teeny_tensor_desc, base);
+  OFF("TensorDesc", teeny_tensor_desc, shape);
+  OFF("TensorDesc", teeny_tensor_desc, stride);
+  OFF("TensorDesc", teeny_tensor_desc, rank);
+  OFF("TensorDesc", teeny_tensor_desc, tma);
   SIZE("TuneConfig", teeny_tune_config);
   OFF("TuneConfig", teeny_tune_config, num_warps);
   SIZE("TuneBench", teeny_tune_bench);

@@ -128,12 +128,84 @@ def test_fp8_scalars_round_as_kernels_do():
     assert k.params[0].describe().startswith("f8e4m3")
 
 
-def test_tensor_desc_parameters_compile_but_do_not_launch(kernels):
+def test_tensor_desc_parameters_take_tensors(kernels):
     k = teenyc.kernel(os.path.join(kernels, "copy_tma.c"), client=teenyc.Client(mode="offline"))
-    names = [p.name for p in k.params]
-    assert names[:5] == ["src_tensormap", "src_base", "src_shape0", "src_shape1", "src_stride0"]
-    assert len(names) == 10
+    # one argument per source parameter; each stands for its 5 launch slots
+    assert [(p.name, p.rank, p.slot) for p in k.params] == [("src", 2, 0), ("dst", 2, 5)]
+    assert k.signature() == "copy_tma(tensor_desc(D, rank 2) src, tensor_desc(D, rank 2) dst)"
     assert k.compile(D="f32", BLOCK_M=16, BLOCK_N=256).id == "copy_tma__f32__16__256"
+    # good tensors get as far as the driver, strided rows included
+    a = CudaArray((8, 300), "<f4")
+    rows = CudaArray((8, 300), "<f4", strides=(4 * 1024, 4))
+    reaches_the_driver(lambda: k[(1,)](a, rows, BLOCK_M=16, BLOCK_N=256))
+    with pytest.raises(teenyc.ArgumentError, match="takes 2 arguments, got 10"):
+        k[(1,)](a, a, 8, 8, 8, a, a, 8, 8, 8, BLOCK_M=16, BLOCK_N=256)
+    with pytest.raises(teenyc.ArgumentError, match="wants a tensor of 2 dims, got shape"):
+        k[(1,)](CudaArray((8,), "<f4"), a, BLOCK_M=16, BLOCK_N=256)
+    with pytest.raises(teenyc.ArgumentError, match="last dim must be contiguous"):
+        k[(1,)](a, CudaArray((8, 300), "<f4", strides=(4, 32)), BLOCK_M=16, BLOCK_N=256)
+    with pytest.raises(teenyc.ArgumentError, match="dst is f16 but src is f32"):
+        k[(1,)](a, CudaArray((8, 300), "<f2"), BLOCK_M=16, BLOCK_N=256)
+    with pytest.raises(teenyc.ArgumentError, match="wants a CUDA tensor"):
+        k[(1,)](a, 3, BLOCK_M=16, BLOCK_N=256)
+
+
+def test_tensor_desc_blocks_come_from_the_bindings(kernels):
+    k = teenyc.kernel(os.path.join(kernels, "copy_tma.c"), client=teenyc.Client(mode="offline"))
+    assert k._desc_blocks({"D": "f16"}, {"BLOCK_M": 32, "BLOCK_N": 128}, 4, "sm_90a",
+                          False) == {0: (32, 128), 5: (32, 128)}
+    # expressions of the consts, and a block that is no power of two
+    src = """#include <teeny/dsl.h>
+TEENY_CONST(B);
+TEENY_KERNEL(B)
+void twice(tensor_desc(f32, B, 2 * B) x, f32 *out) {
+    store(out + program_id(0), sum(sum(load_tensor_descriptor(x, 0, 0), 1), 0));
+}
+"""
+    t = teenyc.Kernel(src, client=teenyc.Client(mode="offline"))
+    assert [p.describe() for p in t.params] == ["tensor_desc(f32, rank 2) x", "ptr(f32) out"]
+    assert t._desc_blocks({}, {"B": 8}, 4, None, False) == {0: (8, 16)}
+    with pytest.raises(teenyc.CompileError) as e:
+        t._desc_blocks({}, {"B": 3}, 4, None, False)
+    assert any("not a power of two" in d for d in e.value.diagnostics), e.value.diagnostics
+
+
+def test_tensor_desc_arguments(kernels):
+    """The launch slots of a descriptor: the tensormap, the base, shapes and
+    the strides but the last.  Rows the TMA cannot take (not a multiple of
+    16 bytes) leave the tensormap zero without asking the driver; a base
+    not 16-byte aligned is refused, as for any pointer argument."""
+    k = teenyc.kernel(os.path.join(kernels, "copy_tma.c"), client=teenyc.Client(mode="offline"))
+    import ctypes
+    from teenyc import _arrays
+    src = k.params[0]
+    odd = CudaArray((40, 300), "<f4", strides=(4 * 301, 4), ptr=0x7F0000001040)
+    keep = []
+    addrs = k._desc_args(src, _arrays.view(odd), {"D": "f32"}, (16, 256), keep)
+    assert len(addrs) == 5
+    assert addrs[0] % 64 == 0  # the CUtensorMap's alignment
+    assert not any(ctypes.string_at(addrs[0], 128))
+    assert ctypes.c_uint64.from_address(addrs[1]).value == 0x7F0000001040
+    assert [ctypes.c_int32.from_address(a).value for a in addrs[2:4]] == [40, 300]
+    assert ctypes.c_int64.from_address(addrs[4]).value == 301
+    # an aligned base is one the TMA takes: encoding it needs the driver
+    good = CudaArray((40, 300), "<f4", strides=(4 * 304, 4), ptr=0x7F0000001000)
+    with pytest.raises(teenyc.CudaError, match="CUDA driver not available"):
+        k._desc_args(src, _arrays.view(good), {"D": "f32"}, (16, 256), [])
+    with pytest.raises(teenyc.ArgumentError, match="block dims powers of two"):
+        k._desc_args(src, _arrays.view(odd), {"D": "f32"}, (16, 100), [])
+    shifted = CudaArray((40, 300), "<f4", strides=(4 * 304, 4), ptr=0x7F0000001004)
+    with pytest.raises(teenyc.ArgumentError, match="base must be 16-byte aligned"):
+        k._desc_args(src, _arrays.view(shifted), {"D": "f32"}, (16, 256), [])
+    with pytest.raises(teenyc.ArgumentError, match="src is not 16-byte aligned"):
+        k[(1,)](shifted, good, BLOCK_M=16, BLOCK_N=256)
+
+
+def test_pointers_must_be_16_byte_aligned(add):
     a = CudaArray((8,), "<f4")
-    with pytest.raises(teenyc.ArgumentError, match="tensor_desc parameters cannot be launched"):
-        k[(1,)](a, a, 8, 8, 8, a, a, 8, 8, 8, D="f32", BLOCK_M=16, BLOCK_N=256)
+    off = CudaArray((8,), "<f4", ptr=0x7F0000001004)
+    reaches_the_driver(lambda: add[(1,)](a, a, a, 8, BLOCK_SIZE=64))
+    for _ in range(2):  # the second call after a warm one takes the fast path first
+        with pytest.raises(teenyc.ArgumentError, match="b_ptr is not 16-byte aligned"):
+            add[(1,)](a, off, a, 8, BLOCK_SIZE=64)
+

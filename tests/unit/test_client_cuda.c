@@ -85,6 +85,10 @@ START_TEST(module_and_launch) {
   teeny_grid g = {.x = 1};
   ck_assert_int_eq(teeny_kernel_launch(&k, g, NULL, args, 4), TEENY_E_NOCUDA);
   ck_assert_ptr_nonnull(strstr(k.err, BOGUS));
+  teeny_dptr off = {0x10004}; /* kernels assume 16-byte aligned pointers: refused first */
+  args[1] = &off.addr;
+  ck_assert_int_eq(teeny_kernel_launch(&k, g, NULL, args, 4), TEENY_E_INVAL);
+  ck_assert_ptr_nonnull(strstr(k.err, "b_ptr = 0x10004 is not 16-byte aligned"));
   teeny_kernel_close(&k);
   teeny_client_result_free(r);
   teeny_client_close(c);
@@ -183,11 +187,14 @@ START_TEST(tensor_descs) {
   ck_assert_ptr_eq(args[0], &d.map);
   ck_assert_ptr_eq(args[1], &d.base.addr);
   ck_assert_ptr_eq(args[4], &d.stride[0]);
-  teeny_dptr odd = {0x10008}; /* base not 16-byte aligned */
+  /* a base not 16-byte aligned is refused: kernels assume every pointer
+   * argument is, and fold their own test of it (an i8 copy through the
+   * TMA with a zero tensormap was an illegal instruction on the H200) */
+  teeny_dptr odd = {0x10008};
   int64_t aligned[2] = {776, 1};
   ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, odd, 2, shape, aligned, block, err,
-                                          sizeof err), 0);
-  ck_assert(!d.tma);
+                                          sizeof err), TEENY_E_INVAL);
+  ck_assert_ptr_nonnull(strstr(err, "16-byte aligned"));
   int64_t overlap[2] = {512, 1}; /* rows shorter than the shape: plain loads */
   ck_assert_int_eq(teeny_tensor_desc_make(&d, TEENY_DT_F32, base, 2, shape, overlap, block, err,
                                           sizeof err), 0);

@@ -190,6 +190,57 @@ START_TEST(id_entry_params_and_source) {
 }
 END_TEST
 
+/* A tensor_desc parameter's block: the bound values of its dim
+ * expressions, on its tensormap slot only; the IR generator's errors
+ * about them reach the caller. */
+START_TEST(tensor_desc_blocks) {
+  static const char src[] =
+      "#include <teeny/dsl.h>\n"
+      "TEENY_DTYPE(D, f32, f16);\n"
+      "TEENY_CONST(B);\n"
+      "TEENY_KERNEL(D, B)\n"
+      "void k(f32 *out, tensor_desc(D, B, 4 * B, 2) x, tensor_desc(D, 64) y) {\n"
+      "    store(out + program_id(0), sum(sum(sum(load_tensor_descriptor(x, 0, 0, 0), 2), 1), 0)\n"
+      "          + sum(load_tensor_descriptor(y, 0), 0));\n"
+      "}\n";
+  teeny_spec *s;
+  teeny_diags d;
+  teeny_diags_init(&d);
+  req_opts o = {.src = src, .kernel = "k", .bindings = "D=f16,B=8"};
+  int rc = make(&o, &s, &d);
+  if (rc)
+    ku_print_diags(&d);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(teeny_spec_nparams(s), 1 + 7 + 3);
+  int rank = -1, block[TEENY_SPEC_MAX_RANK] = {0};
+  ck_assert_int_eq(teeny_spec_param_block(s, 0, &rank, block, &d), 0);
+  ck_assert_int_eq(rank, 0); /* out: a pointer */
+  ck_assert_int_eq(teeny_spec_param_block(s, 2, &rank, block, &d), 0);
+  ck_assert_int_eq(rank, 0); /* x_base */
+  ck_assert_int_eq(teeny_spec_param(s, 1)->kind, TEENY_PARAM_TENSORMAP);
+  ck_assert_int_eq(teeny_spec_param_block(s, 1, &rank, block, &d), 0);
+  ck_assert_int_eq(rank, 3);
+  ck_assert_int_eq(block[0], 8);
+  ck_assert_int_eq(block[1], 32);
+  ck_assert_int_eq(block[2], 2);
+  ck_assert_int_eq(teeny_spec_param_block(s, 8, &rank, block, &d), 0);
+  ck_assert_int_eq(rank, 1);
+  ck_assert_int_eq(block[0], 64);
+  ck_assert_int_eq(teeny_spec_param_block(s, 11, &rank, block, &d), TEENY_E_INVAL);
+  teeny_spec_destroy(s);
+  o.bindings = "D=f32,B=6"; /* 4 x 6 is no power of two */
+  ck_assert_int_eq(make(&o, &s, &d), 0);
+  ck_assert_int_eq(teeny_spec_param_block(s, 1, &rank, block, &d), TEENY_E_COMPILE);
+  ck_assert_int_eq(rank, 0);
+  bool said = false;
+  for (size_t i = 0; i < d.n; i++)
+    said |= strstr(d.v[i].message, "not a power of two") != NULL;
+  ck_assert(said);
+  teeny_spec_destroy(s);
+  teeny_diags_close(&d);
+}
+END_TEST
+
 START_TEST(generated_source_is_host_c) {
   /* the .c artifact is itself C11 against dsl.h (for f32 bindings, whose
    * host types agree) */
@@ -414,6 +465,7 @@ int main(void) {
   tcase_add_test(tc, key_is_stable_and_ignores_file_name_and_binding_order);
   tcase_add_test(tc, key_changes_with_everything_that_matters);
   tcase_add_test(tc, id_entry_params_and_source);
+  tcase_add_test(tc, tensor_desc_blocks);
   tcase_add_test(tc, generated_source_is_host_c);
   tcase_add_test(tc, negative_const_in_id);
   tcase_add_test(tc, typed_consts_in_id_source_and_key);
