@@ -160,6 +160,23 @@ static void make_params(struct teeny_spec *spec) {
   }
 }
 
+/* TEENY_OPT_UNALIGNED names pointer parameters only. */
+static int check_unaligned(teeny_ctx *cx, const struct teeny_spec *spec) {
+  uint64_t bits = spec->b.unaligned;
+  for (int i = 0; i < 64; i++) {
+    if (!(bits >> i & 1))
+      continue;
+    if ((size_t)i >= spec->nparams || spec->params[i].kind != TEENY_PARAM_POINTER) {
+      teeny__error_at(cx, (teeny_loc){0, 0}, "option %s=0x%llx: bit %d is %s, not a pointer parameter",
+                      TEENY_OPT_UNALIGNED, (unsigned long long)bits, i,
+                      (size_t)i >= spec->nparams ? "past the last parameter"
+                                                 : spec->params[i].name);
+      return TEENY_E_BINDING;
+    }
+  }
+  return TEENY_OK;
+}
+
 static int generate_source(teeny_ctx *cx, struct teeny_spec *spec,
                            const teeny_compile_req *req) {
   spec->id = teeny__spec_id(cx, spec->prog, spec->k, &spec->b);
@@ -212,8 +229,10 @@ int teeny_spec_create(const teeny_compile_req *req, teeny_spec **out, teeny_diag
     rc = TEENY_E_BINDING;
   if (!rc) {
     make_params(spec);
-    rc = generate_source(&cx, spec, req);
+    rc = check_unaligned(&cx, spec);
   }
+  if (!rc)
+    rc = generate_source(&cx, spec, req);
   spec->arena.oom = NULL;
   if (rc) {
     teeny__arena_free(&spec->arena);

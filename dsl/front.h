@@ -369,6 +369,8 @@ typedef struct teeny_bindings {
   bool debug;                         /* TEENY_OPT_DEBUG: device_assert on */
   int num_stages;                     /* TEENY_OPT_NUM_STAGES: 0 (the code
                                          generator's choice) or 2 .. 8 */
+  uint64_t unaligned;                 /* TEENY_OPT_UNALIGNED: bit i, entry
+                                         parameter i may be off 16 bytes */
 } teeny_bindings;
 
 /* Check req's bindings against kernel k of prog: unknown names, missing

@@ -556,6 +556,7 @@ teeny_ir_func *teeny__irgen(teeny_ctx *cx, const teeny_program *prog, int k,
   const teeny_func *fn = prog->funcs[k];
   g.f = teeny__ir_func_new(cx->arena, teeny__arena_printf(cx->arena, "%s_entry_point", fn->name));
   g.f->num_warps = num_warps;
+  g.f->unaligned = b->unaligned;
   g.cur = g.f->body;
   if (setjmp(g.fail))
     return NULL;

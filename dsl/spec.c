@@ -125,15 +125,17 @@ static void bind_dtypes(teeny_ctx *cx, const teeny_program *prog,
 static bool bind_option(teeny_ctx *cx, const teeny_const_binding *c, teeny_bindings *out) {
   if (!c->name || strncmp(c->name, "teeny.", 6) != 0)
     return false;
-  if (strcmp(c->name, TEENY_OPT_NUM_STAGES) == 0) {
+  if (strcmp(c->name, TEENY_OPT_UNALIGNED) == 0) {
+    out->unaligned = (uint64_t)c->value; /* its bits are checked against the parameters */
+  } else if (strcmp(c->name, TEENY_OPT_NUM_STAGES) == 0) {
     if (c->value != 0 && (c->value < 2 || c->value > 8))
       teeny__error_at(cx, NOLOC, "option %s=%lld: num_stages is 2 to 8 (or 0: the code "
                       "generator's choice)", c->name, (long long)c->value);
     else
       out->num_stages = (int)c->value;
   } else if (strcmp(c->name, TEENY_OPT_DEBUG) != 0) {
-    teeny__error_at(cx, NOLOC, "binding '%s': unknown option (the options are %s, %s)",
-                    c->name, TEENY_OPT_DEBUG, TEENY_OPT_NUM_STAGES);
+    teeny__error_at(cx, NOLOC, "binding '%s': unknown option (the options are %s, %s, %s)",
+                    c->name, TEENY_OPT_DEBUG, TEENY_OPT_NUM_STAGES, TEENY_OPT_UNALIGNED);
   } else if (c->value != 0 && c->value != 1) {
     teeny__error_at(cx, NOLOC, "option %s=%lld: it is 0 (off) or 1 (on)", c->name,
                     (long long)c->value);
@@ -294,6 +296,8 @@ void teeny__spec_source(teeny_buf *out, teeny_ctx *cx, const teeny_program *prog
     debug_line(out, cx->file);
   if (b->num_stages) /* only when set: the keys of other requests stay as they were */
     teeny__buf_printf(out, " * num_stages: %d\n", b->num_stages);
+  if (b->unaligned) /* the same */
+    teeny__buf_printf(out, " * unaligned pointers: 0x%llx\n", (unsigned long long)b->unaligned);
   teeny__buf_puts(out, " */\n");
   teeny__buf_puts(out, "#include <teeny/dsl.h>\n");
   for (int i = 0; i < fn->nkgenerics; i++) {

@@ -194,6 +194,9 @@ typedef struct teeny_ir_func {
                             only when the kernel has one: it is then part of
                             the generated source, so of the key) */
   teeny_arena *arena;    /* where all of this lives */
+  uint64_t unaligned;    /* bit i: pointer parameter i may be off 16 bytes
+                            (TEENY_OPT_UNALIGNED; else each is 16-byte
+                            aligned, docs/dsl.md) */
   uint64_t tensormaps;   /* bit i: parameter i is a tensormap (ptr(u8) in the
                             IR, never dereferenced: 128 bytes by value in
                             the PTX, read only by the TMA) */

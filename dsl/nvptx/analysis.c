@@ -870,7 +870,10 @@ void teeny__cg_analyze(cg *g) {
     int id = f->body->args[i];
     set_top(g, id);
     if (vtype(g, id).dt == TEENY_DT_PTR) {
-      VI(g, id)->ax.div[0] = 16; /* docs/dsl.md: pointer params are 16-byte aligned */
+      /* docs/dsl.md: pointer params are 16-byte aligned, but for those the
+       * request names (TEENY_OPT_UNALIGNED): their elements' alignment */
+      bool off16 = i < 64 && (f->unaligned >> i & 1);
+      VI(g, id)->ax.div[0] = off16 ? ptr_unit(vtype(g, id)) : 16;
       VI(g, id)->roots = i < 64 ? 1ull << i : ~0ull;
     }
   }

@@ -304,7 +304,15 @@ static bool is_tensormap(const teeny_ir_func *f, int i) {
   return i < 64 && (f->tensormaps >> i & 1);
 }
 
-/* Parameters: pointers are addrspace(1), 16-byte aligned (docs/dsl.md), and
+/* The alignment pointer parameter i of type t is assumed to have. */
+static int param_align(const teeny_ir_func *f, int i, teeny_type t) {
+  if (i >= 64 || !(f->unaligned >> i & 1))
+    return 16;
+  return t.pointee == TEENY_DT_BOOL ? 1 : teeny_dtype_size(t.pointee);
+}
+
+/* Parameters: pointers are addrspace(1), 16-byte aligned (docs/dsl.md;
+ * those of f->unaligned: their elements' alignment), and
  * noalias + readonly when the kernel never writes through them (which lets
  * loads use the non-coherent path).  bool travels as a byte. */
 static void make_function(cg *g) {
@@ -339,7 +347,7 @@ static void make_function(cg *g) {
     if (t.dt != TEENY_DT_PTR)
       continue;
     add_attr(g, g->fn, idx, "nocapture", 0);
-    add_attr(g, g->fn, idx, "align", 16);
+    add_attr(g, g->fn, idx, "align", param_align(f, i, t));
     if (i >= 64 || !(g->written & (1ull << i))) {
       if (i < 64) {
         add_attr(g, g->fn, idx, "noalias", 0);

@@ -132,6 +132,16 @@ typedef struct teeny_const_binding {
                                          wgmma stays in flight; fewer when
                                          they do not fit).  A depth that does
                                          not fit is an error */
+#define TEENY_OPT_UNALIGNED "teeny.unaligned" /* bit i set: entry-point
+                                         parameter i, a pointer, may not be
+                                         16-byte aligned (Triton's
+                                         divisibility specialisation, the
+                                         other way round): the code
+                                         generator then assumes only its
+                                         element alignment.  0 or absent:
+                                         every pointer is 16-byte aligned.
+                                         A bit on a parameter that is no
+                                         pointer is an error */
 
 typedef struct teeny_compile_req {
   const char *source;  /* kernel source text (need not be NUL-terminated) */

@@ -410,7 +410,7 @@ class Kernel:
                 sig.append(a.dtype)
                 sig.append(a.get_device())
                 vals[i] = a.data_ptr()
-                if vals[i] & 15:  # not 16-byte aligned: refused the slow way
+                if vals[i] & 15:  # not 16-byte aligned: a specialisation the slow way
                     return self._launch_slow(grid, args, meta, s, dev, None)
                 continue
             try:
@@ -500,6 +500,10 @@ class Kernel:
         gmeta = dict(consts, num_warps=num_warps)
         grid_arr = _grid(grid if g is None else g, dict(gmeta))
         target = target or _device_target(self._lib)
+        off16 = self._unaligned(values)
+        if off16:  # a specialisation of its own, as Triton's divisibility one
+            consts = dict(consts, **{_lib.OPT_UNALIGNED.decode(): off16})
+            key = None  # and no prepared launch: the warm path sends such calls here
         module = self._module(dtypes, consts, num_warps, target, debug, dev)
         if key is not None:
             table = self._fast.__dict__
@@ -556,13 +560,22 @@ class Kernel:
             elif v.dtype != p.dtype:
                 raise ArgumentError(f"{self.name}: {p.describe()} wants {p.dtype} elements, "
                                     f"got a {v.dtype} tensor")
-            if v.ptr % 16:
+            if p.rank and v.ptr % 16:
                 raise ArgumentError(f"{self.name}: {p.name} is not 16-byte aligned (address "
-                                    f"{v.ptr:#x}): kernels assume every pointer argument is, "
-                                    "as the CUDA and torch allocators give; pass a copy "
-                                    "(.clone()) or a view that starts on 16 bytes")
+                                    f"{v.ptr:#x}): a tensor_desc's base must be, as the "
+                                    "TMA's is; pass a copy (.clone()) or a view that starts "
+                                    "on 16 bytes")
             values.append(v)
         return {g: d for g, (d, _) in bound.items()}, values
+
+    def _unaligned(self, values):
+        """TEENY_OPT_UNALIGNED's bits: the pointer arguments not on 16
+        bytes (kernels otherwise assume every one is)."""
+        bits = 0
+        for p, v in zip(self.params, values):
+            if p.pointer and v.ptr % 16:
+                bits |= 1 << p.slot
+        return bits
 
     def _check_tensor(self, p, v, device):
         kind, index = v.device

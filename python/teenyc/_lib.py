@@ -232,6 +232,7 @@ EMIT_SOURCE = 1 << 8
 CLIENT_FORCE = 1 << 16
 OPT_DEBUG = b"teeny.debug"  # TEENY_OPT_DEBUG: device_assert checks compiled in
 OPT_NUM_STAGES = b"teeny.num_stages"  # TEENY_OPT_NUM_STAGES: cp.async pipeline depth
+OPT_UNALIGNED = b"teeny.unaligned"  # TEENY_OPT_UNALIGNED: pointer slots not on 16 bytes
 PARAM_POINTER = 1
 PARAM_TENSORMAP = 2  # a tensor_desc parameter's CUtensorMap (teeny/compile.h)
 SIZE_MAX = ctypes.c_size_t(-1).value

@@ -120,6 +120,9 @@ class Autotuner:
         fixed_consts = {n: v for n, v in fixed.items() if n in k.const_generics
                         and n not in tuned_names}
         slots = [k._pack(p, v, dtypes) for p, v in zip(k.params, values)]
+        off16 = k._unaligned(values)
+        if off16:  # every candidate compiled for these pointers
+            fixed_consts[_lib.OPT_UNALIGNED.decode()] = off16
         keep = _Keep()
         req = _base_request(k, dtypes, fixed_consts, meta, keep)
         c_configs = (_lib.TuneConfig * len(self.configs))()
@@ -200,17 +203,12 @@ class _Keep:
 
 
 def _base_request(k, dtypes, consts, meta, keep):
-    dts = [(keep(n.encode()), keep(v.encode())) for n, v in dtypes.items()]
-    cts = [(keep(n.encode()), int(v)) for n, v in consts.items()]
-    dt_arr = keep((_lib.DtypeBinding * max(len(dts), 1))(*[_lib.DtypeBinding(*b) for b in dts]))
-    ct_arr = keep((_lib.ConstBinding * max(len(cts), 1))(*[_lib.ConstBinding(*b) for b in cts]))
-    target = meta.get("target") or k.target
-    return keep(_lib.CompileReq(source=k.source, source_len=len(k.source),
-                                filename=keep(k.filename.encode()), kernel=keep(k.name.encode()),
-                                dtypes=dt_arr, ndtypes=len(dts), consts=ct_arr,
-                                nconsts=len(cts),
-                                target=keep(target.encode()) if target else None,
-                                num_warps=int(meta.get("num_warps") or k.num_warps)))
+    from ._client import request
+    req, kept = request(k.source, k.name, dtypes, consts,
+                        int(meta.get("num_warps") or k.num_warps),
+                        meta.get("target") or k.target, k.filename)
+    keep(kept)
+    return keep(req)
 
 
 def _config_index(c_configs, cfg_p):

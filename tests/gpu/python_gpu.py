@@ -169,6 +169,53 @@ def check_tensor_desc(quick):
                    1e-5 if dt == "f32" else 5e-3)
 
 
+def check_unaligned(quick):
+    """Views that start off 16 bytes (x[1:], x[:, 3:]): the package compiles
+    them a specialisation of their own (TEENY_OPT_UNALIGNED), whose vector
+    accesses test alignment at run time; the same kernels on aligned
+    tensors keep theirs."""
+    add = teenyc.kernel(os.path.join(K, "vector_add.c"))
+    for dt in DT:
+        for n in (1, 1000003) + (() if quick else (1 << 24,)):
+            for sa, sb, so in ((1, 0, 0), (0, 3, 2), (5, 7, 1)):
+                a = torch.randn(n + 8, device="cuda", dtype=DT[dt])[sa:sa + n]
+                b = torch.randn(n + 8, device="cuda", dtype=DT[dt])[sb:sb + n]
+                big = torch.full((n + 8,), 7, device="cuda", dtype=DT[dt])
+                out = big[so:so + n]
+                add[lambda m: (teenyc.cdiv(n, m["BLOCK_SIZE"]),)](a, b, out, n, BLOCK_SIZE=1024)
+                torch.cuda.synchronize()
+                ok = torch.equal(out, a + b) and torch.all(big[:so] == 7) and \
+                    torch.all(big[so + n:] == 7)
+                record(f"unaligned vector_add {dt} n={n} +{sa},{sb},{so}", 0.0 if ok else 1.0, 0.0)
+    softmax = teenyc.kernel(os.path.join(K, "softmax.c"))
+    for dt in DT:
+        for rows, cols, off in ((300, 1000, 1), (64, 4097, 3)):
+            block = 1 << max(0, (cols - 1).bit_length())
+            x = (torch.randn(rows, cols + 8, device="cuda") * 3).to(DT[dt])[:, off:off + cols]
+            out = torch.full((rows, cols + 8), float("nan"), device="cuda",
+                             dtype=DT[dt])[:, off + 1:off + 1 + cols]
+            softmax[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK_SIZE=block,
+                             num_warps=4 if block <= 2048 else 8)
+            torch.cuda.synchronize()
+            record(f"unaligned softmax {dt} {rows}x{cols} +{off}",
+                   rel_err(out, torch.softmax(x.double(), 1)), TOL[dt])
+    matmul = teenyc.kernel(os.path.join(K, "matmul.c"))
+    for dt in ("f16", "f32"):
+        m, n, k = 127, 255, 129
+        a = torch.randn(m * k + 8, device="cuda", dtype=DT[dt])[1:1 + m * k].view(m, k)
+        b = torch.randn(k * n + 8, device="cuda", dtype=DT[dt])[3:3 + k * n].view(k, n)
+        c = torch.full((m * n + 8,), float("nan"), device="cuda", dtype=DT[dt])[2:2 + m * n]
+        c = c.view(m, n)
+        bm, bn, bk = (128, 128, 64) if dt != "f32" else (64, 64, 32)
+        matmul[(teenyc.cdiv(m, bm) * teenyc.cdiv(n, bn),)](
+            a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+            c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+            num_warps=8 if dt != "f32" else 4)
+        torch.cuda.synchronize()
+        record(f"unaligned matmul {dt} {m}x{n}x{k}", rel_err(c, a.double() @ b.double()),
+               {"f16": 5e-3, "f32": 2e-3}[dt])
+
+
 def check_errors():
     add = teenyc.kernel(os.path.join(K, "vector_add.c"))
     a = torch.zeros(8, device="cuda")
@@ -247,6 +294,7 @@ def main():
         check_softmax(quick)
         check_matmul(quick)
         check_tensor_desc(quick)
+        check_unaligned(quick)
         check_errors()
         c = teenyc.default_client()
         print(f"compiled through: {c.mode} at {c.socket}")

@@ -149,6 +149,16 @@ START_TEST(key_changes_with_everything_that_matters) {
   ck_assert_str_eq(teeny_spec_id(s), "vector_add__f32__1024");
   ck_assert_ptr_nonnull(strstr(teeny_spec_source(s, NULL), " * num_stages: 4\n */\n"));
   teeny_spec_destroy(s);
+  /* unaligned pointers (TEENY_OPT_UNALIGNED): their own key, in the header */
+  req_opts un = {.bindings = "D=f32,BLOCK_SIZE=1024,teeny.unaligned=2"};
+  key_of(&un, k2);
+  ck_assert_str_ne(base, k2);
+  ck_assert_int_eq(make(&un, &s, &dg), 0);
+  ck_assert_ptr_nonnull(strstr(teeny_spec_source(s, NULL), " * unaligned pointers: 0x2\n"));
+  teeny_spec_destroy(s);
+  req_opts un0 = {.bindings = "D=f32,BLOCK_SIZE=1024,teeny.unaligned=0"};
+  key_of(&un0, k2);
+  ck_assert_str_eq(base, k2);
   teeny_diags_close(&dg);
 }
 END_TEST
@@ -357,7 +367,12 @@ static const bad_req bad_reqs[] = {
     {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.num_stages=9"}, TEENY_E_BINDING,
      "option teeny.num_stages=9: num_stages is 2 to 8"},
     {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.stages=3"}, TEENY_E_BINDING,
-     "binding 'teeny.stages': unknown option (the options are teeny.debug, teeny.num_stages)"},
+     "binding 'teeny.stages': unknown option (the options are teeny.debug, teeny.num_stages, "
+     "teeny.unaligned)"},
+    {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.unaligned=8"}, TEENY_E_BINDING,
+     "option teeny.unaligned=0x8: bit 3 is n_elements, not a pointer parameter"},
+    {{.bindings = "D=f32,BLOCK_SIZE=1024,teeny.unaligned=16"}, TEENY_E_BINDING,
+     "bit 4 is past the last parameter"},
     {{.bindings = "D=f33,BLOCK_SIZE=1024"}, TEENY_E_BINDING, "'f33' is not a dtype"},
     {{.bindings = "D=f32,BLOCK_SIZE=1024,D=f16"}, TEENY_E_BINDING, "given twice"},
     {{.bindings = "D=f32,BLOCK_SIZE=4294967296"}, TEENY_E_BINDING, "does not fit in i32"},
