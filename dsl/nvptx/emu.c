@@ -72,6 +72,9 @@ typedef struct emu {
   int nthreads, cur;
   emu_wgroup *wgroups;         /* nthreads / 128 of them */
   bool wg_error;               /* a wgmma was malformed (reported after the run) */
+  int misaligned;              /* bytes of the first global access off its
+                                  own size (a misaligned address on the GPU) */
+  uint64_t misaligned_at;      /* its address */
   bool tma_error;              /* a TMA box the H200 refuses with an illegal
                                   instruction (tma_box) */
   unsigned ctaid[3], nctaid[3];
@@ -723,6 +726,15 @@ static void tma_box(emu *e, unsigned char *smem, unsigned char *base, int32_t es
     }
 }
 
+/* A global access of `bytes` (2 to 16) at an address off that size: the
+ * GPU faults ("misaligned address"); the run fails after the block. */
+static void rt_misaligned(emu *e, uint64_t addr, int32_t bytes) {
+  if (!e->misaligned) {
+    e->misaligned = bytes;
+    e->misaligned_at = addr;
+  }
+}
+
 static void rt_tma_load(emu *e, unsigned char *dst, unsigned char *base, int32_t es, int32_t s0,
                         int32_t s1, int64_t st0, int32_t c0, int32_t c1, int32_t b0, int32_t b1) {
   tma_box(e, dst, base, es, s0, s1, st0, c0, c1, b0, b1, false);
@@ -737,6 +749,7 @@ static const struct {
   const char *name;
   void *fn;
 } runtime[] = {
+    {"teeny_emu_misaligned", (void *)rt_misaligned},
     {"teeny_emu_tma_load", (void *)rt_tma_load}, {"teeny_emu_tma_store", (void *)rt_tma_store},
     {"teeny_emu_sreg", (void *)rt_sreg},   {"teeny_emu_barrier", (void *)rt_barrier},
     {"teeny_emu_shfl", (void *)rt_shfl},   {"teeny_emu_mma", (void *)rt_mma},
@@ -774,6 +787,13 @@ static int run_grid(cg *g, void (*entry)(void *, void *), const unsigned grid[3]
         }
         if (e.failed) {
           teeny__error_at(g->cx, e.fail_loc, "%s", e.fail_msg);
+          return TEENY_E_RUNTIME;
+        }
+        if (e.misaligned) {
+          teeny__error_at(g->cx, (teeny_loc){0, 0},
+                          "emulator: block (%u, %u, %u): a %d-byte global access at 0x%llx "
+                          "is not aligned to its size (a misaligned address on the GPU)",
+                          x, y, z, e.misaligned, (unsigned long long)e.misaligned_at);
           return TEENY_E_RUNTIME;
         }
         if (e.tma_error) {

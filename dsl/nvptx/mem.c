@@ -153,11 +153,24 @@ static void emu_access(cg *g, const pack *p, LLVMValueRef addr, LLVMValueRef pre
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "emu.end");
   LLVMBuildCondBr(g->b, pred ? pred : teeny__cg_bool(g, true), doit, done);
   LLVMPositionBuilderAtEnd(g->b, doit);
+  bool u8 = p->wbits == 32 && p->ty[0] == 'u';
+  int bytes = p->nwords * (u8 ? 1 : p->wbits / 8);
+  if (bytes > 1) { /* the GPU faults on an access off its size: so does this */
+    LLVMValueRef low = LLVMBuildAnd(g->b, LLVMBuildPtrToInt(g->b, addr, g->t_i64, ""),
+                                    teeny__cg_i64(g, bytes - 1), "");
+    LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "emu.misaligned");
+    LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, g->fn, "emu.aligned");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, low, teeny__cg_i64(g, 0), ""), bad, ok);
+    LLVMPositionBuilderAtEnd(g->b, bad);
+    LLVMValueRef a[2] = {LLVMBuildPtrToInt(g->b, addr, g->t_i64, ""), teeny__cg_i32(g, bytes)};
+    teeny__cg_emu_call(g, "teeny_emu_misaligned", g->t_void, a, 2);
+    LLVMBuildBr(g->b, ok);
+    LLVMPositionBuilderAtEnd(g->b, ok);
+  }
   LLVMValueRef got[4];
   for (int i = 0; i < p->nwords; i++) {
     LLVMValueRef off = teeny__cg_i64(g, (long long)i * p->wbits / 8);
     LLVMValueRef a = LLVMBuildGEP2(g->b, g->t_i8, addr, &off, 1, "");
-    bool u8 = p->wbits == 32 && p->ty[0] == 'u';
     LLVMTypeRef mt = u8 ? g->t_i8 : p->wt;
     if (store) {
       LLVMValueRef v = u8 ? LLVMBuildTrunc(g->b, words[i], g->t_i8, "") : words[i];

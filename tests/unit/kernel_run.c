@@ -65,6 +65,10 @@ void kr_fill(void *p, teeny_dtype dt, long n, int fill) {
 /* Run c in the interpreter and the emulator; out[i] gets the interpreter's
  * buffer of pointer parameter i (caller frees).  Fails on any difference. */
 void kr_run_both(const kcase *c, const char *target, int warps, void **out) {
+  kr_run_shifted(c, target, warps, 0, out);
+}
+
+void kr_run_shifted(const kcase *c, const char *target, int warps, int shift, void **out) {
   teeny_spec *s = kr_spec(c, target, warps);
   size_t np = teeny_spec_nparams(s);
   teeny_interp_arg ia[MAXP], ea[MAXP];
@@ -78,9 +82,8 @@ void kr_run_both(const kcase *c, const char *target, int warps, void **out) {
       const buf_spec *b = &c->bufs[pi++];
       bytes[i] = (size_t)b->n * kr_esize(p->dtype);
       ib[i] = calloc(1, bytes[i] + 16);
-      eb[i] = calloc(1, bytes[i] + 16);
+      eb[i] = aligned_alloc(16, (bytes[i] + 16 + 64) & ~(size_t)15); /* + shift room */
       kr_fill(ib[i], p->dtype, b->n, b->fill);
-      memcpy(eb[i], ib[i], bytes[i]);
       ia[i].data = ib[i];
       ia[i].bytes = bytes[i];
     } else if (p->dtype == TEENY_DT_F32 || p->dtype == TEENY_DT_F64) {
@@ -89,8 +92,11 @@ void kr_run_both(const kcase *c, const char *target, int warps, void **out) {
       ia[i].v.i = c->scalars[si++];
     }
     ea[i] = ia[i];
-    if (eb[i])
-      ea[i].data = eb[i];
+    if (eb[i]) {
+      memset(eb[i], 0, (bytes[i] + 16 + 64) & ~(size_t)15);
+      ea[i].data = (char *)eb[i] + (size_t)shift * kr_esize(p->dtype);
+      memcpy(ea[i].data, ib[i], bytes[i]);
+    }
   }
   unsigned grid[3] = {c->grid ? c->grid : 1, 1, 1};
   teeny_diags d;
@@ -109,9 +115,10 @@ void kr_run_both(const kcase *c, const char *target, int warps, void **out) {
     if (!ib[i])
       continue;
     const teeny_param *p = teeny_spec_param(s, i);
+    const char *ed = ea[i].data;
     for (long e = 0; e < (long)(bytes[i] / kr_esize(p->dtype)); e++) {
-      double want = ku_get(ib[i], p->dtype, e), got = ku_get(eb[i], p->dtype, e);
-      ck_assert_msg(memcmp((char *)ib[i] + e * kr_esize(p->dtype), (char *)eb[i] + e * kr_esize(p->dtype),
+      double want = ku_get(ib[i], p->dtype, e), got = ku_get(ed, p->dtype, e);
+      ck_assert_msg(memcmp((char *)ib[i] + e * kr_esize(p->dtype), ed + e * kr_esize(p->dtype),
                            kr_esize(p->dtype)) == 0,
                     "%s %s w%d: %s[%ld] = %g on the emulator, %g in the interpreter", c->name,
                     target, warps, p->name, e, got, want);
@@ -129,12 +136,16 @@ void kr_free_all(void **b) {
 
 /* Every target and warp count; check(out) on the interpreter's buffers. */
 void kr_run_everywhere(const kcase *c, void (*check)(void **out)) {
+  kr_run_everywhere_shifted(c, 0, check);
+}
+
+void kr_run_everywhere_shifted(const kcase *c, int shift, void (*check)(void **out)) {
   static const char *const targets[] = {"sm_90a", "sm_80"};
   static const int warps[] = {1, 4, 8};
   for (int t = 0; t < 2; t++)
     for (int w = 0; w < 3; w++) {
       void *out[MAXP] = {0};
-      kr_run_both(c, targets[t], warps[w], out);
+      kr_run_shifted(c, targets[t], warps[w], shift, out);
       if (check)
         check(out);
       kr_free_all(out);

@@ -42,12 +42,16 @@ void kr_fill(void *p, teeny_dtype dt, long n, int fill);
 /* Run c in the interpreter and the emulator; out[i] gets the interpreter's
  * buffer of pointer parameter i (caller frees).  Fails on any difference. */
 void kr_run_both(const kcase *c, const char *target, int warps, void **out);
+/* The same with every emulator buffer starting shift elements (0 to 8)
+ * past a 16-byte boundary (for bindings with teeny.unaligned). */
+void kr_run_shifted(const kcase *c, const char *target, int warps, int shift, void **out);
 
 void kr_free_all(void **b);
 
 /* Every target (sm_90a, sm_80) and warp count (1, 4, 8); check(out), when
  * not NULL, on the interpreter's buffers. */
 void kr_run_everywhere(const kcase *c, void (*check)(void **out));
+void kr_run_everywhere_shifted(const kcase *c, int shift, void (*check)(void **out));
 
 /* The PTX of src's kernel (4 warps) for target, then its MLIR, as one
  * text (caller frees). */
