@@ -27,11 +27,15 @@ void dfz_diags_text(const teeny_diags *d, char *out, size_t size) {
 }
 
 teeny_spec *dfz_case_spec(const dfz_case *c, char *err, size_t errsz) {
-  teeny_const_binding cb[DFZ_MAX_CONSTS];
+  teeny_const_binding cb[DFZ_MAX_CONSTS + 1];
+  int nc = c->nconsts;
   for (int i = 0; i < c->nconsts; i++) {
     cb[i].name = c->consts[i].name;
     cb[i].value = c->consts[i].value;
   }
+  uint64_t off16 = dfz_case_unaligned(c);
+  if (off16)
+    cb[nc++] = (teeny_const_binding){TEENY_OPT_UNALIGNED, (int64_t)off16};
   teeny_compile_req req;
   memset(&req, 0, sizeof req);
   req.source = c->source;
@@ -39,7 +43,7 @@ teeny_spec *dfz_case_spec(const dfz_case *c, char *err, size_t errsz) {
   req.filename = "<difffuzz>";
   req.kernel = c->kernel;
   req.consts = cb;
-  req.nconsts = (size_t)c->nconsts;
+  req.nconsts = (size_t)nc;
   teeny_dtype_binding db = {c->gname, teeny_dtype_name(c->gdt)};
   if (c->gname[0]) {
     req.dtypes = &db;
@@ -61,9 +65,11 @@ teeny_spec *dfz_case_spec(const dfz_case *c, char *err, size_t errsz) {
 
 /* ---- buffers ------------------------------------------------------------------------------ */
 
-static bool guarded_alloc(dfz_bufs *b, int i, size_t bytes) {
+/* Buffer i: bytes starting `shift` bytes past a 16-byte boundary, the
+ * rest of its last 16 bytes a canary, then a PROT_NONE page. */
+static bool guarded_alloc(dfz_bufs *b, int i, size_t bytes, size_t shift) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t rounded = (bytes + 15) & ~(size_t)15;
+  size_t rounded = (shift + bytes + 15) & ~(size_t)15;
   size_t body = (rounded + page - 1) / page * page;
   if (body == 0)
     body = page;
@@ -74,8 +80,8 @@ static bool guarded_alloc(dfz_bufs *b, int i, size_t bytes) {
     return false;
   }
   mprotect((char *)b->map[i] + body, page, PROT_NONE);
-  b->data[i] = (char *)b->map[i] + body - rounded;
-  b->slack[i] = rounded - bytes;
+  b->data[i] = (char *)b->map[i] + body - rounded + shift;
+  b->slack[i] = rounded - shift - bytes;
   memset((char *)b->data[i] + bytes, CANARY, b->slack[i]);
   return true;
 }
@@ -95,7 +101,7 @@ bool dfz_bufs_make(const dfz_case *c, bool guarded, dfz_bufs *b) {
     size_t bytes = p->count * (size_t)dfz_esize(p->dt);
     b->bytes[i] = bytes;
     if (guarded) {
-      if (!guarded_alloc(b, i, bytes))
+      if (!guarded_alloc(b, i, bytes, dfz_case_shift_bytes(c, i)))
         return false;
     } else {
       b->data[i] = malloc(bytes ? bytes : 1);

@@ -32,6 +32,21 @@ dfz_param *dfz_case_param(dfz_case *c, const char *name) {
   return NULL;
 }
 
+size_t dfz_case_shift_bytes(const dfz_case *c, int i) {
+  const dfz_param *p = &c->params[i];
+  if (!c->shift || !p->is_ptr || p->desc_part)
+    return 0; /* a descriptor's base stays 16-byte aligned, as the TMA needs */
+  return (size_t)c->shift * (size_t)dfz_esize(p->dt);
+}
+
+uint64_t dfz_case_unaligned(const dfz_case *c) {
+  uint64_t bits = 0;
+  for (int i = 0; i < c->nparams && i < 64; i++)
+    if (dfz_case_shift_bytes(c, i) % 16)
+      bits |= UINT64_C(1) << i;
+  return bits;
+}
+
 static const char *const status_names[DFZ_STATUS__COUNT] = {
     "ok", "mismatch", "invalid", "codegen-error", "engine-error", "crash", "timeout",
     "unsupported"};

@@ -134,11 +134,18 @@ typedef struct dfz_case {
   unsigned grid[3];
   dfz_param params[DFZ_MAX_PARAMS];
   int nparams;
+  int shift;                /* elements every plain pointer's buffer starts
+                               past a 16-byte boundary (0 to 3), compiled
+                               for with teeny.unaligned naming them all */
 } dfz_case;
 
 void dfz_case_free(dfz_case *c);      /* frees source; c reusable */
 void dfz_case_copy(dfz_case *dst, const dfz_case *src);
 dfz_param *dfz_case_param(dfz_case *c, const char *name);
+/* Bytes buffer i of c starts past a 16-byte boundary (0 but for plain
+ * pointers of a shifted case), and the teeny.unaligned bits of c. */
+size_t dfz_case_shift_bytes(const dfz_case *c, int i);
+uint64_t dfz_case_unaligned(const dfz_case *c);
 
 /* ---- outcomes ----------------------------------------------------------------------- */
 

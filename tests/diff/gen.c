@@ -424,6 +424,8 @@ void dfz_generate(uint64_t seed, const dfz_gen_opts *opts, dfz_prog *out) {
   snprintf(m->target, sizeof m->target, "%s",
            dfz_chance(&g->r, 65) ? "sm_90a" : dfz_chance(&g->r, 30) ? "sm_89" : "sm_80");
   m->num_warps = warps[dfz_below(&g->r, 6)];
+  dfz_rng side = {seed ^ UINT64_C(0x5851F42D4C957F2D)}; /* a stream of its own */
+  m->shift = dfz_chance(&side, 20) ? dfz_range(&side, 1, 3) : 0;
   dfz_dim_get(out, -1, -1, 1); /* dim 0: the literal 1 */
   g->approx = g_on(g, DFZ_F_MATH) && dfz_chance(&g->r, 45);
   g->lay = g_on(g, DFZ_F_2D) && dfz_chance(&g->r, 40) ? LAY_2D : LAY_1D;

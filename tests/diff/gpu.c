@@ -78,12 +78,13 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
                        size_t errsz) {
   teeny_artifact *a = NULL;
   teeny_module *m = NULL;
-  teeny_dptr dp[DFZ_MAX_PARAMS];
+  teeny_dptr dp[DFZ_MAX_PARAMS], mem[DFZ_MAX_PARAMS]; /* dp: mem + the case's shift */
   uint64_t slots[DFZ_MAX_PARAMS];
   void *argv[DFZ_MAX_PARAMS];
   teeny_tensor_desc *descs[DFZ_MAX_PARAMS];
   dfz_status st = DFZ_OK;
   memset(dp, 0, sizeof dp);
+  memset(mem, 0, sizeof mem);
   memset(descs, 0, sizeof descs);
   teeny_diags d;
   teeny_diags_init(&d);
@@ -112,8 +113,13 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
       argv[i] = &slots[i];
       continue;
     }
-    size_t bytes = b->bytes[i] ? b->bytes[i] : 1;
-    if (teeny_cuda_alloc(&dp[i], bytes, err, errsz) ||
+    size_t shift = dfz_case_shift_bytes(c, i), bytes = shift + (b->bytes[i] ? b->bytes[i] : 1);
+    if (teeny_cuda_alloc(&mem[i], bytes, err, errsz)) {
+      st = DFZ_ENGINE_ERROR;
+      goto out;
+    }
+    dp[i].addr = mem[i].addr + shift;
+    if (
         teeny_cuda_to_device(dp[i], b->data[i], b->bytes[i], err, errsz)) {
       st = DFZ_ENGINE_ERROR;
       goto out;
@@ -140,7 +146,7 @@ dfz_status dfz_gpu_run(const dfz_case *c, const teeny_spec *spec, dfz_bufs *b, c
 out:
   for (int i = 0; i < c->nparams; i++)
     if (c->params[i].is_ptr)
-      teeny_cuda_free(dp[i]);
+      teeny_cuda_free(mem[i]);
   for (int i = 0; i < c->nparams; i++)
     free(descs[i]);
   teeny_module_unload(m);

@@ -3,6 +3,8 @@
  *
  * One directive per line, '#' starts a comment:
  *   kernel NAME | target sm_90a | num_warps 4 | grid X Y Z | seed N
+ *   shift N               (plain pointers' buffers start N elements past 16
+ *                         bytes: compiled with teeny.unaligned)
  *   dtype NAME DTYPE      (a TEENY_DTYPE generic and its binding)
  *   const NAME VALUE
  *   param NAME DTYPE scalar VALUE
@@ -76,6 +78,8 @@ char *dfz_case_to_text(const dfz_case *c, const char *source_file) {
             c->num_warps, c->grid[0], c->grid[1], c->grid[2]);
   if (c->seed)
     tb_printf(&b, "seed %" PRIu64 "\n", c->seed);
+  if (c->shift)
+    tb_printf(&b, "shift %d\n", c->shift);
   if (c->gname[0])
     tb_printf(&b, "dtype %s %s\n", c->gname, teeny_dtype_name(c->gdt));
   for (int i = 0; i < c->nconsts; i++)
@@ -203,6 +207,10 @@ bool dfz_case_from_text(const char *text, const char *dir, dfz_case *c, char *kn
         return fail(err, errsz, line, "%s", "grid X Y Z");
     } else if (strcmp(key, "seed") == 0) {
       c->seed = strtoull(rest, NULL, 10);
+    } else if (strcmp(key, "shift") == 0) {
+      c->shift = atoi(rest);
+      if (c->shift < 0 || c->shift > 8)
+        return fail(err, errsz, line, "%s", "shift 0 to 8 (elements)");
     } else if (strcmp(key, "dtype") == 0) {
       char name[DFZ_NAME_LEN], dt[16];
       if (sscanf(rest, "%23s %15s", name, dt) != 2 || teeny_dtype_parse(dt) == TEENY_DT_VOID)
@@ -318,6 +326,8 @@ static void teenyc_command(tbuf *b, const char *name, const dfz_case *c, const c
     tb_printf(b, " --dtype %s=%s", c->gname, teeny_dtype_name(c->gdt));
   for (int i = 0; i < c->nconsts; i++)
     tb_printf(b, " --const %s=%" PRId64, c->consts[i].name, c->consts[i].value);
+  if (dfz_case_unaligned(c)) /* the same kernel (teenyc run's buffers are aligned) */
+    tb_printf(b, " --const %s=%" PRIu64, TEENY_OPT_UNALIGNED, dfz_case_unaligned(c));
   tb_printf(b, " --grid %u,%u,%u", c->grid[0], c->grid[1], c->grid[2]);
   for (int i = 0; i < c->nparams; i++) {
     const dfz_param *p = &c->params[i];

@@ -215,12 +215,11 @@ START_TEST(tutorial03_k_bound_alone) {
 END_TEST
 
 /* Pointers off 16 bytes (teeny.unaligned names them all): every buffer
- * of the emulator's run starts `shift` elements past a 16-byte boundary.
- * A 1-D add, a reduction loop (the fast copy's version test) and a
- * strided 2-D tile must still agree with the interpreter, each access
- * testing its alignment at run time rather than assuming it (a vector
- * access the analysis wrongly proves aligned is a movaps on the host:
- * a fault; on the GPU a misaligned address). */
+ * of the emulator's run starts `shift` elements (1 or 3) past a 16-byte
+ * boundary.  A 1-D add, a reduction loop (the fast copy's version test)
+ * and a strided 2-D tile must still agree with the interpreter, each
+ * access testing its alignment at run time rather than assuming it (the
+ * emulator fails an access off its own size, as the GPU faults on it). */
 static const char unaligned[] =
     "#include <teeny/dsl.h>\n"
     "TEENY_DTYPE(D, f32, f16);\n"
@@ -242,9 +241,9 @@ START_TEST(unaligned_pointers) {
   static const char *const binds[] = {"D=f32,B=64,teeny.unaligned=15",
                                       "D=f16,B=64,teeny.unaligned=15",
                                       "D=f16,B=256,teeny.unaligned=7"};
-  static const int shifts[] = {1, 3, 5};
+  static const int shifts[] = {1, 3};
   for (int i = 0; i < 3; i++) {
-    for (int j = 0; j < 3; j++) {
+    for (int j = 0; j < 2; j++) {
       int blk = i == 2 ? 256 : 64, grid = (1000 + blk - 1) / blk;
       kcase c = {"unaligned.c", unaligned, "k", binds[i], (unsigned)grid,
                  {{1000, 2}, {1000, 1}, {1000 + grid * 8 * blk, 3}, {grid, 0}}, {1000, 104}};
