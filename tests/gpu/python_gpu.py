@@ -93,6 +93,20 @@ def check_softmax(quick):
             record(f"softmax {dt} {rows}x{cols}", rel_err(out, torch.softmax(x.double(), 1)), TOL[dt])
 
 
+MATMUL_TOL = {"f16": 5e-3, "bf16": 2e-2, "f32": 2e-3}
+
+
+def run_matmul(matmul, a, b, c, dt):
+    """c = a @ b through examples/kernels/matmul.c at the usual tile."""
+    (m, k), n = a.shape, b.shape[1]
+    bm, bn, bk = (128, 128, 64) if dt != "f32" else (64, 64, 32)
+    matmul[(teenyc.cdiv(m, bm) * teenyc.cdiv(n, bn),)](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+        c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+        num_warps=8 if dt != "f32" else 4)
+    torch.cuda.synchronize()
+
+
 def check_matmul(quick):
     matmul = teenyc.kernel(os.path.join(K, "matmul.c"))
     sizes = [(127, 255, 129), (512, 512, 512)] + ([] if quick else [(4096, 4096, 4096)])
@@ -101,14 +115,9 @@ def check_matmul(quick):
             a = torch.randn(m, k, device="cuda", dtype=DT[dt])
             b = torch.randn(k, n, device="cuda", dtype=DT[dt])
             c = torch.full((m, n), float("nan"), device="cuda", dtype=DT[dt])
-            bm, bn, bk = (128, 128, 64) if dt != "f32" else (64, 64, 32)
-            matmul[(teenyc.cdiv(m, bm) * teenyc.cdiv(n, bn),)](
-                a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-                c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
-                num_warps=8 if dt != "f32" else 4)
-            torch.cuda.synchronize()
-            tol = {"f16": 5e-3, "bf16": 2e-2, "f32": 2e-3}[dt]
-            record(f"matmul {dt} {m}x{n}x{k}", rel_err(c, a.double() @ b.double()), tol)
+            run_matmul(matmul, a, b, c, dt)
+            record(f"matmul {dt} {m}x{n}x{k}", rel_err(c, a.double() @ b.double()),
+                   MATMUL_TOL[dt])
 
 
 def check_tensor_desc(quick):
@@ -206,14 +215,9 @@ def check_unaligned(quick):
         b = torch.randn(k * n + 8, device="cuda", dtype=DT[dt])[3:3 + k * n].view(k, n)
         c = torch.full((m * n + 8,), float("nan"), device="cuda", dtype=DT[dt])[2:2 + m * n]
         c = c.view(m, n)
-        bm, bn, bk = (128, 128, 64) if dt != "f32" else (64, 64, 32)
-        matmul[(teenyc.cdiv(m, bm) * teenyc.cdiv(n, bn),)](
-            a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-            c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
-            num_warps=8 if dt != "f32" else 4)
-        torch.cuda.synchronize()
+        run_matmul(matmul, a, b, c, dt)
         record(f"unaligned matmul {dt} {m}x{n}x{k}", rel_err(c, a.double() @ b.double()),
-               {"f16": 5e-3, "f32": 2e-3}[dt])
+               MATMUL_TOL[dt])
 
 
 def check_errors():

@@ -51,3 +51,29 @@ def test_autotune_checks_its_key(daemon, kernels):
         teenyc.autotune(add, CONFIGS, key=["N"])
     with pytest.raises(ValueError, match="no configurations"):
         teenyc.autotune(add, [], key=["n_elements"])
+
+
+def test_base_request_binds_float_consts_as_text(kernels):
+    """The tuning request's fixed consts go through the package's one
+    request builder: a float const is bound by its text (an int() of it
+    once made EPS=1e-5 a 0), a bool by true/false."""
+    from teenyc import _tune
+    k = teenyc.kernel(os.path.join(kernels, "layernorm.c"),
+                      client=teenyc.Client(mode="offline"))
+    keep = _tune._Keep()
+    req = _tune._base_request(k, {"D": "f16"}, {"BLOCK_SIZE": 1024, "teeny.unaligned": 2},
+                              {"num_warps": 8}, keep)
+    dtypes = {req.dtypes[i].name.decode(): req.dtypes[i].dtype.decode()
+              for i in range(req.ndtypes)}
+    consts = {req.consts[i].name.decode(): req.consts[i].value for i in range(req.nconsts)}
+    assert dtypes == {"D": "f16"} and consts == {"BLOCK_SIZE": 1024, "teeny.unaligned": 2}
+    assert req.num_warps == 8
+    src = """#include <teeny/dsl.h>
+TEENY_CONST(EPS, f32);
+TEENY_KERNEL(EPS)
+void k(ptr(f32) out) { store(out, EPS); }
+"""
+    t = teenyc.Kernel(src, client=teenyc.Client(mode="offline"))
+    req = _tune._base_request(t, {}, {"EPS": 1e-5}, {}, keep)
+    assert req.nconsts == 0 and req.ndtypes == 1
+    assert (req.dtypes[0].name, req.dtypes[0].dtype) == (b"EPS", b"1e-05")
