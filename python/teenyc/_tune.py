@@ -30,6 +30,10 @@ class Config:
     def __init__(self, consts=None, num_warps=0, **kwargs):
         self.consts = dict(consts or {}, **kwargs)
         self.num_warps = num_warps
+        for n, v in self.consts.items():  # they travel as integers (teeny_tune_config)
+            if not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+                raise ArgumentError(f"Config: {n}={v!r}: a tuned const is an integer (or a "
+                                    "bool); pass a float const at the call, not per config")
 
     def __eq__(self, other):
         return (isinstance(other, Config) and self.consts == other.consts

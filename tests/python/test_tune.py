@@ -77,3 +77,12 @@ void k(ptr(f32) out) { store(out, EPS); }
     req = _tune._base_request(t, {}, {"EPS": 1e-5}, {}, keep)
     assert req.nconsts == 0 and req.ndtypes == 1
     assert (req.dtypes[0].name, req.dtypes[0].dtype) == (b"EPS", b"1e-05")
+
+
+def test_configs_refuse_fractional_consts():
+    """A tuned const travels as an integer: 1e-5 was once tuned as 0."""
+    assert teenyc.Config(BLOCK=128, ON=True, W=2.0).consts == {"BLOCK": 128, "ON": True, "W": 2.0}
+    with pytest.raises(teenyc.ArgumentError, match="EPS=1e-05: a tuned const is an integer"):
+        teenyc.Config(EPS=1e-5)
+    with pytest.raises(teenyc.ArgumentError, match="a tuned const is an integer"):
+        teenyc.Config({"D": "f16"})
